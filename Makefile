@@ -1,0 +1,66 @@
+# dplit: the two commands of the README, plus helpers for developers.
+#   make tutorial   set up and run every notebook at full size (build/notebooks, build/html)
+#   make test       set up and run the whole test suite (what CI runs)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(abspath $(VENV))/bin
+STAMP  := $(VENV)/.installed
+# Kernels started by nbconvert/nbval must find the venv's python first.
+export PATH := $(BIN):$(PATH)
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export MPLBACKEND := Agg
+
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
+NAMES     := $(basename $(notdir $(NOTEBOOKS)))
+
+.PHONY: setup tutorial lab test export notebooks nb bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# The main job: every notebook at full size, executed copies and an HTML rendering under build/.
+tutorial: $(STAMP)
+	mkdir -p build/notebooks build/html
+	for nb in $(NAMES); do \
+	  echo "== $$nb"; \
+	  $(BIN)/jupytext --quiet --to ipynb --output build/notebooks/$$nb.ipynb notebooks/$$nb.py && \
+	  (cd build/notebooks && DPLIT_QUICK=0 $(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --inplace \
+	     --ExecutePreprocessor.timeout=3600 $$nb.ipynb) && \
+	  $(BIN)/jupyter nbconvert --log-level WARN --to html --output-dir build/html build/notebooks/$$nb.ipynb || exit 1; \
+	done
+	@echo "Executed notebooks: build/notebooks/  HTML: build/html/"
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+# The whole test suite: literate checks, lint, unit tests and every notebook (quick size), in parallel.
+test: $(STAMP)
+	$(BIN)/python -m dplit.export --check
+	$(BIN)/ruff check .
+	DPLIT_QUICK=1 $(BIN)/python -m pytest -n auto --dist loadscope -q
+
+# Developers: regenerate modules from notebooks.
+export: $(STAMP)
+	$(BIN)/python -m dplit.export
+
+# Developers: re-execute committed notebooks in place at full size (all, or NB=NN_topic).
+NB ?= $(NAMES)
+notebooks nb: $(STAMP)
+	$(BIN)/python -m dplit.export --sync
+	$(BIN)/python -m dplit.export
+	for nb in $(NB); do \
+	  echo "== $$nb"; \
+	  (cd notebooks && DPLIT_QUICK=0 $(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --inplace \
+	     --ExecutePreprocessor.timeout=3600 $$nb.ipynb) || exit 1; \
+	done
+
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf build $(VENV)

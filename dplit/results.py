@@ -1,0 +1,111 @@
+# Hand-written module (not generated from a notebook).
+"""The one adapter between dplit's samplers and ArviZ.
+
+Samplers hand over plain NumPy arrays with leading ``(chain, draw)`` axes; every conversion
+into an ArviZ object happens here, so that moving from ArviZ 0.x (``InferenceData``) to
+1.x (``DataTree``) is a change to this file only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["to_arviz", "draws", "attrs_of"]
+
+
+def _check_chain_draw(name, value, n_chain, n_draw):
+    """Check that ``value`` has leading (chain, draw) axes of the expected lengths."""
+    arr = np.asarray(value)
+    if arr.ndim < 2:
+        raise ValueError(f"{name} must have leading (chain, draw) axes, got shape {arr.shape}")
+    if n_chain is not None and arr.shape[:2] != (n_chain, n_draw):
+        raise ValueError(
+            f"{name} has (chain, draw) = {arr.shape[:2]}, expected {(n_chain, n_draw)}"
+        )
+    return arr
+
+
+def _attr_value(value):
+    """Make an attribute value storable in netCDF-like attrs (no None, no dicts)."""
+    if value is None:
+        return "None"
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value)
+    if isinstance(value, dict):
+        return repr(value)
+    return value
+
+
+def to_arviz(posterior, *, dims=None, coords=None, sample_stats=None, attrs=None,
+             observed_data=None):
+    """Build an ArviZ object from arrays with leading ``(chain, draw)`` axes.
+
+    Parameters
+    ----------
+    posterior : dict of str -> array_like
+        Each array has shape ``(chain, draw, *event_shape)``.
+    dims : dict of str -> list of str, optional
+        Names of the event dimensions of each variable, e.g. ``{"alpha": ["component"]}``.
+    coords : dict of str -> array_like, optional
+        Coordinates of the named dimensions.
+    sample_stats : dict of str -> array_like, optional
+        Per-draw statistics, shape ``(chain, draw, ...)`` (acceptance rates, ...).
+    attrs : dict, optional
+        Run metadata (method, epsilon, seeds, runtime, ...), stored on every group.
+    observed_data : dict of str -> array_like, optional
+        The released statistic(s) the posterior conditions on.
+
+    Returns
+    -------
+    arviz.InferenceData
+        With ArviZ 0.x. (Under ArviZ 1.x this is the place to return a DataTree.)
+    """
+    import arviz as az
+
+    if not isinstance(posterior, dict) or not posterior:
+        raise TypeError("posterior must be a non-empty dict of name -> array")
+    first = np.asarray(next(iter(posterior.values())))
+    if first.ndim < 2:
+        raise ValueError(f"posterior arrays need (chain, draw) axes, got shape {first.shape}")
+    n_chain, n_draw = first.shape[:2]
+    post = {k: _check_chain_draw(k, v, n_chain, n_draw) for k, v in posterior.items()}
+    stats = None
+    if sample_stats:
+        stats = {k: _check_chain_draw(k, v, n_chain, n_draw) for k, v in sample_stats.items()}
+    clean_attrs = {k: _attr_value(v) for k, v in (attrs or {}).items()}
+    idata = az.from_dict(
+        posterior=post,
+        sample_stats=stats,
+        observed_data=observed_data,
+        dims=dims,
+        coords=coords,
+    )
+    # from_dict's own attrs argument is not applied by every 0.x release: set them on each group.
+    for group in idata.groups():
+        idata[group].attrs.update(clean_attrs)
+    return idata
+
+
+def draws(result, var, *, flatten=True):
+    """Return the posterior draws of ``var`` as a NumPy array.
+
+    Parameters
+    ----------
+    result : arviz.InferenceData
+        A result built by :func:`to_arviz`.
+    var : str
+        Variable name, e.g. ``"alpha"``.
+    flatten : bool, default True
+        If True, merge chains and draws into one leading axis.
+    """
+    arr = np.asarray(result.posterior[var].values)
+    if flatten:
+        arr = arr.reshape((-1,) + arr.shape[2:])
+    return arr
+
+
+def attrs_of(result):
+    """Return the run metadata (``attrs``) of a result as a plain dict."""
+    return dict(result.posterior.attrs)

@@ -1,0 +1,157 @@
+# %% [markdown]
+# # dplit: differentially private inference, taught as notebooks
+#
+# What the package does, a map of the notebooks, a one-page refresher on differential privacy, and how to run everything.
+
+# %% [markdown]
+# ## What dplit is
+#
+# dplit implements, tests and explains methods for **statistical inference from data released
+# under differential privacy (DP)**. Each notebook derives one method from its paper, implements it
+# in cells marked `#| export` (which become the `dplit` module named at the top of the notebook),
+# checks it in the cells right after each definition, and reproduces the paper's figure or table.
+# You can read a notebook as a tutorial, run it, move its widgets, and import what it exports:
+#
+# ```python
+# from dplit.config import size   # the size switch used below
+# ```
+#
+# The methods come from five papers (kept in `../shared/seeds/`):
+#
+# * Guo, Barrientos & Peña, *Differentially private inference for compositional data* ("Guo et al.");
+# * *Dirichlet mechanism for differentially private KL divergence minimization*;
+# * Eng, Awan, Ju, Rao & Gong, *dapper: data augmentation for private posterior estimation in R*;
+# * Nixon, Barrientos, Reiter & Slavković, *A latent class modeling approach for generating
+#   synthetic data and making posterior inferences from differentially private counts*.
+#
+# (The fifth file is an earlier version of Guo et al.)
+
+# %% [markdown]
+# ## Map of the notebooks
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `00_index` | (none) | this page | |
+# | `01_mechanisms` | `dplit.mechanisms`, `dplit.accounting` | Laplace, geometric, discrete Gaussian, randomized response; budgets, RDP, privacy audit | Guo et al. Sec. 2.1; dapper Ex. 1-2; Dirichlet mech. App. B |
+# | `02_dirichlet` | `dplit.dirichlet` | the Dirichlet model: statistics, likelihood, MLE, fast draws | Guo et al. Sec. 2.2, 4.2.4 |
+# | `03_censoring` | `dplit.censoring` | how much censoring at threshold $a$ costs | Guo et al. Supp. S1 |
+# | `04_release` | `dplit.release` | the curator's release: threshold selection + Laplace noise | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
+# | `05_dpboots` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
+# | `06_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
+# | `07_mcmc` | `dplit.mcmc` | MCMC, DPMCMC, DPreMCMC | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
+# | `08_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
+# | `09_approx` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
+# | `10_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
+# | `11_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
+# | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
+# | `13_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic | dapper |
+# | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins | Nixon et al. |
+#
+# Notebooks are added as their issues land; a module only imports modules with a lower number.
+
+# %% [markdown]
+# ## Parameters
+#
+# Every notebook takes its sizes from the **size switch** `dplit.config.size(full=..., quick=...)`.
+# Readers get the full (tutorial) size; the test suite sets the environment variable
+# `DPLIT_QUICK=1` and gets the quick size. The code path is the same.
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+
+from dplit.config import is_quick, size
+
+n_draws = size(full=200_000, quick=20_000)
+rng = np.random.default_rng(20261122)
+print(f"quick mode: {is_quick()}; n_draws = {n_draws}")
+
+# %% [markdown]
+# ## A one-page refresher on differential privacy
+#
+# Two data sets $D$ and $D'$ are **neighbours** if they differ in one record. A randomised
+# algorithm $M$ is **$\epsilon$-differentially private** if for all neighbours and every set of outputs $E$,
+#
+# $$P(M(D) \in E) \le e^{\epsilon}\, P(M(D') \in E).$$
+#
+# The **Laplace mechanism** releases $f(D) + \mathrm{Laplace}(0, \Delta/\epsilon)$, where the
+# sensitivity $\Delta = \max \lVert f(D) - f(D') \rVert_1$ over neighbours. Its guarantee follows
+# from the ratio of two Laplace densities with centres at most $\Delta$ apart:
+# $p(y \mid f(D)) / p(y \mid f(D')) = \exp\{(|y - f(D')| - |y - f(D)|)\epsilon/\Delta\} \le e^{\epsilon}$.
+#
+# Three properties are used everywhere in dplit (Guo et al., Sec. 2.1, Prop. 1-3):
+#
+# * **post-processing**: anything computed from $M(D)$ alone is still $\epsilon$-DP, so the analyst
+#   may run any inference on a release without spending more budget;
+# * **sequential composition**: releasing $M_1(D)$ ($\epsilon_1$) and $M_2(D)$ ($\epsilon_2$) costs $\epsilon_1 + \epsilon_2$;
+# * **parallel composition**: mechanisms on *disjoint* parts of the data cost $\max(\epsilon_1, \epsilon_2)$.
+#
+# A tiny illustration: the mean of $n$ values in $[0, 1]$ has sensitivity $1/n$. Below we release it
+# for two neighbouring data sets and look at the log ratio of the two output laws: it never exceeds $\epsilon$.
+
+# %%
+def laplace_release(values, epsilon, size, rng):
+    """Release the mean of values in [0, 1] with Laplace noise of scale (1/n)/epsilon."""
+    n = len(values)
+    return np.mean(values) + rng.laplace(0.0, (1.0 / n) / epsilon, size=size)
+
+
+def laplace_logpdf(y, centre, scale):
+    return -np.log(2 * scale) - np.abs(y - centre) / scale
+
+
+epsilon, n = 1.0, 100
+D = np.zeros(n)
+D_prime = D.copy()
+D_prime[0] = 1.0  # one record changed: the worst case for the mean
+scale = (1.0 / n) / epsilon
+grid = np.linspace(-0.05, 0.06, 400)
+log_ratio = laplace_logpdf(grid, D.mean(), scale) - laplace_logpdf(grid, D_prime.mean(), scale)
+assert np.all(np.abs(log_ratio) <= epsilon + 1e-12)  # the DP inequality, pointwise
+assert np.isclose(np.max(np.abs(log_ratio)), epsilon)  # and it is tight
+
+out_D = laplace_release(D, epsilon, n_draws, rng)
+out_Dp = laplace_release(D_prime, epsilon, n_draws, rng)
+# The empirical probability of an event under D is at most e^eps times that under D' (up to noise).
+p_D, p_Dp = np.mean(out_D > 0.01), np.mean(out_Dp > 0.01)
+assert p_Dp <= np.exp(epsilon) * p_D + 5 * np.sqrt(p_Dp / n_draws)
+print(f"P(M(D) > 0.01) = {p_D:.4f}, P(M(D') > 0.01) = {p_Dp:.4f}, ratio {p_Dp / p_D:.3f} <= e^eps = {np.exp(epsilon):.3f}")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig, ax = plt.subplots(1, 2, figsize=(9, 3.2))
+ax[0].hist(out_D, bins=120, density=True, alpha=0.6, label="M(D)")
+ax[0].hist(out_Dp, bins=120, density=True, alpha=0.6, label="M(D')")
+ax[0].set_xlabel("released mean")
+ax[0].legend()
+ax[1].plot(grid, log_ratio)
+ax[1].axhline(epsilon, ls="--", c="k", lw=0.8)
+ax[1].axhline(-epsilon, ls="--", c="k", lw=0.8)
+ax[1].set_xlabel("output y")
+ax[1].set_ylabel("log density ratio")
+fig.tight_layout()
+
+# %% [markdown]
+# Composition in one line: two such releases of the same data (say the mean at $\epsilon_1 = 0.5$ and
+# again at $\epsilon_2 = 0.5$) cost $\epsilon_1 + \epsilon_2 = 1$ in total; one release on the first half of
+# the records and another on the second half cost $\max(\epsilon_1, \epsilon_2) = 0.5$. Guo et al. spend
+# $\epsilon_2$ on choosing a censoring threshold and $\epsilon_1$ on the statistic, a total of
+# $\epsilon_1 + \epsilon_2$ (their Theorem 2).
+
+# %%
+eps1, eps2 = 0.5, 0.5
+sequential, parallel = eps1 + eps2, max(eps1, eps2)
+assert (sequential, parallel) == (1.0, 0.5)
+
+# %% [markdown]
+# ## How to run things
+#
+# From the repository root on a fresh machine (each command creates its own virtual environment `.venv`):
+#
+# * `make tutorial` runs every notebook at full size into `build/notebooks/` and renders HTML into `build/html/`;
+# * `make lab` opens JupyterLab on `notebooks/`;
+# * `make test` runs the whole test suite (export and pairing checks, ruff, `tests/`, every notebook
+#   under nbval in quick mode, in parallel).
+#
+# To change a method: edit `notebooks/NN_topic.py` (or the `.ipynb` in JupyterLab: Jupytext keeps the
+# pair in step), run `python -m dplit.export`, re-execute the notebook (`make nb NB=NN_topic`), and run `make test`.
