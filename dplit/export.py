@@ -27,7 +27,7 @@ from pathlib import Path
 __all__ = [
     "HEADER",
     "notebook_paths",
-    "render_module",
+    "render_modules",
     "export",
     "check_exports",
     "check_pairs",
@@ -106,52 +106,57 @@ def _public_names(code: str) -> list[str]:
     return [n for n in dict.fromkeys(names) if not n.startswith("_")]
 
 
-def render_module(nb_path) -> tuple[str | None, str | None]:
-    """Return ``(module_name, text)`` for one notebook, or ``(None, None)`` if it exports nothing."""
+def render_modules(nb_path) -> dict[str, str]:
+    """Return ``{module_name: text}`` for one notebook (empty if it exports nothing).
+
+    ``#| export`` sends a cell to the notebook's ``#| default_exp`` module; ``#| export other``
+    sends it to ``dplit/other.py`` (one notebook may feed a second, small module).
+    """
     jupytext = _jupytext()
     nb_path = Path(nb_path)
     nb = jupytext.read(nb_path)
-    module, cells = None, []
+    default, cells = None, {}
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         found = _directives(cell.source)
         if "default_exp" in found:
-            if module is not None:
+            if default is not None:
                 raise ValueError(f"{nb_path.name}: more than one '#| default_exp' directive")
-            module = found["default_exp"]
-            if not re.fullmatch(r"[a-z_][a-z0-9_]*", module):
-                raise ValueError(f"{nb_path.name}: bad module name {module!r} in default_exp")
+            default = found["default_exp"]
         if "export" in found:
-            cells.append(_strip_directives(cell.source))
-    if not cells:
-        return module, None
-    if module is None:
-        raise ValueError(f"{nb_path.name}: '#| export' cells but no '#| default_exp <module>'")
-    code = "\n\n\n".join(c for c in cells if c)
-    names = _public_names(code)
+            target = found["export"] or default
+            if target is None:
+                raise ValueError(
+                    f"{nb_path.name}: '#| export' cell before any '#| default_exp <module>'")
+            cells.setdefault(target, []).append(_strip_directives(cell.source))
     rel = f"notebooks/{nb_path.name}"
-    text = (
-        HEADER.format(notebook=rel)
-        + '"""' + _docstring(nb, nb_path.name) + '\n"""\n\n'
-        + code
-        + "\n\n\n__all__ = [\n"
-        + "".join(f'    "{n}",\n' for n in names)
-        + "]\n"
-    )
-    return module, text
+    doc = _docstring(nb, nb_path.name) if cells else ""
+    out = {}
+    for module, sources in cells.items():
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", module):
+            raise ValueError(f"{nb_path.name}: bad module name {module!r}")
+        code = "\n\n\n".join(c for c in sources if c)
+        out[module] = (
+            HEADER.format(notebook=rel)
+            + '"""' + doc + '\n"""\n\n'
+            + code
+            + "\n\n\n__all__ = [\n"
+            + "".join(f'    "{n}",\n' for n in _public_names(code))
+            + "]\n"
+        )
+    return out
 
 
 def _rendered(root) -> dict[str, tuple[Path, str]]:
     """module name -> (notebook, text) for every exporting notebook."""
     out = {}
     for nb_path in notebook_paths(root):
-        module, text = render_module(nb_path)
-        if text is None:
-            continue
-        if module in out:
-            raise ValueError(f"{nb_path.name} and {out[module][0].name} both export {module!r}")
-        out[module] = (nb_path, text)
+        for module, text in render_modules(nb_path).items():
+            if module in out:
+                raise ValueError(
+                    f"{nb_path.name} and {out[module][0].name} both export {module!r}")
+            out[module] = (nb_path, text)
     return out
 
 
