@@ -1,0 +1,200 @@
+"""dplit.mechanisms: samplers against their laws, secure vs fast paths, bad input, the audit."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dplit import mechanisms as M
+
+
+def _chisq_gof(draws, logpmf, min_expected=20):
+    """Chi-square goodness-of-fit p-value of integer draws against a pmf (tails pooled)."""
+    draws = np.asarray(draws)
+    ks = np.arange(draws.min() - 300, draws.max() + 301)
+    p = np.exp(logpmf(ks))
+    n = draws.size
+    keep = np.flatnonzero(n * p >= min_expected)
+    a, b = ks[keep[0]], ks[keep[-1]]
+    inner = draws[(draws >= a) & (draws <= b)] - a
+    obs = np.concatenate([[np.sum(draws < a)], np.bincount(inner, minlength=b - a + 1),
+                          [np.sum(draws > b)]])
+    exp_ = n * np.concatenate([[p[ks < a].sum()], p[(ks >= a) & (ks <= b)], [p[ks > b].sum()]])
+    ok = exp_ > 0
+    return stats.chisquare(obs[ok], exp_[ok] * obs[ok].sum() / exp_[ok].sum()).pvalue
+
+
+def _chisq_homogeneity(x, y, min_count=20):
+    lo = min(x.min(), y.min())
+    cx = np.bincount(x - lo, minlength=max(x.max(), y.max()) - lo + 1)
+    cy = np.bincount(y - lo, minlength=cx.size)
+    keep = (cx + cy) >= min_count
+    table = np.array([np.append(cx[keep], cx[~keep].sum()), np.append(cy[keep], cy[~keep].sum())])
+    table = table[:, table.sum(axis=0) > 0]
+    return stats.chi2_contingency(table).pvalue
+
+
+# ---------------------------------------------------------------- Laplace
+def test_laplace_logpdf_matches_scipy():
+    x = np.linspace(-10, 10, 101)
+    np.testing.assert_allclose(M.laplace_logpdf(x, 0.5, 1.7), stats.laplace.logpdf(x, 0.5, 1.7))
+
+
+@pytest.mark.parametrize("sens, eps", [(1.0, 1.0), (2.0, 0.3)])
+def test_laplace_mechanism_law(sens, eps):
+    y = M.laplace_mechanism(np.full(50_000, 4.0), sens, eps, rng=11) - 4.0
+    assert stats.kstest(y, stats.laplace(0, sens / eps).cdf).pvalue > 1e-3
+    # a wrong scale (10% off) must be detected
+    assert stats.kstest(y, stats.laplace(0, 1.1 * sens / eps).cdf).pvalue < 1e-4
+
+
+def test_laplace_mechanism_shape_and_seed():
+    v = np.arange(6.0).reshape(2, 3)
+    out = M.laplace_mechanism(v, 1.0, 1.0, rng=3)
+    assert out.shape == (2, 3) and out.dtype == float
+    np.testing.assert_array_equal(out, M.laplace_mechanism(v, 1.0, 1.0, rng=np.random.default_rng(3)))
+
+
+def test_laplace_secure_path_same_law():
+    fast = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.5, rng=5)
+    secure = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.5, secure=True)
+    assert secure.shape == fast.shape
+    assert stats.ks_2samp(fast, secure).pvalue > 1e-4
+    # and the test has power: a different epsilon is told apart
+    other = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.4, rng=6)
+    assert stats.ks_2samp(other, secure).pvalue < 1e-4
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(sensitivity=1.0, epsilon=0.0), "epsilon"),
+    (dict(sensitivity=1.0, epsilon=-2.0), "epsilon"),
+    (dict(sensitivity=0.0, epsilon=1.0), "sensitivity"),
+    (dict(sensitivity=math.nan, epsilon=1.0), "sensitivity"),
+])
+def test_laplace_bad_input(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        M.laplace_mechanism([1.0], **kwargs)
+
+
+def test_laplace_rejects_nonfinite_value():
+    with pytest.raises(ValueError, match="value"):
+        M.laplace_mechanism([1.0, np.nan], 1.0, 1.0)
+
+
+# ---------------------------------------------------------------- two-sided geometric
+@pytest.mark.parametrize("t", [0.1, math.exp(-0.5), 0.97])
+def test_two_sided_geometric_sampler_law(t):
+    g = M.sample_two_sided_geometric(t, 60_000, rng=21)
+    assert g.dtype == np.int64
+    assert _chisq_gof(g, lambda k: M.two_sided_geometric_logpmf(k, t)) > 1e-3
+    wrong = t**0.9  # the rate -log(t) 10% off
+    assert _chisq_gof(g, lambda k: M.two_sided_geometric_logpmf(k, wrong)) < 1e-4
+
+
+def test_two_sided_geometric_pmf_sums_to_one():
+    k = np.arange(-2000, 2001)
+    assert math.isclose(np.exp(M.two_sided_geometric_logpmf(k, 0.9)).sum(), 1.0, rel_tol=1e-12)
+
+
+def test_two_sided_geometric_kernel_matches_reference():
+    t = 0.6
+    a = M._two_sided_geometric_kernel(t, 500, np.random.default_rng(9))
+    b = M._two_sided_geometric_reference(t, 500, np.random.default_rng(9))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_geometric_mechanism_parameter_and_paths():
+    counts = np.full(30_000, 10)
+    fast = M.geometric_mechanism(counts, 2, 1.0, rng=4)
+    t = math.exp(-1.0 / 2)
+    assert _chisq_gof(fast - 10, lambda k: M.two_sided_geometric_logpmf(k, t)) > 1e-3
+    secure = M.geometric_mechanism(counts, 2, 1.0, secure=True)
+    assert secure.dtype == np.int64 and secure.shape == counts.shape
+    assert _chisq_homogeneity(fast, secure) > 1e-4
+    assert _chisq_homogeneity(M.geometric_mechanism(counts, 2, 0.8, rng=5), secure) < 1e-4
+
+
+def test_geometric_mechanism_accepts_integer_valued_floats():
+    out = M.geometric_mechanism(np.array([[1.0, 2.0]]), 1, 1, rng=0)
+    assert out.dtype == np.int64 and out.shape == (1, 2)
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda: M.geometric_mechanism([1.5, 2], 1, 1), "counts"),
+    (lambda: M.geometric_mechanism([1, 2], 1, 0), "epsilon"),
+    (lambda: M.geometric_mechanism([1, 2], 0, 1), "sensitivity"),
+    (lambda: M.sample_two_sided_geometric(1.0, 3), "t"),
+    (lambda: M.sample_two_sided_geometric(-0.1, 3), "t"),
+    (lambda: M.sample_two_sided_geometric(0.5, -3), "size"),
+])
+def test_geometric_bad_input(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
+def test_geometric_rejects_non_numeric_counts():
+    with pytest.raises(TypeError, match="counts"):
+        M.geometric_mechanism(["a"], 1, 1)
+
+
+# ---------------------------------------------------------------- audit
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_audit_laplace_correct_and_half_noise(eps):
+    rng = np.random.default_rng(100 + int(10 * eps))
+    n = 200_000
+    ok = M.audit_epsilon(M.laplace_mechanism(np.zeros(n), 1.0, eps, rng=rng),
+                         M.laplace_mechanism(np.ones(n), 1.0, eps, rng=rng))
+    bug = M.audit_epsilon(M.laplace_mechanism(np.zeros(n), 1.0, 2 * eps, rng=rng),
+                          M.laplace_mechanism(np.ones(n), 1.0, 2 * eps, rng=rng))
+    assert ok.epsilon_lower <= eps
+    assert ok.epsilon_lower > 0.8 * eps  # and the audit is not vacuous
+    assert bug.epsilon_lower > eps
+    assert bug.epsilon_lower > 1.7 * eps and bug.epsilon_lower <= 2 * eps
+
+
+def test_audit_geometric_correct_and_half_noise():
+    rng = np.random.default_rng(7)
+    n, eps = 200_000, 1.0
+    za, zb = np.zeros(n, dtype=int), np.full(n, 2)
+    ok = M.audit_epsilon(M.geometric_mechanism(za, 2, eps, rng=rng), M.geometric_mechanism(zb, 2, eps, rng=rng))
+    bug = M.audit_epsilon(M.geometric_mechanism(za, 1, eps, rng=rng), M.geometric_mechanism(zb, 1, eps, rng=rng))
+    assert 0.8 * eps < ok.epsilon_lower <= eps
+    assert 1.7 * eps < bug.epsilon_lower <= 2 * eps
+
+
+def test_audit_coverage_over_many_repetitions():
+    """The bound exceeds the true epsilon in at most ~5% of independent audits."""
+    rng = np.random.default_rng(2024)
+    eps, n, reps = 1.0, 4000, 300
+    over = 0
+    for _ in range(reps):
+        a = rng.laplace(0.0, 1.0 / eps, n)
+        b = rng.laplace(1.0, 1.0 / eps, n)
+        over += M.audit_epsilon(a, b, rng=rng).epsilon_lower > eps
+    # binomial(300, 0.05): mean 15; P(X > 30) < 1e-4
+    assert over <= 30
+
+
+def test_audit_identical_laws_gives_small_bound():
+    rng = np.random.default_rng(8)
+    res = M.audit_epsilon(rng.normal(size=100_000), rng.normal(size=100_000))
+    assert res.epsilon_lower < 0.05
+    assert isinstance(res, M.AuditResult) and res.n_a == 100_000
+
+
+def test_audit_finds_disjoint_supports_large():
+    rng = np.random.default_rng(1)
+    res = M.audit_epsilon(rng.uniform(0, 1, 10_000), rng.uniform(2, 3, 10_000))
+    assert res.epsilon_lower > 5
+
+
+def test_audit_bad_input():
+    with pytest.raises(ValueError, match="sample_a"):
+        M.audit_epsilon(np.zeros((10, 2)), np.zeros(100))
+    with pytest.raises(ValueError, match="sample_b"):
+        M.audit_epsilon(np.zeros(100), np.zeros(5))
+    with pytest.raises(ValueError, match="confidence"):
+        M.audit_epsilon(np.zeros(100), np.zeros(100), confidence=1.5)
+    with pytest.raises(ValueError, match="sample_a"):
+        M.audit_epsilon(np.array([np.nan] * 30), np.zeros(100))
