@@ -404,6 +404,180 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     )
 
 
+@njit(cache=True)
+def _discrete_gaussian_kernel(sigma, n, rng):
+    """n draws of the discrete Gaussian N_Z(0, sigma^2) by CKS 2020 Algorithm 3."""
+    t = math.floor(sigma) + 1.0
+    s2 = sigma * sigma
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        while True:
+            y = math.floor(rng.standard_exponential() * t) - math.floor(rng.standard_exponential() * t)
+            d = abs(y) - s2 / t
+            if rng.random() < math.exp(-d * d / (2.0 * s2)):
+                out[i] = np.int64(y)
+                break
+    return out
+
+
+def _discrete_gaussian_reference(sigma, n, rng):
+    """Readable twin of the kernel (same draws in the same order)."""
+    t = math.floor(sigma) + 1
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        while True:
+            g1 = math.floor(rng.standard_exponential() * t)  # geometric, P(G >= g) = exp(-g / t)
+            g2 = math.floor(rng.standard_exponential() * t)
+            y = g1 - g2                                       # discrete Laplace with scale t
+            accept = math.exp(-((abs(y) - sigma**2 / t) ** 2) / (2 * sigma**2))
+            if rng.random() < accept:
+                out[i] = y
+                break
+    return out
+
+
+def _discrete_gaussian_log_normalizer(sigma):
+    """log Z(sigma) = log sum_j exp(-j^2 / (2 sigma^2)), accurate for every sigma > 0."""
+    if sigma < 1.0:
+        j = np.arange(-int(math.ceil(40 * sigma)) - 1, int(math.ceil(40 * sigma)) + 2)
+        return float(special.logsumexp(-(j**2) / (2.0 * sigma**2)))
+    m = np.arange(1, 6)
+    return math.log(math.sqrt(2 * math.pi) * sigma) + math.log1p(
+        2.0 * np.sum(np.exp(-2.0 * math.pi**2 * sigma**2 * m**2)))
+
+
+def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
+    """Log probability mass of the discrete Gaussian ``N_Z(mu, sigma^2)``.
+
+    Parameters
+    ----------
+    k : array_like of int
+        Integer points (non-integer values get ``-inf``).
+    sigma : float
+        Scale parameter, > 0 (not exactly the standard deviation, though very close for sigma >= 1).
+    mu : int, default 0
+        Integer centre.
+    normalize : bool, default True
+        If False, return ``-(k - mu)**2 / (2 sigma**2)`` without ``-log Z(sigma)`` (dapper's
+        ``normalize = FALSE``), enough for likelihood ratios.
+
+    Returns
+    -------
+    ndarray
+        Log pmf at ``k``.
+    """
+    sigma = _check_positive(sigma, "sigma")
+    if isinstance(mu, bool) or not float(mu).is_integer():
+        raise ValueError(f"mu must be an integer, got {mu!r}")
+    k = np.asarray(k, dtype=float)
+    out = -((k - float(mu)) ** 2) / (2.0 * sigma**2)
+    if normalize:
+        out = out - _discrete_gaussian_log_normalizer(sigma)
+    return np.where(k == np.round(k), out, -np.inf)
+
+
+def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
+    """Exact draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
+
+    Parameters
+    ----------
+    sigma : float
+        Scale parameter, > 0.
+    size : int or tuple of int
+        Output shape.
+    rng : None, int or numpy.random.Generator, optional
+        Source of randomness (fast path only).
+    secure : bool, default False
+        If True, draw with OpenDP's integer ``make_gaussian`` (exact arithmetic, randomness from
+        the operating system: not seedable).
+
+    Returns
+    -------
+    ndarray of int64
+        Draws of shape ``size``.
+    """
+    sigma = _check_positive(sigma, "sigma")
+    shape = _check_size(size)
+    n = math.prod(shape)
+    if secure:
+        if n == 0:
+            return np.zeros(shape, dtype=np.int64)
+        dp = _opendp()
+        meas = dp.m.make_gaussian(
+            dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T="i64"), scale=sigma)
+        return np.asarray(meas([0] * n), dtype=np.int64).reshape(shape)
+    rng = np.random.default_rng(rng)
+    return _discrete_gaussian_kernel(sigma, n, rng).reshape(shape)
+
+
+def _check_binary(x):
+    """Return x as an int64 array of 0/1, or raise."""
+    arr = np.asarray(x)
+    if arr.dtype == bool:
+        return arr.astype(np.int64)
+    if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isin(arr, (0, 1))):
+        raise ValueError("x must hold binary answers (0/1 or bool)")
+    return arr.astype(np.int64)
+
+
+def _check_p_keep(p_keep):
+    """Return p_keep as a float in [0, 1), or raise."""
+    if isinstance(p_keep, bool) or not isinstance(p_keep, (int, float, np.integer, np.floating)):
+        raise TypeError(f"p_keep must be a real number, got {type(p_keep).__name__}")
+    if not 0.0 <= float(p_keep) < 1.0:
+        raise ValueError(f"p_keep must lie in [0, 1), got {p_keep}")
+    return float(p_keep)
+
+
+def randomized_response_epsilon(p_keep=0.5):
+    """Epsilon of randomized response on one binary answer: ``log((1 + p_keep) / (1 - p_keep))``.
+
+    Parameters
+    ----------
+    p_keep : float, default 0.5
+        Probability of reporting the true answer before the fair coin (dapper's scheme: 1/2).
+
+    Returns
+    -------
+    float
+        ``log 3`` for the default.
+    """
+    p = _check_p_keep(p_keep)
+    return math.log1p(p) - math.log1p(-p)
+
+
+def randomized_response_logpmf(y, x, p_keep=0.5):
+    """Log probability of reporting ``y`` when the true answer is ``x`` (both 0/1 arrays)."""
+    p = _check_p_keep(p_keep)
+    y, x = _check_binary(y), _check_binary(x)
+    return np.where(y == x, math.log((1 + p) / 2), math.log((1 - p) / 2))
+
+
+def randomized_response(x, *, p_keep=0.5, rng=None):
+    """Randomized response: keep each binary answer with probability ``p_keep``, else a fair coin.
+
+    Parameters
+    ----------
+    x : array_like of {0, 1} or bool
+        True answers (any shape); each entry is randomised independently.
+    p_keep : float, default 0.5
+        Probability of keeping the answer (dapper, Example 1: 1/2), in [0, 1).
+    rng : None, int or numpy.random.Generator, optional
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray of int64
+        Reported answers, same shape; each answer costs ``randomized_response_epsilon(p_keep)``.
+    """
+    x = _check_binary(x)
+    p = _check_p_keep(p_keep)
+    rng = np.random.default_rng(rng)
+    keep = rng.random(x.shape) < p
+    coin = (rng.random(x.shape) < 0.5).astype(np.int64)
+    return np.where(keep, x, coin)
+
+
 __all__ = [
     "laplace_logpdf",
     "laplace_mechanism",
@@ -412,4 +586,9 @@ __all__ = [
     "geometric_mechanism",
     "AuditResult",
     "audit_epsilon",
+    "discrete_gaussian_logpmf",
+    "sample_discrete_gaussian",
+    "randomized_response_epsilon",
+    "randomized_response_logpmf",
+    "randomized_response",
 ]
