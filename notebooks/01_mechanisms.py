@@ -13,6 +13,7 @@
 # every random draw comes from a generator seeded here.
 
 # %%
+# %matplotlib inline
 import numpy as np
 import matplotlib.pyplot as plt
 from scipy import stats
@@ -1505,8 +1506,11 @@ fig.tight_layout()
 #
 # For a budget $\epsilon$ and a sensitivity $\Delta$: the Laplace density (scale $\Delta/\epsilon$), the two-sided geometric
 # pmf ($t = e^{-\epsilon/\Delta}$), and, for comparison, the discrete Gaussian whose standard zCDP conversion
-# gives the same $\epsilon$ at $\delta = 10^{-10}$ (for the same $\ell_2$ sensitivity $\Delta$). The discrete Gaussian
-# has lighter tails but needs a $\delta$; the Laplace and geometric laws are pure $\epsilon$-DP.
+# gives the same $\epsilon$ at $\delta = 10^{-10}$ (for the same $\ell_2$ sensitivity $\Delta$). The Laplace and geometric
+# laws are pure $\epsilon$-DP. The discrete Gaussian has lighter tails but needs a $\delta$, and for one coordinate
+# at $\delta = 10^{-10}$ it is far wider than the geometric law at the same $\epsilon$; it pays off when many
+# coordinates are released at once (the $\ell_2$ sensitivity of a change spread over $d$ cells grows like
+# $\sqrt d$, the $\ell_1$ one like $d$) and when many releases are composed under zCDP.
 
 # %%
 def sigma_for_epsilon(epsilon, sensitivity, delta=1e-10):

@@ -198,3 +198,86 @@ def test_audit_bad_input():
         M.audit_epsilon(np.zeros(100), np.zeros(100), confidence=1.5)
     with pytest.raises(ValueError, match="sample_a"):
         M.audit_epsilon(np.array([np.nan] * 30), np.zeros(100))
+
+
+# ---------------------------------------------------------------- discrete Gaussian
+@pytest.mark.parametrize("sigma", [0.4, 1.0, 2.5, 6.32])
+def test_discrete_gaussian_sampler_law(sigma):
+    x = M.sample_discrete_gaussian(sigma, 60_000, rng=31)
+    assert x.dtype == np.int64
+    assert _chisq_gof(x, lambda k: M.discrete_gaussian_logpmf(k, sigma)) > 1e-3
+    assert _chisq_gof(x, lambda k: M.discrete_gaussian_logpmf(k, 1.04 * sigma)) < 1e-4
+
+
+def test_discrete_gaussian_kernel_matches_reference():
+    for sigma in [0.5, 3.3]:
+        a = M._discrete_gaussian_kernel(sigma, 300, np.random.default_rng(2))
+        b = M._discrete_gaussian_reference(sigma, 300, np.random.default_rng(2))
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("sigma", [0.2, 0.999, 1.0, 3.0, 50.0])
+def test_discrete_gaussian_normaliser(sigma):
+    j = np.arange(-5000, 5001)
+    p = np.exp(M.discrete_gaussian_logpmf(j, sigma))
+    assert math.isclose(p.sum(), 1.0, rel_tol=1e-13)
+    np.testing.assert_allclose(M.discrete_gaussian_logpmf(j[:10], sigma, normalize=False),
+                               -(j[:10] ** 2) / (2 * sigma**2))
+
+
+def test_discrete_gaussian_logpmf_non_integer_and_mu():
+    assert M.discrete_gaussian_logpmf(0.5, 2.0) == -np.inf
+    assert M.discrete_gaussian_logpmf(3, 2.0, mu=3) == M.discrete_gaussian_logpmf(0, 2.0)
+    with pytest.raises(ValueError, match="mu"):
+        M.discrete_gaussian_logpmf(0, 2.0, mu=0.5)
+
+
+def test_discrete_gaussian_secure_same_law():
+    fast = M.sample_discrete_gaussian(4.0, 20_000, rng=12)
+    secure = M.sample_discrete_gaussian(4.0, 20_000, secure=True)
+    assert _chisq_homogeneity(fast, secure) > 1e-4
+    assert _chisq_homogeneity(M.sample_discrete_gaussian(4.6, 20_000, rng=13), secure) < 1e-4
+
+
+@pytest.mark.parametrize("sigma", [0.0, -1.0, math.inf])
+def test_discrete_gaussian_bad_sigma(sigma):
+    with pytest.raises(ValueError, match="sigma"):
+        M.sample_discrete_gaussian(sigma, 10)
+    with pytest.raises(ValueError, match="sigma"):
+        M.discrete_gaussian_logpmf(0, sigma)
+
+
+def test_seed_reproducibility_of_integer_samplers():
+    for f in [lambda r: M.sample_two_sided_geometric(0.5, 50, rng=r),
+              lambda r: M.sample_discrete_gaussian(2.0, 50, rng=r),
+              lambda r: M.randomized_response(np.ones(50, dtype=int), rng=r)]:
+        np.testing.assert_array_equal(f(17), f(np.random.default_rng(17)))
+
+
+# ---------------------------------------------------------------- randomized response
+def test_randomized_response_rates_and_epsilon():
+    n = 100_000
+    r1 = M.randomized_response(np.ones(n, dtype=int), rng=1)
+    r0 = M.randomized_response(np.zeros(n, dtype=bool), rng=2)
+    assert stats.binomtest(int(r1.sum()), n, 0.75).pvalue > 1e-3
+    assert stats.binomtest(int(r0.sum()), n, 0.25).pvalue > 1e-3
+    assert stats.binomtest(int(r1.sum()), n, 0.735).pvalue < 1e-4
+    assert math.isclose(M.randomized_response_epsilon(), math.log(3))
+    assert math.isclose(M.randomized_response_epsilon(0.8), math.log(9))
+    res = M.audit_epsilon(r1, r0)
+    assert 0.9 * math.log(3) < res.epsilon_lower <= math.log(3)
+
+
+def test_randomized_response_p_keep():
+    r = M.randomized_response(np.ones(50_000, dtype=int), p_keep=0.8, rng=3)
+    assert stats.binomtest(int(r.sum()), r.size, 0.9).pvalue > 1e-3
+    np.testing.assert_allclose(np.exp(M.randomized_response_logpmf([1, 0], [1, 1], 0.8)), [0.9, 0.1])
+
+
+def test_randomized_response_bad_input():
+    with pytest.raises(ValueError, match="x"):
+        M.randomized_response([0, 1, 2])
+    with pytest.raises(ValueError, match="p_keep"):
+        M.randomized_response([0, 1], p_keep=1.0)
+    with pytest.raises(ValueError, match="p_keep"):
+        M.randomized_response_epsilon(-0.1)
