@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from dplit.mechanisms import discrete_gaussian_logpmf
+from dplit.mechanisms import _as_real, discrete_gaussian_logpmf
 
 _SLACK = 1e-12
 
@@ -22,9 +22,7 @@ class BudgetExceededError(ValueError):
 
 def _check_eps(value, name, *, allow_zero=False):
     """Return ``value`` as a finite float > 0 (or >= 0), or raise naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = _as_real(value, name)
     ok = value >= 0 if allow_zero else value > 0
     if not (math.isfinite(value) and ok):
         raise ValueError(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {value}")
@@ -141,11 +139,10 @@ class PrivacyBudget:
 
 def _check_delta(delta):
     """Return delta as a float in (0, 1), or raise."""
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)):
-        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
-    if not 0.0 < float(delta) < 1.0:
+    delta = _as_real(delta, "delta")
+    if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must lie in the open interval (0, 1), got {delta}")
-    return float(delta)
+    return delta
 
 
 def compose_rdp(epsilons):
@@ -256,13 +253,13 @@ def zcdp_to_dp(rho, delta, *, method="standard"):
     if method == "standard":
         return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
     if method == "cks":
-        # on a log scale of lam - 1; the objective is smooth and unimodal in lam
+        # over u = log(lam - 1); the objective is smooth and unimodal in lam
         def f(u):
             lam = 1.0 + math.exp(u)
             return rdp_to_dp(lam * rho, lam, delta)
 
-        guess = math.log(math.sqrt(math.log(1 / delta) / rho) + 1e-12)
-        res = optimize.minimize_scalar(f, bracket=(guess - 1.0, guess, guess + 1.0))
+        res = optimize.minimize_scalar(f, bounds=(-20.0, 30.0), method="bounded",
+                                       options={"xatol": 1e-10})
         return float(min(res.fun, zcdp_to_dp(rho, delta)))
     raise ValueError(f"method must be 'standard' or 'cks', got {method!r}")
 

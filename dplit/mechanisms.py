@@ -6,6 +6,7 @@ Laplace, two-sided geometric, discrete Gaussian and randomized-response noise; b
 """
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,11 +14,18 @@ from numba import njit
 from scipy import special
 
 
+def _as_real(value, name):
+    """Return a real scalar (Python, NumPy or 0-d array) as a float, or raise TypeError."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
 def _check_positive(value, name):
     """Return ``value`` as a float, or raise unless it is a finite number > 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = _as_real(value, name)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value}")
     return value
@@ -140,9 +148,7 @@ def _two_sided_geometric_reference(t, n, rng):
 
 def _check_t(t):
     """Return t as a float in (0, 1), or raise."""
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)):
-        raise TypeError(f"t must be a real number, got {type(t).__name__}")
-    t = float(t)
+    t = _as_real(t, "t")
     if not 0.0 < t < 1.0:
         raise ValueError(f"t must lie in the open interval (0, 1), got {t}")
     return t
@@ -522,11 +528,10 @@ def _check_binary(x):
 
 def _check_p_keep(p_keep):
     """Return p_keep as a float in [0, 1), or raise."""
-    if isinstance(p_keep, bool) or not isinstance(p_keep, (int, float, np.integer, np.floating)):
-        raise TypeError(f"p_keep must be a real number, got {type(p_keep).__name__}")
-    if not 0.0 <= float(p_keep) < 1.0:
+    p_keep = _as_real(p_keep, "p_keep")
+    if not 0.0 <= p_keep < 1.0:
         raise ValueError(f"p_keep must lie in [0, 1), got {p_keep}")
-    return float(p_keep)
+    return p_keep
 
 
 def randomized_response_epsilon(p_keep=0.5):

@@ -55,6 +55,7 @@ print(f"quick mode: {is_quick()}; n_gof = {n_gof}, n_audit = {n_audit}")
 # %%
 #| export
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,11 +63,18 @@ from numba import njit
 from scipy import special
 
 
+def _as_real(value, name):
+    """Return a real scalar (Python, NumPy or 0-d array) as a float, or raise TypeError."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
 def _check_positive(value, name):
     """Return ``value`` as a float, or raise unless it is a finite number > 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = _as_real(value, name)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value}")
     return value
@@ -254,9 +262,7 @@ def _two_sided_geometric_reference(t, n, rng):
 
 def _check_t(t):
     """Return t as a float in (0, 1), or raise."""
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)):
-        raise TypeError(f"t must be a real number, got {type(t).__name__}")
-    t = float(t)
+    t = _as_real(t, "t")
     if not 0.0 < t < 1.0:
         raise ValueError(f"t must lie in the open interval (0, 1), got {t}")
     return t
@@ -862,11 +868,10 @@ def _check_binary(x):
 
 def _check_p_keep(p_keep):
     """Return p_keep as a float in [0, 1), or raise."""
-    if isinstance(p_keep, bool) or not isinstance(p_keep, (int, float, np.integer, np.floating)):
-        raise TypeError(f"p_keep must be a real number, got {type(p_keep).__name__}")
-    if not 0.0 <= float(p_keep) < 1.0:
+    p_keep = _as_real(p_keep, "p_keep")
+    if not 0.0 <= p_keep < 1.0:
         raise ValueError(f"p_keep must lie in [0, 1), got {p_keep}")
-    return float(p_keep)
+    return p_keep
 
 
 def randomized_response_epsilon(p_keep=0.5):
@@ -963,7 +968,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from dplit.mechanisms import discrete_gaussian_logpmf
+from dplit.mechanisms import _as_real, discrete_gaussian_logpmf
 
 _SLACK = 1e-12
 
@@ -974,9 +979,7 @@ class BudgetExceededError(ValueError):
 
 def _check_eps(value, name, *, allow_zero=False):
     """Return ``value`` as a finite float > 0 (or >= 0), or raise naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = _as_real(value, name)
     ok = value >= 0 if allow_zero else value > 0
     if not (math.isfinite(value) and ok):
         raise ValueError(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {value}")
@@ -1156,11 +1159,10 @@ for bad_call in [lambda: PrivacyBudget(0), lambda: PrivacyBudget(1).spend(-0.1)]
 #| export accounting
 def _check_delta(delta):
     """Return delta as a float in (0, 1), or raise."""
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)):
-        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
-    if not 0.0 < float(delta) < 1.0:
+    delta = _as_real(delta, "delta")
+    if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must lie in the open interval (0, 1), got {delta}")
-    return float(delta)
+    return delta
 
 
 def compose_rdp(epsilons):
@@ -1271,13 +1273,13 @@ def zcdp_to_dp(rho, delta, *, method="standard"):
     if method == "standard":
         return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
     if method == "cks":
-        # on a log scale of lam - 1; the objective is smooth and unimodal in lam
+        # over u = log(lam - 1); the objective is smooth and unimodal in lam
         def f(u):
             lam = 1.0 + math.exp(u)
             return rdp_to_dp(lam * rho, lam, delta)
 
-        guess = math.log(math.sqrt(math.log(1 / delta) / rho) + 1e-12)
-        res = optimize.minimize_scalar(f, bracket=(guess - 1.0, guess, guess + 1.0))
+        res = optimize.minimize_scalar(f, bounds=(-20.0, 30.0), method="bounded",
+                                       options={"xatol": 1e-10})
         return float(min(res.fun, zcdp_to_dp(rho, delta)))
     raise ValueError(f"method must be 'standard' or 'cks', got {method!r}")
 

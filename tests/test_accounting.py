@@ -116,3 +116,21 @@ def test_discrete_gaussian_delta_brute_force():
     assert A.discrete_gaussian_delta(eps, sigma, shift=[-3]) == A.discrete_gaussian_delta(eps, sigma, shift=[3])
     e = A.discrete_gaussian_epsilon(sigma, 1e-6, shift=[1, 2])
     assert A.discrete_gaussian_delta(e, sigma, shift=[1, 2]) == pytest.approx(1e-6, rel=1e-6)
+
+
+@pytest.mark.parametrize("rho", [1e-4, 0.05, 1.0, 50.0])
+@pytest.mark.parametrize("delta", [1e-12, 1e-5, 0.3])
+def test_zcdp_cks_is_the_best_order(rho, delta):
+    lams = 1 + np.logspace(-6, 8, 100_001)
+    brute = np.min(A.rdp_to_dp(lams * rho, lams, delta))
+    cks = A.zcdp_to_dp(rho, delta, method="cks")
+    assert brute - 1e-4 <= cks <= brute + 1e-7
+    assert cks <= A.zcdp_to_dp(rho, delta)
+
+
+def test_numpy_scalars_and_0d_arrays_are_accepted():
+    assert A.PrivacyBudget(np.float64(1.0)).spend(np.array(0.5)) == pytest.approx(0.5)
+    assert A.rdp_to_dp(np.float32(0.5), np.int64(10), np.array(1e-5)) == pytest.approx(
+        A.rdp_to_dp(0.5, 10, 1e-5))
+    with pytest.raises(TypeError, match="total"):
+        A.PrivacyBudget("1.0")

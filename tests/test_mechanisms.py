@@ -281,3 +281,12 @@ def test_randomized_response_bad_input():
         M.randomized_response([0, 1], p_keep=1.0)
     with pytest.raises(ValueError, match="p_keep"):
         M.randomized_response_epsilon(-0.1)
+
+
+def test_scalar_arguments_types():
+    out = M.laplace_mechanism(1.0, np.array(1.0), np.float32(0.5), rng=0)
+    assert out.shape == ()
+    with pytest.raises(TypeError, match="epsilon"):
+        M.laplace_mechanism([1.0], 1.0, "1")
+    with pytest.raises(TypeError, match="sensitivity"):
+        M.geometric_mechanism([1], True, 1.0)
