@@ -1559,7 +1559,8 @@ interactive(plot_noise_laws,
 #   `geometric_mechanism(..., secure=True)`. They use OpenDP's vetted samplers and cannot be seeded;
 #   record each release in a `PrivacyBudget`.
 # * **Simulating** (studies, bootstraps, MCMC over latent data): the default fast paths, seeded through
-#   `rng`; same law, as tested above.
+#   `rng`; same law, as tested above. In a loop, pass one `numpy.random.Generator` rather than a fresh
+#   seed per call: handing a new generator to a numba kernel costs a few hundred microseconds.
 # * **Counts**: the geometric mechanism keeps integers (pure $\epsilon$-DP); the discrete Gaussian has lighter
 #   tails but only gives $(\epsilon, \delta)$ (or zCDP); report the exact $\epsilon$ with `discrete_gaussian_epsilon`,
 #   and get the sensitivity right (dapper's Example 2 overstates it).
