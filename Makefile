@@ -5,10 +5,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(abspath $(VENV))/bin
 STAMP  := $(VENV)/.installed
-# Kernels started by nbconvert/nbval must find the venv's python first.
+# Kernels started by nbconvert/nbval must find the venv's python first. (No MPLBACKEND here:
+# the kernels use the inline backend, so executed notebooks keep their figures.)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
-export MPLBACKEND := Agg
 
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 NAMES     := $(basename $(notdir $(NOTEBOOKS)))
