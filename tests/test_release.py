@@ -1,0 +1,253 @@
+"""dplit.release: Algorithm 1 of Guo et al., the Release record, its JSON, the audit and the CLI."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import digamma
+
+from dplit.dirichlet import censored_stat
+from dplit.release import (
+    Release,
+    audit_release,
+    censoring_counts,
+    laplace_scale,
+    neighbouring_datasets,
+    noisy_censoring_rates,
+    release,
+    release_mse,
+    select_threshold,
+)
+
+CANDS = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+TC = 0.01
+ALPHAS = {2: [3.3, 4.4], 3: [2.2, 3.3, 4.4], 5: [2.2, 3.3, 4.4, 5.5, 6.6]}
+
+
+@pytest.fixture(scope="module")
+def X3():
+    return np.random.default_rng(11).dirichlet(ALPHAS[3], size=1000)
+
+
+def test_laplace_scale():
+    assert laplace_scale(3, 1e-3, 1000, 0.5) == pytest.approx(3 * np.log(1e3) / 500)
+    with pytest.raises(ValueError, match="a must"):
+        laplace_scale(3, 1.0, 10, 1.0)
+
+
+def test_counts_follow_the_definition_in_any_order(X3):
+    mins = X3.min(axis=1)
+    edges = np.concatenate([[0.0], np.sort(CANDS), [1.0]])
+    want = [np.sum((lo <= mins) & (mins < hi)) for lo, hi in zip(edges[:-1], edges[1:])]
+    assert np.array_equal(censoring_counts(X3, CANDS), want)
+    assert np.array_equal(censoring_counts(X3, sorted(CANDS)), want)
+    assert np.array_equal(censoring_counts([[0.01, 0.99]], [0.01, 0.1]), [0, 1, 0])  # x < a censors
+
+
+def test_rates_and_rule():
+    assert np.allclose(noisy_censoring_rates(np.array([1, 1, 2])), [0.25, 0.5])
+    assert np.array_equal(noisy_censoring_rates(np.zeros(3, dtype=int)), [1.0, 1.0])
+    assert select_threshold([0.0, 0.005], [0.01, 0.1], 0.01) == 0.1
+    assert select_threshold([0.005, 0.2], [0.01, 0.1], 0.01) == 0.01
+    assert select_threshold([0.5, 0.6], [0.01, 0.1], 0.01) == 0.01  # fallback a_1
+    with pytest.raises(ValueError, match="increasing"):
+        select_threshold([0.0, 0.0], [0.1, 0.01], 0.01)
+
+
+@pytest.mark.parametrize("d", [2, 3, 5])
+def test_release_is_unbiased_with_variance_2b2(d):
+    """Standardised residuals (S_L - S_0(D, a)) / b over many releases are Laplace(0, 1)."""
+    rng = np.random.default_rng(100 + d)
+    X = rng.dirichlet(ALPHAS[d], size=1000)
+    z = []
+    for _ in range(400):
+        r = release(X, 0.5, 0.25, CANDS, TC, rng=rng, secure=False)
+        z.append((r.s_L - censored_stat(X, r.a)) / r.scale)
+    z = np.concatenate(z)
+    assert stats.kstest(z, stats.laplace.cdf).pvalue > 1e-3
+    assert stats.kstest(2 * z, stats.laplace.cdf).pvalue < 1e-6  # a factor 2 off in the scale is detected
+    assert abs(z.mean()) < 5 * np.sqrt(2 / z.size)
+    assert abs(z.var() / 2 - 1) < 5 * np.sqrt(5 / z.size)
+
+
+def test_split_is_unbiased_and_uniform(X3):
+    rng = np.random.default_rng(5)
+    X = X3[:400]
+    comb = []
+    for _ in range(400):
+        r = release(X, 1.0, 0.5, CANDS, TC, n1=100, rng=rng, secure=False)
+        assert (r.n1, r.n2) == (100, 300) and r.scale1 == pytest.approx(3 * r.scale)
+        comb.append((r.n1 * r.s_L1 + r.n2 * r.s_L - r.n * censored_stat(X, r.a)) / (r.scale * r.n2))
+    comb = np.concatenate(comb)
+    assert abs(comb.mean()) < 5 * np.sqrt(4 / comb.size) and abs(comb.var() / 4 - 1) < 0.2
+    X_mark = np.full((40, 3), 1 / 3)
+    X_mark[0] = [0.98, 0.01, 0.01]
+    hits = sum(not np.allclose(release(X_mark, 1e12, 1.0, CANDS, TC, n1=10, rng=rng, secure=False).s_L1,
+                               np.log(1 / 3), atol=1e-6) for _ in range(600))
+    assert stats.binomtest(hits, 600, 0.25).pvalue > 1e-3
+
+
+def test_seed_and_secure_path(X3):
+    r = release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False)
+    assert r == release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False)
+    assert r != release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=4, secure=False)
+    s = release(X3, 0.75, 0.25, CANDS, TC, n1=250)
+    assert s.budget == 1.0 and s.split and np.array_equal(s.candidates, np.sort(CANDS))
+    assert s.s_G.dtype == np.int64 and np.all(s.s_G >= 0) and s.p_hat_G.shape == (6,)
+
+
+def test_json_round_trip_is_exact(X3):
+    for r in (release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False),
+              release(X3, 1.0, 1.0, CANDS, TC, rng=1),
+              Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5)):
+        text = r.to_json()
+        back = Release.from_json(text)
+        assert back == r and back.to_json() == text
+        assert back.s_L.tobytes() == r.s_L.tobytes()
+    fixed = Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5, s_L1=[-1.0, -1.0, -1.0], n1=200)
+    assert fixed.budget == 0.5 and fixed.scale == laplace_scale(3, 1e-3, 800, 0.5)
+    assert fixed.part("D1")[1] == 200 and fixed.part("D2")[1] == 800
+    with pytest.raises(ValueError, match="not released"):
+        fixed.part("D")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"scale": None}, "missing field"),
+    ({"extra": 1}, "unknown field"),
+    ({"n2": 999}, "n2 must equal"),
+    ({"s_L1": None}, "s_L1 must be given"),
+    ({"s_L": [0.0, 1.0]}, "s_L must be"),
+    ({"p_hat_G": [0.0] * 6}, "p_hat_G is inconsistent"),
+    ({"s_G": [1, 2, 3]}, "s_G must hold"),
+    ({"eps1": -1.0}, "eps1"),
+    ({"tc": 1.5}, "tc"),
+    ({"format": "other"}, "format"),
+])
+def test_json_validation(X3, change, message):
+    data = release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False).to_dict()
+    if change == {"scale": None}:
+        del data["scale"]
+    else:
+        data.update(change)
+    with pytest.raises(ValueError, match=message):
+        Release.from_json(json.dumps(data))
+
+
+def test_json_rejects_a_threshold_the_rule_did_not_pick(X3):
+    data = release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False).to_dict()
+    other = 0.1 if data["a"] != 0.1 else 1e-6
+    data.update(a=other, scale=laplace_scale(3, other, 1000, 0.75))
+    with pytest.raises(ValueError, match="not the threshold the rule selects"):
+        Release.from_json(json.dumps(data))
+    with pytest.raises(ValueError, match="not a JSON release"):
+        Release.from_json("{oops")
+
+
+@pytest.mark.parametrize("change, exc, message", [
+    ({"eps1": 0.0}, ValueError, "eps1"), ({"eps2": -0.5}, ValueError, "eps2"), ({"eps1": "1"}, TypeError, "eps1"),
+    ({"tc": 0.0}, ValueError, "tc"), ({"tc": 1.0}, ValueError, "tc"),
+    ({"candidates": [0.1, 1.0]}, ValueError, "candidates"), ({"candidates": [0.1, 0.01, 0.1]}, ValueError, "repeated"),
+    ({"candidates": []}, ValueError, "candidates"),
+    ({"n1": 20}, ValueError, "n1"), ({"n1": -1}, ValueError, "n1"), ({"n1": 2.5}, TypeError, "n1"),
+])
+def test_bad_arguments(change, exc, message):
+    X = np.random.default_rng(0).dirichlet([2.0, 3.0], size=20)
+    args = dict(eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC) | change
+    with pytest.raises(exc, match=message):
+        release(X, **args, secure=False)
+
+
+@pytest.mark.parametrize("row", [[np.nan, 1.0], [-0.1, 1.1], [0.5, 0.6]])
+def test_bad_records(row):
+    X = np.random.default_rng(0).dirichlet([2.0, 3.0], size=20)
+    X[3] = row
+    with pytest.raises(ValueError, match="row 3"):
+        release(X, 1.0, 1.0, CANDS, TC, secure=False)
+
+
+def test_single_record_cannot_be_split_and_zeros_are_valid():
+    with pytest.raises(ValueError, match="n1"):
+        release([[0.5, 0.5]], 1.0, 1.0, CANDS, TC, n1=1, secure=False)
+    X = np.random.default_rng(0).dirichlet([2.0, 3.0], size=20)
+    X[0] = [0.0, 1.0]
+    assert np.all(np.isfinite(release(X, 1.0, 1.0, CANDS, TC, rng=0, secure=False).s_L))
+
+
+def test_caution_when_a1_rate_is_far_above_tc():
+    X = np.full((500, 3), 1 / 3)
+    X[:250] = [1e-9, 0.5, 0.5 - 1e-9]  # half the records censored even at a_1 = 1e-6
+    r = release(X, 1.0, 1.0, CANDS, TC, rng=0, secure=False)
+    assert r.a == 1e-6 and r.fallback and "far above" in r.caution() and "WARNING" in r.summary()
+    ok = release(np.random.default_rng(1).dirichlet(ALPHAS[3], size=1000), 1.0, 1.0, CANDS, TC, rng=0, secure=False)
+    assert ok.caution() is None
+
+
+def test_mse_formula_against_monte_carlo():
+    rng = np.random.default_rng(2)
+    alpha, a, n = np.array([0.5, 0.5, 0.5]), 1e-2, 200
+    X = rng.dirichlet(alpha, size=(4000, n))
+    s_L = np.log(np.maximum(X, a)).mean(axis=1) + rng.laplace(0, laplace_scale(3, a, n, 1.0), size=(4000, 3))
+    sq = ((s_L - (digamma(alpha) - digamma(1.5))) ** 2).sum(axis=1)
+    assert abs(sq.mean() - release_mse(alpha, a, n, 1.0)) < 5 * sq.std() / np.sqrt(sq.size)
+    # wrong variant: forgetting the Laplace term is detected
+    assert abs(sq.mean() - (release_mse(alpha, a, n, 1e9))) > 5 * sq.std() / np.sqrt(sq.size)
+
+
+def test_neighbouring_datasets():
+    X, Xp = neighbouring_datasets(10, 3, 1e-3, partner="centre")
+    assert X.shape == (10, 3) and np.sum(np.any(X != Xp, axis=1)) == 1 and X[0].min() < 1e-3
+    with pytest.raises(ValueError, match="partner"):
+        neighbouring_datasets(10, 3, 1e-3, partner="edge")
+
+
+def test_audit_passes_honest_and_catches_half_scale():
+    cands, tc, n_runs = (1e-3, 1e-2, 0.1), 0.05, 2500
+    X, X_opp = neighbouring_datasets(60, 2, 1e-3, partner="opposite")
+    Xc, X_cen = neighbouring_datasets(60, 2, 1e-3, partner="centre")
+    honest = audit_release(X, X_opp, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=1)
+    counts = audit_release(Xc, X_cen, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=2)
+    broken = audit_release(X, X_opp, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=3,
+                           release_fn=lambda X_, e1, e2, c, t, **kw: release(X_, 2 * e1, e2, c, t, **kw))
+    assert 0.4 < honest["laplace"].epsilon_lower <= 1.0
+    assert 0.4 < counts["geometric"].epsilon_lower <= 1.0 and counts["laplace"].epsilon_lower <= 1.0
+    assert broken["laplace"].epsilon_lower > 1.0
+
+
+def _write(path, rows, header=None):
+    with open(path, "w") as fh:
+        if header:
+            fh.write(header + "\n")
+        for r in rows:
+            fh.write(",".join(repr(float(v)) for v in r) + "\n")
+
+
+def test_cli_release(tmp_path, capsys):
+    from dplit.cli import main
+
+    X = np.random.default_rng(4).dirichlet(ALPHAS[3], size=400)
+    data, out = tmp_path / "data.csv", tmp_path / "release.json"
+    _write(data, X, header="sleep,eat,other")
+    assert main(["release", str(data), "--eps1", "0.75", "--eps2", "0.25", "--split", "0.25",
+                 "--out", str(out), "--seed", "1"]) == 0
+    r = Release.from_json(out.read_text())
+    assert (r.n, r.n1, r.n2, r.d, r.budget) == (400, 100, 300, 3, 1.0)
+    assert "budget" in capsys.readouterr().out
+    # raw amounts need --close
+    _write(data, X * 24.0)
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--out", str(out)]) == 2
+    assert "close" in capsys.readouterr().err
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out)]) == 0
+    assert Release.from_json(out.read_text()).n1 == 0
+
+
+def test_cli_as_a_module(tmp_path):
+    X = np.random.default_rng(5).dirichlet([2.0, 3.0], size=100)
+    data, out = tmp_path / "d.csv", tmp_path / "r.json"
+    _write(data, X)
+    proc = subprocess.run([sys.executable, "-m", "dplit.cli", "release", str(data), "--eps1", "1", "--eps2", "0.5",
+                           "--candidates", "1e-4,1e-3,1e-2", "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(Release.from_json(out.read_text()).candidates, [1e-4, 1e-3, 1e-2])
