@@ -251,3 +251,27 @@ def test_cli_as_a_module(tmp_path):
                            "--candidates", "1e-4,1e-3,1e-2", "--out", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert np.array_equal(Release.from_json(out.read_text()).candidates, [1e-4, 1e-3, 1e-2])
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_noise_laws_of_both_paths(secure):
+    """Laplace residuals and count noise have the stated laws on the fast path (seeded) and on the
+    OpenDP path (not seedable: hence the lenient p > 1e-6 and a wrong variant that fails by far)."""
+    rng = np.random.default_rng(21)
+    X = rng.dirichlet([1.0, 1.0, 1.0], size=2000)
+    cands = (0.05, 0.1, 0.2)  # every count is in the hundreds: the clamp at 0 never acts
+    s = censoring_counts(X, cands)
+    assert s.min() > 100
+    z, k = [], []
+    for _ in range(300):
+        r = release(X, 0.5, 1.0, cands, 0.5, rng=rng, secure=secure)
+        z.append((r.s_L - censored_stat(X, r.a)) / r.scale)
+        k.append(r.s_G - s)
+    z, k = np.concatenate(z), np.concatenate(k)
+    assert stats.kstest(z, stats.laplace.cdf).pvalue > 1e-6
+    assert stats.kstest(2 * z, stats.laplace.cdf).pvalue < 1e-9
+    t = np.exp(-1.0 / 2)  # t = exp(-eps2 / 2): sensitivity 2
+    var = 2 * t / (1 - t) ** 2
+    assert abs(k.mean()) < 6 * np.sqrt(var / k.size) and abs(k.var() / var - 1) < 0.4  # ~6 sd; the wrong t below is off by 330%
+    t_wrong = np.exp(-1.0)  # sensitivity 1 would give this t
+    assert abs(k.var() / (2 * t_wrong / (1 - t_wrong) ** 2) - 1) > 0.5
