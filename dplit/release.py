@@ -569,26 +569,28 @@ def release_mse(alpha, a, n, eps1):
     return float(np.sum(bias**2 + var_c / n) + 2 * d * laplace_scale(d, a, n, eps1) ** 2)
 
 
-def neighbouring_datasets(n, d, a, *, partner="centre"):
-    """Worst-case neighbours for auditing a release: one record moved between a corner and ``partner``.
+def neighbouring_datasets(n, d, a, *, move="cell"):
+    """Worst-case neighbouring data sets for auditing a release (they differ in record 0 only).
 
     Parameters
     ----------
     n : int
-        Records per data set (``n - 1`` of them at the centre of the simplex), >= 2.
+        Records per data set; the other ``n - 1`` sit at the centre of the simplex. >= 2.
     d : int
         Components, >= 2.
     a : float
-        Threshold in (0, 1 / (d - 1)), usually the smallest candidate; the corner record is
-        ``(1 - (d-1) a / 2, a / 2, ..., a / 2)``, censored at every threshold >= a.
-    partner : {"centre", "opposite"}
-        The record that replaces the corner in ``D'``: the centre ``(1/d, ..., 1/d)``, or the opposite
-        corner (the same record with its entries rolled by one; the larger move of ``S_0`` for d = 2).
+        Smallest candidate threshold, in (0, 1 / (d - 1)).
+    move : {"cell", "statistic"}
+        ``"cell"``: record 0 is the corner ``(1 - (d-1) a/2, a/2, ..., a/2)`` in ``X`` and the centre in
+        ``X'``, so it changes count cell (the worst case of the counts, sensitivity 2).
+        ``"statistic"``: record 0 is spread evenly over the last ``d - k`` coordinates in ``X`` and over
+        the first ``k = d // 2`` in ``X'`` (zeros elsewhere): the largest known move of ``S_0(D, a)``,
+        ``-d log a - k log k - (d-k) log(d-k)`` times ``1/n`` (the paper's bound for d = 2). Both
+        versions of the record fall in the same count cell.
 
     Returns
     -------
     X, X_prime : ndarray, shape (n, d)
-        Neighbouring data sets (they differ in record 0 only).
     """
     n = _check_int(n, "n", 2)
     d = _check_int(d, "d", 2)
@@ -596,15 +598,16 @@ def neighbouring_datasets(n, d, a, *, partner="centre"):
     if a >= 1.0 / (d - 1):
         raise ValueError(f"a must be < 1 / (d - 1) = {1 / (d - 1):g} for a corner record below a, got {a}")
     X = np.full((n, d), 1.0 / d)
-    X[0] = a / 2
-    X[0, 0] = 1.0 - (d - 1) * a / 2
     X_prime = X.copy()
-    if partner == "centre":
-        X_prime[0] = 1.0 / d
-    elif partner == "opposite":
-        X_prime[0] = np.roll(X[0], 1)
+    if move == "cell":
+        X[0] = a / 2
+        X[0, 0] = 1.0 - (d - 1) * a / 2
+    elif move == "statistic":
+        k = d // 2
+        X[0, :k], X[0, k:] = 0.0, 1.0 / (d - k)
+        X_prime[0, :k], X_prime[0, k:] = 1.0 / k, 0.0
     else:
-        raise ValueError(f"partner must be 'centre' or 'opposite', got {partner!r}")
+        raise ValueError(f"move must be 'cell' or 'statistic', got {move!r}")
     return X, X_prime
 
 

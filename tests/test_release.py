@@ -196,17 +196,25 @@ def test_mse_formula_against_monte_carlo():
     assert abs(sq.mean() - (release_mse(alpha, a, n, 1e9))) > 5 * sq.std() / np.sqrt(sq.size)
 
 
-def test_neighbouring_datasets():
-    X, Xp = neighbouring_datasets(10, 3, 1e-3, partner="centre")
-    assert X.shape == (10, 3) and np.sum(np.any(X != Xp, axis=1)) == 1 and X[0].min() < 1e-3
-    with pytest.raises(ValueError, match="partner"):
-        neighbouring_datasets(10, 3, 1e-3, partner="edge")
+@pytest.mark.parametrize("d", [2, 3, 4, 5])
+def test_neighbouring_datasets(d):
+    a = 1e-3
+    X, Xp = neighbouring_datasets(10, d, a, move="cell")
+    assert X.shape == (10, d) and np.sum(np.any(X != Xp, axis=1)) == 1 and X[0].min() < a
+    assert not np.array_equal(censoring_counts(X, [a, 0.1]), censoring_counts(Xp, [a, 0.1]))
+    X, Xp = neighbouring_datasets(10, d, a, move="statistic")
+    k = d // 2
+    move = 10 * np.abs(censored_stat(X, a) - censored_stat(Xp, a)).sum()
+    assert move == pytest.approx(-d * np.log(a) - k * np.log(k) - (d - k) * np.log(d - k))
+    assert move <= laplace_scale(d, a, 1, 1.0) + 1e-12  # never above the sensitivity bound
+    with pytest.raises(ValueError, match="move"):
+        neighbouring_datasets(10, 3, a, move="edge")
 
 
 def test_audit_passes_honest_and_catches_half_scale():
     cands, tc, n_runs = (1e-3, 1e-2, 0.1), 0.05, 2500
-    X, X_opp = neighbouring_datasets(60, 2, 1e-3, partner="opposite")
-    Xc, X_cen = neighbouring_datasets(60, 2, 1e-3, partner="centre")
+    X, X_opp = neighbouring_datasets(60, 2, 1e-3, move="statistic")
+    Xc, X_cen = neighbouring_datasets(60, 2, 1e-3, move="cell")
     honest = audit_release(X, X_opp, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=1)
     counts = audit_release(Xc, X_cen, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=2)
     broken = audit_release(X, X_opp, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=3,
