@@ -25,6 +25,7 @@ from dplit.release import (
 CANDS = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 TC = 0.01
 ALPHAS = {2: [3.3, 4.4], 3: [2.2, 3.3, 4.4], 5: [2.2, 3.3, 4.4, 5.5, 6.6]}
+PAPER_ALPHAS = [[3.3, 4.4], [0.5, 0.5, 0.5], [2.2, 3.3, 4.4], [2.0, 20.0, 2.0], [2.2, 3.3, 4.4, 5.5, 6.6]]
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +58,11 @@ def test_rates_and_rule():
         select_threshold([0.0, 0.0], [0.1, 0.01], 0.01)
 
 
-@pytest.mark.parametrize("d", [2, 3, 5])
-def test_release_is_unbiased_with_variance_2b2(d):
+@pytest.mark.parametrize("alpha", PAPER_ALPHAS)
+def test_release_is_unbiased_with_variance_2b2(alpha):
     """Standardised residuals (S_L - S_0(D, a)) / b over many releases are Laplace(0, 1)."""
-    rng = np.random.default_rng(100 + d)
-    X = rng.dirichlet(ALPHAS[d], size=1000)
+    rng = np.random.default_rng(int(100 * sum(alpha)))
+    X = rng.dirichlet(alpha, size=1000)
     z = []
     for _ in range(400):
         r = release(X, 0.5, 0.25, CANDS, TC, rng=rng, secure=False)
@@ -97,6 +98,13 @@ def test_seed_and_secure_path(X3):
     s = release(X3, 0.75, 0.25, CANDS, TC, n1=250)
     assert s.budget == 1.0 and s.split and np.array_equal(s.candidates, np.sort(CANDS))
     assert s.s_G.dtype == np.int64 and np.all(s.s_G >= 0) and s.p_hat_G.shape == (6,)
+
+
+def test_release_pickles(X3):
+    import pickle
+
+    r = release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False)
+    assert pickle.loads(pickle.dumps(r)) == r
 
 
 def test_json_round_trip_is_exact(X3):
