@@ -170,6 +170,19 @@ def censored_stat(X, a):
 
 
 @njit(cache=True)
+def _censored_stat_kernel(X, a):
+    """Column means of log(max(x_ij, a)) for an (n, d) float array (a = 0 gives S0)."""
+    n, d = X.shape
+    out = np.zeros(d)
+    for i in range(n):
+        for j in range(d):
+            out[j] += math.log(max(X[i, j], a))
+    for j in range(d):
+        out[j] /= n
+    return out
+
+
+@njit(cache=True)
 def _in_stat_range_kernel(s):
     """True when s is finite, has d >= 2 entries and sum(exp(s)) < 1."""
     if s.shape[0] < 2:
@@ -257,6 +270,17 @@ def loglik(alpha, s, n):
     a0 = alpha.sum(axis=-1)
     out = n * (special.gammaln(a0) - special.gammaln(alpha).sum(axis=-1) + (alpha - 1.0) @ s)
     return out[()] if out.ndim == 0 else out
+
+
+@njit(cache=True)
+def _loglik_kernel(alpha, s, n):
+    """Dirichlet log-likelihood of one alpha (d,) given s (d,) and n records (numba twin of loglik)."""
+    a0 = 0.0
+    out = 0.0
+    for j in range(alpha.shape[0]):
+        a0 += alpha[j]
+        out += (alpha[j] - 1.0) * s[j] - math.lgamma(alpha[j])
+    return n * (out + math.lgamma(a0))
 
 
 @njit(cache=True)
@@ -351,6 +375,26 @@ def fisher_information(alpha, *, n=1):
     """
     n = _check_n(n)
     return n * logx_cov(alpha)
+
+
+@njit(cache=True)
+def _logx_mean_kernel(alpha):
+    """numba twin of logx_mean for one alpha (d,)."""
+    out = np.empty(alpha.shape[0])
+    p0 = _digamma(alpha.sum())
+    for j in range(alpha.shape[0]):
+        out[j] = _digamma(alpha[j]) - p0
+    return out
+
+
+@njit(cache=True)
+def _logx_cov_kernel(alpha):
+    """numba twin of logx_cov for one alpha (d,)."""
+    d = alpha.shape[0]
+    out = np.full((d, d), -_trigamma(alpha.sum()))
+    for j in range(d):
+        out[j, j] += _trigamma(alpha[j])
+    return out
 
 
 @njit(cache=True)
@@ -604,6 +648,41 @@ def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
 
 
 @njit(cache=True)
+def _gamma_large_kernel(a, rng):
+    """One Gamma(a, 1) draw for a >= 1 (Marsaglia & Tsang 2000), from the Generator rng."""
+    dd = a - 1.0 / 3.0
+    cc = 1.0 / math.sqrt(9.0 * dd)
+    while True:
+        x = rng.standard_normal()
+        v = 1.0 + cc * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = rng.random()
+        x2 = x * x
+        if u < 1.0 - 0.0331 * x2 * x2:
+            return dd * v
+        if math.log(u) < 0.5 * x2 + dd * (1.0 - v + math.log(v)):
+            return dd * v
+
+
+@njit(cache=True)
+def _log_gamma_draw_kernel(a, rng):
+    """log of one Gamma(a, 1) draw, any a > 0 (boost a < 1: log G(a+1) + log(U) / a)."""
+    if a >= 1.0:
+        return math.log(_gamma_large_kernel(a, rng))
+    return math.log(_gamma_large_kernel(a + 1.0, rng)) + math.log(rng.random()) / a
+
+
+@njit(cache=True)
+def _gamma_draw_kernel(a, rng):
+    """One Gamma(a, 1) draw, any a > 0 (may underflow to 0 for tiny a)."""
+    if a >= 1.0:
+        return _gamma_large_kernel(a, rng)
+    return _gamma_large_kernel(a + 1.0, rng) * math.exp(math.log(rng.random()) / a)
+
+
+@njit(cache=True)
 def _dirichlet_draws_kernel(alpha, n, rng):
     """n draws from Dirichlet(alpha) as an (n, d) array, gammas from the Generator rng."""
     d = alpha.shape[0]
@@ -612,23 +691,20 @@ def _dirichlet_draws_kernel(alpha, n, rng):
     for j in range(d):
         if alpha[j] < 1.0:
             small = True
-    if not small:
+    if not small:                                  # every alpha_j >= 1: no underflow possible
         for i in range(n):
             total = 0.0
             for j in range(d):
-                g = rng.standard_gamma(alpha[j])
+                g = _gamma_large_kernel(alpha[j], rng)
                 out[i, j] = g
                 total += g
             for j in range(d):
                 out[i, j] /= total
         return out
-    for i in range(n):
+    for i in range(n):                             # some alpha_j < 1: work with logs
         top = -np.inf
         for j in range(d):
-            if alpha[j] < 1.0:
-                lg = math.log(rng.standard_gamma(alpha[j] + 1.0)) + math.log(rng.random()) / alpha[j]
-            else:
-                lg = math.log(rng.standard_gamma(alpha[j]))
+            lg = _log_gamma_draw_kernel(alpha[j], rng)
             out[i, j] = lg
             if lg > top:
                 top = lg
@@ -647,9 +723,18 @@ def _gamma_draws_kernel(alpha, n, rng):
     """The bare n x d Gamma(alpha_j) draws (benchmark floor for Dirichlet sampling)."""
     d = alpha.shape[0]
     out = np.empty((n, d))
+    small = False
+    for j in range(d):
+        if alpha[j] < 1.0:
+            small = True
+    if not small:                                  # the common case, kept branch-free (faster)
+        for i in range(n):
+            for j in range(d):
+                out[i, j] = _gamma_large_kernel(alpha[j], rng)
+        return out
     for i in range(n):
         for j in range(d):
-            out[i, j] = rng.standard_gamma(alpha[j])
+            out[i, j] = _gamma_draw_kernel(alpha[j], rng)
     return out
 
 

@@ -366,7 +366,25 @@ def test_monte_carlo_moments_of_log_x(alpha):
     assert np.any(np.abs(np.cov(L.T) - logx_cov(1.2 * alpha)) > 6 * se)
 
 
-def test_gamma_floor_kernel():
-    g = dr._gamma_draws_kernel(np.array([0.5, 3.0]), 20_000, np.random.default_rng(12))
-    assert stats.kstest(g[:, 0], stats.gamma(0.5).cdf).pvalue > 1e-3
-    assert stats.kstest(g[:, 1], stats.gamma(3.0).cdf).pvalue > 1e-3
+@pytest.mark.parametrize("shape", [0.02, 0.5, 1.0, 2.5, 60.0])
+def test_gamma_kernels(shape):
+    rng = np.random.default_rng(12)
+    g = dr._gamma_draws_kernel(np.array([shape, 1.0]), 20_000, rng)[:, 0]
+    assert stats.kstest(g, stats.gamma(shape).cdf).pvalue > 1e-3
+    assert stats.kstest(g, stats.gamma(1.1 * shape).cdf).pvalue < 1e-3
+    lg = np.array([dr._log_gamma_draw_kernel(shape, rng) for _ in range(20_000)])
+    assert stats.kstest(np.exp(lg), stats.gamma(shape).cdf).pvalue > 1e-3
+    assert np.all(np.isfinite(lg))
+
+
+def test_numba_twins_of_statistics_likelihood_and_moments():
+    rng = np.random.default_rng(13)
+    for alpha in (np.array([0.3, 2.0]), np.array([1.5, 4.0, 0.7, 30.0])):
+        X = rng.dirichlet(alpha, size=200)
+        X[0, 0] = 0.0
+        X = close(X)
+        assert np.allclose(dr._censored_stat_kernel(X, 1e-3), censored_stat(X, 1e-3), rtol=1e-14)
+        s = censored_stat(X, 1e-3)
+        assert np.isclose(dr._loglik_kernel(alpha, s, 200.0), loglik(alpha, s, 200), rtol=1e-12)
+        assert np.allclose(dr._logx_mean_kernel(alpha), logx_mean(alpha), rtol=1e-13)
+        assert np.allclose(dr._logx_cov_kernel(alpha), logx_cov(alpha), rtol=1e-13)
