@@ -342,13 +342,13 @@ def _in_range(s):
 
 @njit(cache=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
-    """Steps iii-v for every row of s_tilde; returns (alpha (B, d), n_out_of_range, n_failed).
+    """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
 
     policy: 0 redraw, 1 nan, 2 uncensored (Alg. 2's literal step v) for that replicate).
     """
     B, d = s_tilde.shape
     out = np.full((B, d), np.nan)
-    n_out = 0
+    n_out = np.zeros(B, np.int64)
     n_failed = 0
     for b in range(B):
         alpha_star = _dirichlet_mle_kernel(s_tilde[b], tol, max_iter)
@@ -360,7 +360,7 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
             X = _dirichlet_draws_kernel(alpha_star, n, rng)
             s = _censored_stat_kernel(X, a)
             if not _in_range(s):
-                n_out += 1
+                n_out[b] += 1
                 if policy == 2:
                     s = _censored_stat_kernel(X, 0.0)
                 else:
@@ -377,7 +377,7 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
 def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     """Readable NumPy twin of `_boots_kernel` (same stream when every alpha* >= 1)."""
     out = np.full(s_tilde.shape, np.nan)
-    n_out = n_failed = 0
+    n_out, n_failed = np.zeros(len(s_tilde), np.int64), 0
     for b, s_b in enumerate(s_tilde):
         alpha_star = _dirichlet_mle_reference(s_b, tol, max_iter)[0]
         if not np.all(np.isfinite(alpha_star)):
@@ -388,7 +388,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
             X = g / g.sum(axis=1, keepdims=True)
             s = np.log(np.maximum(X, a)).mean(axis=0)
             if not (np.all(np.isfinite(s)) and np.exp(s).sum() < 1):
-                n_out += 1
+                n_out[b] += 1
                 if policy == 2:
                     s = np.log(X).mean(axis=0)
                 else:
@@ -417,7 +417,9 @@ class BootResult:
     out_of_range : str
         Policy for simulated censored statistics outside Range(S0).
     n_out_of_range : int
-        Simulated statistics that fell outside Range(S0) (every attempt counted).
+        Simulated censored statistics that fell outside Range(S0) (every attempt counted).
+    n_replicates_out_of_range : int
+        Replicates with at least one such event.
     n_failed : int
         Replicates left NaN.
     noise : dict
@@ -430,6 +432,7 @@ class BootResult:
     a: float
     out_of_range: str = "redraw"
     n_out_of_range: int = 0
+    n_replicates_out_of_range: int = 0
     n_failed: int = 0
     noise: dict = field(default_factory=dict, compare=False)
 
@@ -478,7 +481,8 @@ class BootResult:
                  f"E[x | alpha] estimate {np.array2string(self.estimate(), precision=4)}"]
         lo_hi = self.interval()
         lines.append("95% intervals " + ", ".join(f"[{lo:.4f}, {hi:.4f}]" for lo, hi in lo_hi))
-        lines.append(f"out-of-range simulated statistics: {self.n_out_of_range} (policy {self.out_of_range!r}); "
+        lines.append(f"out-of-range simulated statistics: {self.n_out_of_range} in "
+                     f"{self.n_replicates_out_of_range} replicates (policy {self.out_of_range!r}); "
                      f"failed replicates: {self.n_failed}")
         return "\n".join(lines)
 
@@ -551,7 +555,8 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
     s_tilde = np.tile(s0, (n_boot, 1))
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, rng)
     return BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
-                      n_out_of_range=int(n_out), n_failed=int(n_failed))
+                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
+                      n_failed=int(n_failed))
 
 
 def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of_range="redraw",
@@ -601,7 +606,8 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
                                         **noise_options)
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, rng)
     return BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
-                      n_out_of_range=int(n_out), n_failed=int(n_failed), noise=info)
+                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
+                      n_failed=int(n_failed), noise=info)
 
 
 @dataclass(frozen=True)

@@ -681,13 +681,13 @@ def _in_range(s):
 
 @njit(cache=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
-    """Steps iii-v for every row of s_tilde; returns (alpha (B, d), n_out_of_range, n_failed).
+    """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
 
     policy: 0 redraw, 1 nan, 2 uncensored (Alg. 2's literal step v) for that replicate).
     """
     B, d = s_tilde.shape
     out = np.full((B, d), np.nan)
-    n_out = 0
+    n_out = np.zeros(B, np.int64)
     n_failed = 0
     for b in range(B):
         alpha_star = _dirichlet_mle_kernel(s_tilde[b], tol, max_iter)
@@ -699,7 +699,7 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
             X = _dirichlet_draws_kernel(alpha_star, n, rng)
             s = _censored_stat_kernel(X, a)
             if not _in_range(s):
-                n_out += 1
+                n_out[b] += 1
                 if policy == 2:
                     s = _censored_stat_kernel(X, 0.0)
                 else:
@@ -716,7 +716,7 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
 def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     """Readable NumPy twin of `_boots_kernel` (same stream when every alpha* >= 1)."""
     out = np.full(s_tilde.shape, np.nan)
-    n_out = n_failed = 0
+    n_out, n_failed = np.zeros(len(s_tilde), np.int64), 0
     for b, s_b in enumerate(s_tilde):
         alpha_star = _dirichlet_mle_reference(s_b, tol, max_iter)[0]
         if not np.all(np.isfinite(alpha_star)):
@@ -727,7 +727,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
             X = g / g.sum(axis=1, keepdims=True)
             s = np.log(np.maximum(X, a)).mean(axis=0)
             if not (np.all(np.isfinite(s)) and np.exp(s).sum() < 1):
-                n_out += 1
+                n_out[b] += 1
                 if policy == 2:
                     s = np.log(X).mean(axis=0)
                 else:
@@ -749,13 +749,14 @@ s_in = np.array([-1.6, -1.2, -0.9])  # sum of exp = 0.909
 tilde = truncated_statistic(s_in, 0.01, 20, rng=1)
 k_alpha, k_out, k_fail = _boots_kernel(tilde, 500, 1e-3, 0, 5, 1e-10, 100, np.random.default_rng(9))
 r_alpha, r_out, r_fail = _boots_reference(tilde, 500, 1e-3, 0, 5, 1e-10, 100, np.random.default_rng(9))
-assert (k_out, k_fail) == (r_out, r_fail) == (0, 0)
+assert np.array_equal(k_out, r_out) and k_fail == r_fail == 0 and k_out.sum() == 0
 assert np.allclose(k_alpha, r_alpha, rtol=1e-7), np.max(np.abs(k_alpha / r_alpha - 1))
 s_heavy = np.log(np.maximum(rng.dirichlet(alpha4, 5000), 0.1)).mean(axis=0)
 tilde_heavy = truncated_statistic(s_heavy, 1e-3, 10, rng=2)
 for policy, name in enumerate(OUT_OF_RANGE):
-    al, n_out, n_fail = _boots_kernel(tilde_heavy, 5000, 0.1, policy, 3, 1e-10, 100, np.random.default_rng(3))
-    print(f"{name:>10}: out-of-range events {n_out}, failed replicates {n_fail}")
+    al, per_rep, n_fail = _boots_kernel(tilde_heavy, 5000, 0.1, policy, 3, 1e-10, 100, np.random.default_rng(3))
+    n_out = per_rep.sum()
+    print(f"{name:>10}: out-of-range events {n_out} in {np.sum(per_rep > 0)} replicates, failed replicates {n_fail}")
     assert n_out > 0 and np.isnan(al).any(axis=1).sum() == n_fail
     if name == "nan":
         assert n_fail == n_out  # every event kills its replicate
@@ -784,7 +785,9 @@ class BootResult:
     out_of_range : str
         Policy for simulated censored statistics outside Range(S0).
     n_out_of_range : int
-        Simulated statistics that fell outside Range(S0) (every attempt counted).
+        Simulated censored statistics that fell outside Range(S0) (every attempt counted).
+    n_replicates_out_of_range : int
+        Replicates with at least one such event.
     n_failed : int
         Replicates left NaN.
     noise : dict
@@ -797,6 +800,7 @@ class BootResult:
     a: float
     out_of_range: str = "redraw"
     n_out_of_range: int = 0
+    n_replicates_out_of_range: int = 0
     n_failed: int = 0
     noise: dict = field(default_factory=dict, compare=False)
 
@@ -845,7 +849,8 @@ class BootResult:
                  f"E[x | alpha] estimate {np.array2string(self.estimate(), precision=4)}"]
         lo_hi = self.interval()
         lines.append("95% intervals " + ", ".join(f"[{lo:.4f}, {hi:.4f}]" for lo, hi in lo_hi))
-        lines.append(f"out-of-range simulated statistics: {self.n_out_of_range} (policy {self.out_of_range!r}); "
+        lines.append(f"out-of-range simulated statistics: {self.n_out_of_range} in "
+                     f"{self.n_replicates_out_of_range} replicates (policy {self.out_of_range!r}); "
                      f"failed replicates: {self.n_failed}")
         return "\n".join(lines)
 
@@ -919,7 +924,8 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
     s_tilde = np.tile(s0, (n_boot, 1))
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, rng)
     return BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
-                      n_out_of_range=int(n_out), n_failed=int(n_failed))
+                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
+                      n_failed=int(n_failed))
 
 
 def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of_range="redraw",
@@ -969,7 +975,8 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
                                         **noise_options)
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, rng)
     return BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
-                      n_out_of_range=int(n_out), n_failed=int(n_failed), noise=info)
+                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
+                      n_failed=int(n_failed), noise=info)
 
 # %% [markdown]
 # ### Checks: Boots, and DPBoots in the non-private limit
@@ -1256,7 +1263,7 @@ assert dp_default.n_failed == 0 and dp_default.alpha.shape == (200, 3)
 plt.close(fig_default)
 fig_s5, dp_s5 = explore(eps=1.5, n=5000, log10_a=-1.0, alpha_name="(2, 20, 2)")
 print(dp_s5.summary())
-assert dp_s5.method == "gibbs"
+assert dp_s5.method == "gibbs" and dp_s5.n_replicates_out_of_range >= dp_s5.n_failed
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -709,13 +709,14 @@ print("pickle round trips:", list(priors))
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-def pair_plot(priors, alpha_true, n_show=1500, seed=1):
-    """Lower-triangle scatter plots and diagonal histograms of log alpha for each prior."""
+def pair_plot(priors, alpha_true, n_show=1500, seed=1, log=True):
+    """Lower-triangle scatter plots and diagonal histograms of (log) alpha for each prior."""
     d = len(alpha_true)
     names = list(priors)
     fig, axes = plt.subplots(d, d, figsize=(8.5, 8))
     g = np.random.default_rng(seed)
-    samples = {name: np.log(priors[name].sample(n_show, g)) for name in names}
+    f = np.log if log else np.asarray
+    samples = {name: f(priors[name].sample(n_show, g)) for name in names}
     for i in range(d):
         for j in range(d):
             ax = axes[i, j]
@@ -729,19 +730,28 @@ def pair_plot(priors, alpha_true, n_show=1500, seed=1):
                 else:
                     ax.scatter(s[:, j], s[:, i], s=2, alpha=0.25, label=name)
             if i == j:
-                ax.axvline(np.log(alpha_true[j]), c="k", lw=0.8)
+                ax.axvline(f(alpha_true[j]), c="k", lw=0.8)
             else:
-                ax.plot(np.log(alpha_true[j]), np.log(alpha_true[i]), "k+", ms=12)
+                ax.plot(f(alpha_true[j]), f(alpha_true[i]), "k+", ms=12)
+            label = "log alpha" if log else "alpha"
             if i == d - 1:
-                ax.set_xlabel(f"log alpha_{j + 1}")
+                ax.set_xlabel(f"{label}_{j + 1}")
             if j == 0 and i > 0:
-                ax.set_ylabel(f"log alpha_{i + 1}")
+                ax.set_ylabel(f"{label}_{i + 1}")
     axes[0, 0].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return fig
 
 
 fig = pair_plot(priors, alpha_true)
+
+# %% [markdown]
+# Zoomed in on the priors learnt from $D_1$ (linear scale, p1 left out): p2 and p4 lie along the same tilted ridge,
+# p3 is a round cloud with the same marginals.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig = pair_plot({k: v for k, v in priors.items() if k != "p1"}, alpha_true, log=False)
 
 # %%
 # NBVAL_IGNORE_OUTPUT

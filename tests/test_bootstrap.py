@@ -126,7 +126,7 @@ def test_boots_kernel_matches_reference():
     tilde = truncated_statistic(np.array([-1.6, -1.2, -0.9]), 0.01, 10, rng=1)
     k = _boots_kernel(tilde, 300, 1e-3, 0, 5, 1e-10, 100, np.random.default_rng(9))
     r = _boots_reference(tilde, 300, 1e-3, 0, 5, 1e-10, 100, np.random.default_rng(9))
-    assert k[1:] == r[1:] and np.allclose(k[0], r[0], rtol=1e-7)
+    assert np.array_equal(k[1], r[1]) and k[2] == r[2] and np.allclose(k[0], r[0], rtol=1e-7)
 
 
 def test_out_of_range_policies_are_counted():
@@ -134,8 +134,9 @@ def test_out_of_range_policies_are_counted():
     tilde = truncated_statistic(s_heavy, 1e-3, 20, rng=2)
     counts = {}
     for policy, name in enumerate(("redraw", "nan", "uncensored")):
-        al, n_out, n_fail = _boots_kernel(tilde, 5000, 0.1, policy, 3, 1e-10, 100, np.random.default_rng(3))
-        counts[name] = (n_out, n_fail)
+        al, per_rep, n_fail = _boots_kernel(tilde, 5000, 0.1, policy, 3, 1e-10, 100, np.random.default_rng(3))
+        counts[name] = (per_rep.sum(), n_fail)
+        assert np.all(per_rep <= (4 if name == "redraw" else 1))
         assert np.isnan(al).any(axis=1).sum() == n_fail
     assert counts["nan"][0] == counts["nan"][1] > 0
     assert counts["uncensored"][1] == 0
@@ -255,3 +256,17 @@ def test_from_statistic_release_works():
     rel = Release.from_statistic(logx_mean(ALPHA), 2000, 1e-3, 1.0)
     res = dp_boots(rel, 100, rng=1)
     assert res.alpha.shape == (100, 3) and res.n_failed == 0 and res.noise["method"] == res.method
+    assert res.n_out_of_range == res.n_replicates_out_of_range == 0
+
+
+def test_dp_boots_reports_out_of_range_replicates_in_the_s5_case():
+    g = np.random.default_rng(14)
+    X = g.dirichlet([2.0, 20.0, 2.0], 5000)
+    s_L = np.log(np.maximum(X, 0.1)).mean(axis=0)
+    rel = Release.from_statistic(s_L, 5000, 0.1, 1.0)
+    res = dp_boots(rel, 40, rng=15, max_redraw=2)
+    assert res.method == "gibbs" and res.n_replicates_out_of_range > 0
+    assert res.n_out_of_range >= res.n_replicates_out_of_range >= res.n_failed
+    assert np.isnan(res.alpha).any(axis=1).sum() == res.n_failed
+    nan_policy = dp_boots(rel, 40, rng=15, out_of_range="nan")
+    assert nan_policy.n_failed == nan_policy.n_replicates_out_of_range == nan_policy.n_out_of_range
