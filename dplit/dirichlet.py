@@ -683,8 +683,8 @@ def _gamma_draw_kernel(a, rng):
 
 
 @njit(cache=True)
-def _dirichlet_draws_kernel(alpha, n, rng):
-    """n draws from Dirichlet(alpha) as an (n, d) array, gammas from the Generator rng."""
+def _dirichlet_fill(alpha, n, rng, fast):
+    """Shared body of the two draws kernels (fast: Marsaglia-Tsang gammas, else rng.standard_gamma)."""
     d = alpha.shape[0]
     out = np.empty((n, d))
     small = False
@@ -695,7 +695,10 @@ def _dirichlet_draws_kernel(alpha, n, rng):
         for i in range(n):
             total = 0.0
             for j in range(d):
-                g = _gamma_large_kernel(alpha[j], rng)
+                if fast:
+                    g = _gamma_large_kernel(alpha[j], rng)
+                else:
+                    g = rng.standard_gamma(alpha[j])
                 out[i, j] = g
                 total += g
             for j in range(d):
@@ -704,7 +707,13 @@ def _dirichlet_draws_kernel(alpha, n, rng):
     for i in range(n):                             # some alpha_j < 1: work with logs
         top = -np.inf
         for j in range(d):
-            lg = _log_gamma_draw_kernel(alpha[j], rng)
+            a = alpha[j]
+            if fast:
+                lg = _log_gamma_draw_kernel(a, rng)
+            elif a >= 1.0:
+                lg = math.log(rng.standard_gamma(a))
+            else:
+                lg = math.log(rng.standard_gamma(a + 1.0)) + math.log(rng.random()) / a
             out[i, j] = lg
             if lg > top:
                 top = lg
@@ -719,8 +728,34 @@ def _dirichlet_draws_kernel(alpha, n, rng):
 
 
 @njit(cache=True)
+def _dirichlet_draws_kernel(alpha, n, rng):
+    """n draws from Dirichlet(alpha) as an (n, d) array, gammas from rng.standard_gamma.
+
+    When every alpha_j >= 1 it consumes rng exactly like rng.standard_gamma(alpha, size=(n, d)).
+    """
+    return _dirichlet_fill(alpha, n, rng, False)
+
+
+@njit(cache=True)
+def _dirichlet_draws_fast_kernel(alpha, n, rng):
+    """n draws from Dirichlet(alpha), gammas by dplit's Marsaglia-Tsang kernel (faster, other stream)."""
+    return _dirichlet_fill(alpha, n, rng, True)
+
+
+@njit(cache=True)
 def _gamma_draws_kernel(alpha, n, rng):
-    """The bare n x d Gamma(alpha_j) draws (benchmark floor for Dirichlet sampling)."""
+    """The bare n x d rng.standard_gamma(alpha_j) draws: the floor of _dirichlet_draws_kernel."""
+    d = alpha.shape[0]
+    out = np.empty((n, d))
+    for i in range(n):
+        for j in range(d):
+            out[i, j] = rng.standard_gamma(alpha[j])
+    return out
+
+
+@njit(cache=True)
+def _gamma_draws_fast_kernel(alpha, n, rng):
+    """The bare n x d Gamma(alpha_j) draws by Marsaglia-Tsang: the floor of the fast kernel."""
     d = alpha.shape[0]
     out = np.empty((n, d))
     small = False

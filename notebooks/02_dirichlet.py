@@ -1103,17 +1103,21 @@ assert raises(RuntimeError, dirichlet_mle, logx_mean(np.array([1.0, 2.0, 3.0])),
 # $U \sim \mathrm{U}(0,1)$ (the standard boost, exact in law): $\log g = \log g' + \log(U)/\alpha$, then
 # normalise after subtracting the largest log. Entries smaller than the smallest double come out as exact 0.
 #
-# The gammas come from Marsaglia & Tsang's (2000) squeeze-and-reject method for shape $\ge 1$: with
-# $d = a - 1/3$, $c = 1/\sqrt{9d}$, draw $z \sim N(0,1)$, $v = (1 + cz)^3$, $u \sim U(0,1)$, and accept $dv$ when
-# $v > 0$ and $\log u < z^2/2 + d(1 - v + \log v)$ (a cheap squeeze $u < 1 - 0.0331 z^4$ accepts most
-# draws without a log); the acceptance rate is above 95% for every shape. We write it
-# ourselves because, called from a numba loop, it is about 1.5 times faster than numba's
-# `Generator.standard_gamma` (see the benchmark); it draws from the same Generator.
+# Two kernels, same law, callable from other numba kernels with the caller's `numpy.random.Generator`:
 #
-# `_dirichlet_draws_kernel(alpha, n, rng)` takes the caller's `numpy.random.Generator` and can be
-# called from other numba kernels; `_gamma_draws_kernel` draws only the $n\times d$ gammas, the
-# floor that the samplers' benchmarks compare against; `_gamma_draw_kernel(a, rng)` and
-# `_log_gamma_draw_kernel(a, rng)` are single draws for other kernels.
+# * `_dirichlet_draws_kernel(alpha, n, rng)` takes its gammas from `rng.standard_gamma`. When every
+#   $\alpha_j \ge 1$ it consumes the Generator exactly as `rng.standard_gamma(alpha, size=(n, d))` does, so a
+#   plain NumPy twin reproduces its draws to the last bit (the DPBoots tests rely on this);
+# * `_dirichlet_draws_fast_kernel(alpha, n, rng)` takes them from our own Marsaglia & Tsang (2000)
+#   squeeze-and-reject sampler for shape $\ge 1$: with $d = a - 1/3$, $c = 1/\sqrt{9d}$, draw $z \sim N(0,1)$,
+#   $v = (1 + cz)^3$, $u \sim U(0,1)$, and accept $dv$ when $v > 0$ and $\log u < z^2/2 + d(1 - v + \log v)$ (a
+#   cheap squeeze $u < 1 - 0.0331 z^4$ accepts most draws without a log; acceptance is above 95% for every
+#   shape). Inside a numba loop it is about twice as fast as numba's `standard_gamma` (see the
+#   benchmark), at the price of a different random stream.
+#
+# `_gamma_draws_kernel` and `_gamma_draws_fast_kernel` draw only the $n\times d$ gammas: the floors
+# that the samplers' benchmarks compare against. `_gamma_draw_kernel(a, rng)` and
+# `_log_gamma_draw_kernel(a, rng)` are single Marsaglia–Tsang draws for other kernels.
 
 # %%
 #| export
@@ -1153,8 +1157,8 @@ def _gamma_draw_kernel(a, rng):
 
 
 @njit(cache=True)
-def _dirichlet_draws_kernel(alpha, n, rng):
-    """n draws from Dirichlet(alpha) as an (n, d) array, gammas from the Generator rng."""
+def _dirichlet_fill(alpha, n, rng, fast):
+    """Shared body of the two draws kernels (fast: Marsaglia-Tsang gammas, else rng.standard_gamma)."""
     d = alpha.shape[0]
     out = np.empty((n, d))
     small = False
@@ -1165,7 +1169,10 @@ def _dirichlet_draws_kernel(alpha, n, rng):
         for i in range(n):
             total = 0.0
             for j in range(d):
-                g = _gamma_large_kernel(alpha[j], rng)
+                if fast:
+                    g = _gamma_large_kernel(alpha[j], rng)
+                else:
+                    g = rng.standard_gamma(alpha[j])
                 out[i, j] = g
                 total += g
             for j in range(d):
@@ -1174,7 +1181,13 @@ def _dirichlet_draws_kernel(alpha, n, rng):
     for i in range(n):                             # some alpha_j < 1: work with logs
         top = -np.inf
         for j in range(d):
-            lg = _log_gamma_draw_kernel(alpha[j], rng)
+            a = alpha[j]
+            if fast:
+                lg = _log_gamma_draw_kernel(a, rng)
+            elif a >= 1.0:
+                lg = math.log(rng.standard_gamma(a))
+            else:
+                lg = math.log(rng.standard_gamma(a + 1.0)) + math.log(rng.random()) / a
             out[i, j] = lg
             if lg > top:
                 top = lg
@@ -1189,8 +1202,34 @@ def _dirichlet_draws_kernel(alpha, n, rng):
 
 
 @njit(cache=True)
+def _dirichlet_draws_kernel(alpha, n, rng):
+    """n draws from Dirichlet(alpha) as an (n, d) array, gammas from rng.standard_gamma.
+
+    When every alpha_j >= 1 it consumes rng exactly like rng.standard_gamma(alpha, size=(n, d)).
+    """
+    return _dirichlet_fill(alpha, n, rng, False)
+
+
+@njit(cache=True)
+def _dirichlet_draws_fast_kernel(alpha, n, rng):
+    """n draws from Dirichlet(alpha), gammas by dplit's Marsaglia-Tsang kernel (faster, other stream)."""
+    return _dirichlet_fill(alpha, n, rng, True)
+
+
+@njit(cache=True)
 def _gamma_draws_kernel(alpha, n, rng):
-    """The bare n x d Gamma(alpha_j) draws (benchmark floor for Dirichlet sampling)."""
+    """The bare n x d rng.standard_gamma(alpha_j) draws: the floor of _dirichlet_draws_kernel."""
+    d = alpha.shape[0]
+    out = np.empty((n, d))
+    for i in range(n):
+        for j in range(d):
+            out[i, j] = rng.standard_gamma(alpha[j])
+    return out
+
+
+@njit(cache=True)
+def _gamma_draws_fast_kernel(alpha, n, rng):
+    """The bare n x d Gamma(alpha_j) draws by Marsaglia-Tsang: the floor of the fast kernel."""
     d = alpha.shape[0]
     out = np.empty((n, d))
     small = False
@@ -1247,6 +1286,11 @@ for shape in [0.05, 0.5, 1.0, 3.3, 40.0]:
     assert stats.kstest(g_draws, stats.gamma(shape * 1.1).cdf).pvalue < 1e-3, shape
     lg = np.array([_log_gamma_draw_kernel(shape, rng) for _ in range(n_ks_gamma)])
     assert stats.kstest(np.exp(lg), stats.gamma(shape).cdf).pvalue > 1e-3, shape
+# the stream property of the default kernel (all alpha_j >= 1): bit-for-bit NumPy's standard_gamma
+g_np = np.random.default_rng(5).standard_gamma(alpha_m + 1, size=(1000, 3))
+assert np.allclose(_dirichlet_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)),
+                   g_np / g_np.sum(axis=1, keepdims=True), rtol=1e-14)
+assert np.array_equal(_gamma_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)), g_np)
 tiny = dirichlet_draws([0.01, 0.01, 0.01], 2000, rng=3)
 assert np.all(np.isfinite(tiny)) and np.allclose(tiny.sum(axis=1), 1.0)   # no 0/0
 assert dirichlet_draws([1.0, 2.0], 0, rng=0).shape == (0, 2)
@@ -1271,15 +1315,17 @@ def margin_pvalues(x, alpha):
 
 n_ks = size(full=50_000, quick=10_000)
 for alpha in [np.array([3.3, 4.4]), np.array([0.5, 0.5, 0.5]), np.array([0.05, 2.0, 20.0]), np.array([2.2, 3.3, 4.4, 5.5, 6.6])]:
-    x = dirichlet_draws(alpha, n_ks, rng=rng)
-    assert min(margin_pvalues(x, alpha)) > 1e-3 / len(alpha), alpha
-    alpha_wrong = alpha.copy()
-    alpha_wrong[0] *= 1.1                                            # wrong parameter: must be caught
-    x_wrong = dirichlet_draws(alpha_wrong, n_ks, rng=rng)
-    assert min(margin_pvalues(x_wrong, alpha)) < 1e-3, alpha
+    for kernel in (_dirichlet_draws_kernel, _dirichlet_draws_fast_kernel):
+        x = kernel(alpha, n_ks, rng)
+        assert min(margin_pvalues(x, alpha)) > 1e-3 / len(alpha), (alpha, kernel)
+        alpha_wrong = alpha.copy()
+        alpha_wrong[0] *= 1.1                                        # wrong parameter: must be caught
+        x_wrong = kernel(alpha_wrong, n_ks, rng)
+        assert min(margin_pvalues(x_wrong, alpha)) < 1e-3, (alpha, kernel)
 
-for alpha in [np.array([3.3, 4.4]), np.array([0.5, 0.5, 0.5]), np.array([2.0, 20.0, 2.0])]:
-    L = np.log(dirichlet_draws(alpha, n_mc, rng=rng))
+for alpha, kernel in [(np.array([3.3, 4.4]), _dirichlet_draws_kernel), (np.array([0.5, 0.5, 0.5]), _dirichlet_draws_kernel),
+                      (np.array([2.0, 20.0, 2.0]), _dirichlet_draws_fast_kernel), (np.array([0.5, 0.5, 0.5]), _dirichlet_draws_fast_kernel)]:
+    L = np.log(kernel(alpha, n_mc, rng))
     d = len(alpha)
     diff = L.mean(axis=0) - logx_mean(alpha)
     maha = n_mc * diff @ np.linalg.solve(logx_cov(alpha), diff)

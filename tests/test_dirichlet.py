@@ -345,17 +345,20 @@ def test_draws_beta_margins(alpha):
         return min(stats.kstest(x[:, j], stats.beta(alpha[j], a0 - alpha[j]).cdf).pvalue
                    for j in range(len(alpha)))
 
-    assert min_p(dirichlet_draws(alpha, 20_000, rng=rng)) > 1e-3 / len(alpha)
     wrong = alpha.copy()
     wrong[0] *= 1.1
-    assert min_p(dirichlet_draws(wrong, 20_000, rng=rng)) < 1e-3
+    for kernel in (dr._dirichlet_draws_kernel, dr._dirichlet_draws_fast_kernel):
+        assert min_p(kernel(alpha, 20_000, rng)) > 1e-3 / len(alpha)
+        assert min_p(kernel(wrong, 20_000, rng)) < 1e-3
 
 
+@pytest.mark.parametrize("fast", [False, True])
 @pytest.mark.parametrize("alpha", [[3.3, 4.4], [0.5, 0.5, 0.5], [2.0, 20.0, 2.0]])
-def test_monte_carlo_moments_of_log_x(alpha):
+def test_monte_carlo_moments_of_log_x(alpha, fast):
     alpha = np.array(alpha)
     n = 50_000
-    L = np.log(dirichlet_draws(alpha, n, rng=11))
+    kernel = dr._dirichlet_draws_fast_kernel if fast else dr._dirichlet_draws_kernel
+    L = np.log(kernel(alpha, n, np.random.default_rng(11)))
     S = logx_cov(alpha)
     diff = L.mean(axis=0) - logx_mean(alpha)
     assert stats.chi2(len(alpha)).sf(n * diff @ np.linalg.solve(S, diff)) > 1e-3
@@ -366,10 +369,26 @@ def test_monte_carlo_moments_of_log_x(alpha):
     assert np.any(np.abs(np.cov(L.T) - logx_cov(1.2 * alpha)) > 6 * se)
 
 
+def test_default_kernel_matches_numpy_stream():
+    """With every alpha_j >= 1 the default kernel uses rng exactly like standard_gamma(alpha, (n, d))."""
+    alpha = np.array([1.0, 2.5, 7.0])
+    g = np.random.default_rng(14).standard_gamma(alpha, size=(500, 3))
+    x = dr._dirichlet_draws_kernel(alpha, 500, np.random.default_rng(14))
+    assert np.allclose(x, g / g.sum(axis=1, keepdims=True), rtol=1e-14)
+    assert np.array_equal(dr._gamma_draws_kernel(alpha, 500, np.random.default_rng(14)), g)
+    assert np.array_equal(dirichlet_draws(alpha, 500, rng=14), x)
+
+
+def test_fast_kernel_is_seeded():
+    a = dr._dirichlet_draws_fast_kernel(np.array([0.3, 2.0]), 100, np.random.default_rng(15))
+    b = dr._dirichlet_draws_fast_kernel(np.array([0.3, 2.0]), 100, np.random.default_rng(15))
+    assert np.array_equal(a, b) and np.allclose(a.sum(axis=1), 1)
+
+
 @pytest.mark.parametrize("shape", [0.02, 0.5, 1.0, 2.5, 60.0])
 def test_gamma_kernels(shape):
     rng = np.random.default_rng(12)
-    g = dr._gamma_draws_kernel(np.array([shape, 1.0]), 20_000, rng)[:, 0]
+    g = dr._gamma_draws_fast_kernel(np.array([shape, 1.0]), 20_000, rng)[:, 0]
     assert stats.kstest(g, stats.gamma(shape).cdf).pvalue > 1e-3
     assert stats.kstest(g, stats.gamma(1.1 * shape).cdf).pvalue < 1e-3
     lg = np.array([dr._log_gamma_draw_kernel(shape, rng) for _ in range(20_000)])
