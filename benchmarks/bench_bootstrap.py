@@ -19,11 +19,11 @@ from dplit.bootstrap import (
     dp_boots,
     truncated_statistic,
 )
-from dplit.dirichlet import _gamma_draws_kernel, dirichlet_draws
+from dplit.dirichlet import _gamma_draws_fast_kernel, _gamma_draws_kernel, dirichlet_draws
 from dplit.release import release
 
 
-def best_of(fn, repeats=3):
+def best_of(fn, repeats=5):
     """Best wall-clock time of a few calls of fn()."""
     times = []
     for _ in range(repeats):
@@ -46,19 +46,25 @@ def main():
     rel = release(X, 0.75, 0.25, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, rng=rng, secure=False)
     tilde = truncated_statistic(rel.s_L, rel.scale, n_boot, rng=2)
     # compile
-    _boots_kernel(tilde[:2], n, rel.a, 0, 20, 1e-10, 100, np.random.default_rng(0))
+    for fast in (True, False):
+        _boots_kernel(tilde[:2], n, rel.a, 0, 20, 1e-10, 100, fast, np.random.default_rng(0))
     _gamma_draws_kernel(alpha, 10, np.random.default_rng(0))
+    _gamma_draws_fast_kernel(alpha, 10, np.random.default_rng(0))
     dp_boots(rel, 2, rng=0)
 
     print(f"DPBoots replicates at n = {n}, d = {d}, a = {rel.a:g}, eps = 1 ({n_boot} replicates per timing)")
-    t_kernel = best_of(lambda: _boots_kernel(tilde, n, rel.a, 0, 20, 1e-10, 100, np.random.default_rng(3)))
+    t_kernel = best_of(lambda: _boots_kernel(tilde, n, rel.a, 0, 20, 1e-10, 100, True, np.random.default_rng(3)))
+    t_kernel_np = best_of(lambda: _boots_kernel(tilde, n, rel.a, 0, 20, 1e-10, 100, False, np.random.default_rng(3)))
     n_ref = max(10, n_boot // 10)
     t_ref = best_of(lambda: _boots_reference(tilde[:n_ref], n, rel.a, 0, 20, 1e-10, 100,
                                              np.random.default_rng(3)), repeats=2) * n_boot / n_ref
-    t_gamma = best_of(lambda: [_gamma_draws_kernel(alpha, n, np.random.default_rng(4)) for _ in range(n_boot)])
+    t_gamma = best_of(lambda: [_gamma_draws_fast_kernel(alpha, n, np.random.default_rng(4)) for _ in range(n_boot)])
+    t_gamma_np = best_of(lambda: [_gamma_draws_kernel(alpha, n, np.random.default_rng(4)) for _ in range(n_boot)])
     t_full = best_of(lambda: dp_boots(rel, n_boot, rng=5))
-    rows = [("numba kernel (steps iii-v)", t_kernel), ("NumPy reference twin", t_ref),
-            ("floor: n x d gamma draws only", t_gamma), ("dp_boots end to end (auto noise step)", t_full)]
+    rows = [("numba kernel (steps iii-v), fast gammas", t_kernel),
+            ("numba kernel, NumPy-stream gammas", t_kernel_np), ("NumPy reference twin", t_ref),
+            ("floor: n x d fast gamma draws only", t_gamma), ("floor: n x d standard_gamma draws", t_gamma_np),
+            ("dp_boots end to end (auto noise step)", t_full)]
     for name, t in rows:
         print(f"  {name:40s} {n_boot / t:10.0f} replicates/s  ({1e3 * t / n_boot:7.3f} ms each)")
     print(f"  kernel speed-up over the reference: {t_ref / t_kernel:.1f}x; kernel / gamma floor: "

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from dplit.dirichlet import (
+    _dirichlet_draws_fast_kernel,
     _dirichlet_draws_kernel,
     _dirichlet_mle_kernel,
     _dirichlet_mle_reference,
@@ -341,10 +342,11 @@ def _in_range(s):
 
 
 @njit(cache=True)
-def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
+def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
 
     policy: 0 redraw, 1 nan, 2 uncensored (Alg. 2's literal step v) for that replicate).
+    fast: draw the records with notebook 02's Marsaglia-Tsang gammas (faster; NumPy's stream when alpha* >= 1).
     """
     B, d = s_tilde.shape
     out = np.full((B, d), np.nan)
@@ -357,7 +359,10 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
             continue
         attempts = max_redraw + 1 if policy == 0 else 1
         for _ in range(attempts):
-            X = _dirichlet_draws_kernel(alpha_star, n, rng)
+            if fast:
+                X = _dirichlet_draws_fast_kernel(alpha_star, n, rng)
+            else:
+                X = _dirichlet_draws_kernel(alpha_star, n, rng)
             s = _censored_stat_kernel(X, a)
             if not _in_range(s):
                 n_out[b] += 1
@@ -375,7 +380,7 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
 
 
 def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
-    """Readable NumPy twin of `_boots_kernel` (same stream when every alpha* >= 1)."""
+    """Readable NumPy twin of `_boots_kernel` with ``fast=False`` (same stream when every alpha* >= 1)."""
     out = np.full(s_tilde.shape, np.nan)
     n_out, n_failed = np.zeros(len(s_tilde), np.int64), 0
     for b, s_b in enumerate(s_tilde):
@@ -553,7 +558,7 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
         raise ValueError("the statistic of data lies outside Range(S0) (sum(exp(s)) >= 1): no MLE exists")
     rng = np.random.default_rng(rng)
     s_tilde = np.tile(s0, (n_boot, 1))
-    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, rng)
+    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, True, rng)
     return BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
                       n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
                       n_failed=int(n_failed))
@@ -604,7 +609,7 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
     rng = np.random.default_rng(rng)
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)
-    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, rng)
+    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, True, rng)
     return BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
                       n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
                       n_failed=int(n_failed), noise=info)

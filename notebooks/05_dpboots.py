@@ -133,6 +133,7 @@ import numpy as np
 from numba import njit
 
 from dplit.dirichlet import (
+    _dirichlet_draws_fast_kernel,
     _dirichlet_draws_kernel,
     _dirichlet_mle_kernel,
     _dirichlet_mle_reference,
@@ -680,10 +681,11 @@ def _in_range(s):
 
 
 @njit(cache=True)
-def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
+def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
 
     policy: 0 redraw, 1 nan, 2 uncensored (Alg. 2's literal step v) for that replicate).
+    fast: draw the records with notebook 02's Marsaglia-Tsang gammas (faster; NumPy's stream when alpha* >= 1).
     """
     B, d = s_tilde.shape
     out = np.full((B, d), np.nan)
@@ -696,7 +698,10 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
             continue
         attempts = max_redraw + 1 if policy == 0 else 1
         for _ in range(attempts):
-            X = _dirichlet_draws_kernel(alpha_star, n, rng)
+            if fast:
+                X = _dirichlet_draws_fast_kernel(alpha_star, n, rng)
+            else:
+                X = _dirichlet_draws_kernel(alpha_star, n, rng)
             s = _censored_stat_kernel(X, a)
             if not _in_range(s):
                 n_out[b] += 1
@@ -714,7 +719,7 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
 
 
 def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
-    """Readable NumPy twin of `_boots_kernel` (same stream when every alpha* >= 1)."""
+    """Readable NumPy twin of `_boots_kernel` with ``fast=False`` (same stream when every alpha* >= 1)."""
     out = np.full(s_tilde.shape, np.nan)
     n_out, n_failed = np.zeros(len(s_tilde), np.int64), 0
     for b, s_b in enumerate(s_tilde):
@@ -738,8 +743,9 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     return out, n_out, n_failed
 
 # %% [markdown]
-# The kernel against its twin (the same gamma stream: NumPy fills an $(n, d)$ array of `standard_gamma(alpha)` in row
-# order, exactly as the draws kernel does when every $\alpha^*_j \ge 1$), and every policy on the S5 statistic
+# The kernel against its twin (with `fast=False` the draws kernel consumes the generator exactly like NumPy's
+# `standard_gamma(alpha, size=(n, d))` when every $\alpha^*_j \ge 1$; the drivers use `fast=True`, notebook 02's own
+# Marsaglia-Tsang gammas, faster, and for $\alpha^*_j \ge 1$ even the same stream; notebook 02 checks their law), and every policy on the S5 statistic
 # ($\alpha = (2, 20, 2)$, $a = 0.1$), where out-of-range events are common. (Not every simulated statistic leaves the
 # range: $\tilde s$ hugs the boundary, so $\alpha^*$ has a huge precision, the simulated records nearly all equal
 # $E[x \mid \alpha^*]$, whose small entries sit just above $0.1$ and escape censoring, or just below and do not.)
@@ -747,14 +753,14 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
 # %%
 s_in = np.array([-1.6, -1.2, -0.9])  # sum of exp = 0.909
 tilde = truncated_statistic(s_in, 0.01, 20, rng=1)
-k_alpha, k_out, k_fail = _boots_kernel(tilde, 500, 1e-3, 0, 5, 1e-10, 100, np.random.default_rng(9))
+k_alpha, k_out, k_fail = _boots_kernel(tilde, 500, 1e-3, 0, 5, 1e-10, 100, False, np.random.default_rng(9))
 r_alpha, r_out, r_fail = _boots_reference(tilde, 500, 1e-3, 0, 5, 1e-10, 100, np.random.default_rng(9))
 assert np.array_equal(k_out, r_out) and k_fail == r_fail == 0 and k_out.sum() == 0
 assert np.allclose(k_alpha, r_alpha, rtol=1e-7), np.max(np.abs(k_alpha / r_alpha - 1))
 s_heavy = np.log(np.maximum(rng.dirichlet(alpha4, 5000), 0.1)).mean(axis=0)
 tilde_heavy = truncated_statistic(s_heavy, 1e-3, 10, rng=2)
 for policy, name in enumerate(OUT_OF_RANGE):
-    al, per_rep, n_fail = _boots_kernel(tilde_heavy, 5000, 0.1, policy, 3, 1e-10, 100, np.random.default_rng(3))
+    al, per_rep, n_fail = _boots_kernel(tilde_heavy, 5000, 0.1, policy, 3, 1e-10, 100, True, np.random.default_rng(3))
     n_out = per_rep.sum()
     print(f"{name:>10}: out-of-range events {n_out} in {np.sum(per_rep > 0)} replicates, failed replicates {n_fail}")
     assert n_out > 0 and np.isnan(al).any(axis=1).sum() == n_fail
@@ -922,7 +928,7 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
         raise ValueError("the statistic of data lies outside Range(S0) (sum(exp(s)) >= 1): no MLE exists")
     rng = np.random.default_rng(rng)
     s_tilde = np.tile(s0, (n_boot, 1))
-    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, rng)
+    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, True, rng)
     return BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
                       n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
                       n_failed=int(n_failed))
@@ -973,7 +979,7 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
     rng = np.random.default_rng(rng)
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)
-    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, rng)
+    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, True, rng)
     return BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
                       n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
                       n_failed=int(n_failed), noise=info)

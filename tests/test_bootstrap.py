@@ -124,7 +124,7 @@ def test_truncated_statistic_is_reproducible_and_checks_input():
 # ---------------------------------------------------------------- the bootstrap loop
 def test_boots_kernel_matches_reference():
     tilde = truncated_statistic(np.array([-1.6, -1.2, -0.9]), 0.01, 10, rng=1)
-    k = _boots_kernel(tilde, 300, 1e-3, 0, 5, 1e-10, 100, np.random.default_rng(9))
+    k = _boots_kernel(tilde, 300, 1e-3, 0, 5, 1e-10, 100, False, np.random.default_rng(9))
     r = _boots_reference(tilde, 300, 1e-3, 0, 5, 1e-10, 100, np.random.default_rng(9))
     assert np.array_equal(k[1], r[1]) and k[2] == r[2] and np.allclose(k[0], r[0], rtol=1e-7)
 
@@ -134,7 +134,7 @@ def test_out_of_range_policies_are_counted():
     tilde = truncated_statistic(s_heavy, 1e-3, 20, rng=2)
     counts = {}
     for policy, name in enumerate(("redraw", "nan", "uncensored")):
-        al, per_rep, n_fail = _boots_kernel(tilde, 5000, 0.1, policy, 3, 1e-10, 100, np.random.default_rng(3))
+        al, per_rep, n_fail = _boots_kernel(tilde, 5000, 0.1, policy, 3, 1e-10, 100, True, np.random.default_rng(3))
         counts[name] = (per_rep.sum(), n_fail)
         assert np.all(per_rep <= (4 if name == "redraw" else 1))
         assert np.isnan(al).any(axis=1).sum() == n_fail
