@@ -1,0 +1,275 @@
+"""Tests of dplit.mcmc: kernels against their twins, stationary laws, SBC, limits, results, bad input."""
+
+import numpy as np
+import pytest
+from scipy import integrate, special, stats
+
+from dplit import mcmc as M
+from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
+from dplit.release import Release
+
+FAST = dict(n_iter=1_000, n_warmup=300, n_chains=2, thin=2, progress=False)
+
+
+def _release(n=200, eps=1.0, a=1e-3, alpha=(2.2, 3.3, 4.4), n1=0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = dirichlet_draws(np.array(alpha), n, rng=rng)
+    d = len(alpha)
+    if n1 == 0:
+        s_L = censored_stat(X, a) + rng.laplace(0, -d * np.log(a) / (n * eps), d)
+        return Release.from_statistic(s_L, n, a, eps), X
+    s_L1 = censored_stat(X[:n1], a) + rng.laplace(0, -d * np.log(a) / (n1 * eps), d)
+    s_L2 = censored_stat(X[n1:], a) + rng.laplace(0, -d * np.log(a) / ((n - n1) * eps), d)
+    return Release.from_statistic(s_L2, n, a, eps, s_L1=s_L1, n1=n1), X
+
+
+def _mean_and_se(result):
+    """Posterior mean of alpha and its Monte Carlo standard error (ArviZ ESS)."""
+    import arviz as az
+    summ = az.summary(result, var_names=["alpha"])
+    return summ["mean"].to_numpy(), summ["mcse_mean"].to_numpy()
+
+
+# ---------------------------------------------------------------- special functions and the prior
+def test_incomplete_gamma_and_normal_quantile_match_scipy():
+    for a, x in [(0.5, 0.01), (2.2, 1.0), (3.3, 10.0), (50.0, 40.0), (1.0, 1e-5), (200.0, 260.0)]:
+        p, q = M._gammainc_pq(a, x)
+        assert np.isclose(p, special.gammainc(a, x), rtol=1e-11, atol=1e-300)
+        assert np.isclose(q, special.gammaincc(a, x), rtol=1e-9, atol=1e-300)
+    for p in [1e-300, 1e-12, 0.02, 0.3, 0.5]:
+        assert np.isclose(M._ndtri_lower(p), special.ndtri(p), rtol=1e-13, atol=1e-14)
+
+
+def test_copula_prior_kernel_matches_definition():
+    shape, rate = np.array([20.0, 30.0, 45.0]), np.array([9.0, 9.0, 10.0])
+    R = np.array([[1.0, 0.6, 0.5], [0.6, 1.0, 0.7], [0.5, 0.7, 1.0]])
+    prec = np.linalg.inv(R) - np.eye(3)
+
+    def scipy_logpdf(al):
+        z = stats.norm.ppf(stats.gamma.cdf(al, shape, scale=1 / rate))
+        return (stats.gamma.logpdf(al, shape, scale=1 / rate).sum()
+                + stats.multivariate_normal(np.zeros(3), R).logpdf(z) - stats.norm.logpdf(z).sum())
+
+    pts = [np.array([2.2, 3.3, 4.4]), np.array([1.5, 4.0, 5.0]), np.array([3.5, 2.5, 3.0])]
+    ours = [M._prior_logpdf_kernel(p, M._PRIOR_COPULA, shape, rate, prec) for p in pts]
+    assert np.allclose(np.diff(ours), np.diff([scipy_logpdf(p) for p in pts]), rtol=1e-10)
+
+
+class _GammaLike:
+    """A prior object with the gamma kernel form (shape, rate, logpdf)."""
+
+    name = "test-gamma"
+
+    def __init__(self, shape, rate, wrong=False):
+        self.shape, self.rate, self.wrong = shape, rate, wrong
+
+    def logpdf(self, alpha):
+        lp = stats.gamma.logpdf(np.asarray(alpha), self.shape, scale=1 / np.asarray(self.rate)).sum(-1)
+        return lp + (np.sum(alpha) if self.wrong else 0.0)
+
+
+def test_prior_object_kernel_form_is_checked_against_its_logpdf():
+    kind, shape, rate, _ = M._kernel_prior(_GammaLike(2.0, [0.5, 1.0, 2.0]), 3)
+    assert kind == M._PRIOR_GAMMA and np.allclose(shape, 2.0) and np.allclose(rate, [0.5, 1.0, 2.0])
+    with pytest.raises(ValueError, match="does not match"):
+        M._kernel_prior(_GammaLike(2.0, 1.0, wrong=True), 3)
+    with pytest.raises(TypeError, match="kernel form"):
+        M._kernel_prior(type("NoForm", (), {"logpdf": lambda self, a: 0.0})(), 3)
+
+
+# ---------------------------------------------------------------- kernels against their twins
+def test_record_sweep_kernel_equals_reference():
+    rng = np.random.default_rng(1)
+    alpha = np.array([0.5, 2.2, 3.3])
+    X = dirichlet_draws(alpha, 300, rng=rng)
+    s_L = censored_stat(X, 1e-3) + 0.01
+    for coef in (np.zeros(3), np.array([-0.3, 1.2, 2.3])):
+        L1, L2 = np.log(X), np.log(X)
+        k = M._record_sweep_kernel(L1, alpha, coef, s_L, np.log(1e-3), 50.0, np.random.default_rng(5))
+        r = M._record_sweep_reference(L2, alpha, coef, s_L, np.log(1e-3), 50.0, np.random.default_rng(5))
+        assert k[0] == r[0] and 0 < k[0] < 300
+        assert np.allclose(L1, L2, atol=1e-12) and np.allclose(k[1], r[1]) and np.allclose(k[2], r[2])
+        assert np.allclose(k[1], L1.sum(0)) and np.allclose(k[2], np.maximum(L1, np.log(1e-3)).sum(0))
+
+
+def test_slice_kernel_equals_reference():
+    s = np.array([-1.5, -1.2, -0.8])
+    chol = np.linalg.cholesky(np.array([[0.04, 0.03, 0.03], [0.03, 0.05, 0.04], [0.03, 0.04, 0.06]]))
+    th0 = np.log([2.0, 3.0, 4.0])
+    th_k = th0.copy()
+    ev_k = M._slice_kernel(th_k, 30, 3.0, chol, np.linalg.inv(chol), s, 100.0, M._PRIOR_GAMMA, np.ones(3),
+                           np.full(3, 0.1), np.zeros((3, 3)), np.random.default_rng(3))
+    th_r, ev_r = M._slice_reference(th0.copy(), 30, 3.0, chol, s, 100.0,
+                                    lambda al: stats.expon.logpdf(al, scale=10).sum(), np.random.default_rng(3))
+    assert ev_k == ev_r and ev_k > 30 and np.allclose(th_k, th_r, rtol=1e-10)
+
+
+# ---------------------------------------------------------------- stationary laws
+def _one_record_ks(power, mode, forget, n_steps=20_000):
+    """KS statistic of one latent record's x_1 (d = 2) against its target CDF by quadrature."""
+    alpha, s_L, a, scale = np.array([2.0, 3.0]), np.array([-1.6, -0.4]), 0.05, 1.5
+    rng = np.random.default_rng(11)
+    logx = np.log(dirichlet_draws(alpha, 1, rng=rng))
+    xs = np.empty(n_steps)
+    for t in range(n_steps):
+        ap, coef = M._sweep_arguments(alpha, power, mode)
+        M._record_sweep_kernel(logx, ap, np.zeros(2) if forget else coef, s_L, np.log(a), 1 / scale, rng)
+        xs[t] = np.exp(logx[0, 0])
+    xs = np.sort(xs[::10])
+
+    def dens(x):
+        lx = np.log(np.maximum([x, 1 - x], a))
+        return stats.beta.pdf(x, *alpha) ** power * np.exp(-np.abs(s_L - lx).sum() / scale)
+
+    grid = np.quantile(xs, np.linspace(0.05, 0.95, 10))
+    total = integrate.quad(dens, 0, 1, limit=200, points=[a, 1 - a])[0]
+    cdf = np.array([integrate.quad(dens, 0, g, limit=200)[0] for g in grid]) / total
+    emp = np.searchsorted(xs, grid, side="right") / xs.size
+    return np.max(np.abs(emp - cdf)) * np.sqrt(xs.size)
+
+
+@pytest.mark.parametrize("power,mode", [(1.0, M._UPDATE_JU), (4.0, M._UPDATE_MODEL5),
+                                        (4.0, M._UPDATE_MODEL5_POWERED)])
+def test_record_sweep_has_the_right_stationary_law(power, mode):
+    assert _one_record_ks(power, mode, forget=False) < 2.0
+
+
+def test_record_sweep_without_the_power_correction_is_detected():
+    assert _one_record_ks(4.0, M._UPDATE_MODEL5, forget=True) > 3.0
+
+
+def test_mcmc_matches_quadrature_posterior_d2():
+    rng = np.random.default_rng(2)
+    s = sufficient_stat(dirichlet_draws(np.array([3.3, 4.4]), 40, rng=rng))
+    t = np.linspace(-3, 4, 400)
+    T1, T2 = np.meshgrid(t, t, indexing="ij")
+    A1, A2 = np.exp(T1), np.exp(T2)
+    logp = (40 * (special.gammaln(A1 + A2) - special.gammaln(A1) - special.gammaln(A2))
+            + 40 * ((A1 - 1) * s[0] + (A2 - 1) * s[1]) - 0.1 * (A1 + A2) + T1 + T2)
+    w = np.exp(logp - logp.max())
+    w /= w.sum()
+    exact = np.array([(w * A1).sum(), (w * A2).sum()])
+    res = M.mcmc(s, 40, n_iter=5_000, n_warmup=500, n_chains=2, rng=4, progress=False)
+    mean, se = _mean_and_se(res)
+    assert np.all(np.abs(mean - exact) < 4 * se)
+
+
+# ---------------------------------------------------------------- exactness of DPMCMC: SBC
+def test_sbc_of_dp_mcmc_is_uniform_and_detects_a_wrong_scale():
+    kw = dict(n=100, d=2, a=1e-2, eps=1.0, rng=3)
+    p_good = M._rank_uniformity_pvalues(M._sbc_ranks(200, **kw))
+    p_bad = M._rank_uniformity_pvalues(M._sbc_ranks(200, scale_factor=0.5, **kw))
+    assert np.all(p_good > 1e-3)
+    assert np.min(p_bad) < 1e-3
+
+
+# ---------------------------------------------------------------- limits and identities
+def test_huge_epsilon_dp_mcmc_matches_mcmc_p1():
+    rel, X = _release(n=200, eps=1e10, seed=5)
+    dp = M.dp_mcmc(rel, rng=1, **dict(FAST, n_iter=3_000))
+    ex = M.mcmc(sufficient_stat(X), 200, rng=1, **dict(FAST, n_iter=3_000))
+    (m1, se1), (m2, se2) = _mean_and_se(dp), _mean_and_se(ex)
+    assert np.all(np.abs(m1 - m2) < 4 * np.hypot(se1, se2) + 1e-3)
+    sd1 = dp.posterior["alpha"].values.reshape(-1, 3).std(0)
+    sd2 = ex.posterior["alpha"].values.reshape(-1, 3).std(0)
+    assert np.allclose(sd1, sd2, rtol=0.15)
+
+
+def test_dp_remcmc_with_b_equal_n2_is_dp_mcmc():
+    rel, _ = _release(n=150, seed=6)
+    a = M.dp_mcmc(rel, rng=9, **FAST)
+    b = M.dp_remcmc(rel, b=rel.n2, rng=9, **FAST)
+    assert np.array_equal(a.posterior["alpha"].values, b.posterior["alpha"].values)
+    assert b.posterior.attrs["method"] == "DPreMCMC" and b.posterior.attrs["b"] == rel.n2
+
+
+def test_dp_remcmc_approximates_dp_mcmc_when_the_noise_is_small():
+    rel, _ = _release(n=1000, eps=5.0, seed=7)          # Laplace scale 0.004
+    kw = dict(FAST, n_iter=3_000, thin=3)
+    full = M.dp_mcmc(rel, rng=1, **kw).posterior["alpha"].values.reshape(-1, 3)
+    rep = M.dp_remcmc(rel, b=50, rng=2, **kw).posterior["alpha"].values.reshape(-1, 3)
+    assert np.all(np.abs(np.median(rep, 0) - np.median(full, 0)) < 0.5 * full.std(0))
+    assert np.allclose(rep.std(0), full.std(0), rtol=0.3)
+
+
+def test_exact_sampling_of_joint_model5_drifts_to_large_alpha():
+    rel, _ = _release(n=400, eps=1.0, seed=7)
+    kw = dict(FAST, n_iter=3_000, thin=3)
+    full = M.dp_mcmc(rel, rng=1, **kw).posterior["alpha"].values.reshape(-1, 3)
+    m5 = M.dp_remcmc(rel, b=40, record_update="model5", rng=3, **kw).posterior["alpha"].values.reshape(-1, 3)
+    assert np.median(m5.sum(1)) > 3 * np.median(full.sum(1))
+
+
+def test_split_release_p1_uses_both_parts_and_p5_is_the_same_target():
+    rel, _ = _release(n=200, n1=50, seed=8)
+    r1 = M.dp_mcmc(rel, prior="p1", rng=3, **FAST)
+    r5 = M.dp_mcmc(rel, prior="p5", rng=3, **FAST)
+    assert r1.posterior.attrs["parts"] == "D1+D2" and r1.posterior.attrs["latent_records"] == 200
+    assert np.array_equal(r1.posterior["alpha"].values, r5.posterior["alpha"].values)
+    assert r5.posterior.attrs["prior"] == "p5"
+    only_d2 = M.dp_mcmc(rel, prior=_GammaLike(1.0, 0.1), rng=3, **FAST)
+    assert only_d2.posterior.attrs["parts"] == "D2" and only_d2.posterior.attrs["latent_records"] == 150
+
+
+# ---------------------------------------------------------------- results
+def test_result_structure_and_determinism():
+    rel, _ = _release(n=120, seed=9)
+    res = M.dp_mcmc(rel, rng=4, **FAST)
+    post = res.posterior
+    assert post["alpha"].dims == ("chain", "draw", "component")
+    assert post["alpha"].shape == (2, 500, 3)
+    assert np.allclose(post["mean_composition"].values.sum(-1), 1.0)
+    acc = res.sample_stats["record_acceptance"].values
+    assert acc.shape == (2, 500) and np.all((acc > 0) & (acc <= 1))
+    assert np.all(res.sample_stats["slice_evaluations"].values >= M.dp_mcmc.__kwdefaults__["n_slice"] + 1)
+    for key in ("method", "prior", "eps", "a", "n", "seeds", "runtime", "n_slice"):
+        assert key in post.attrs
+    assert post.attrs["method"] == "DPMCMC" and len(post.attrs["seeds"]) == 2
+    again = M.dp_mcmc(rel, rng=4, n_jobs=1, **FAST)
+    assert np.array_equal(again.posterior["alpha"].values, post["alpha"].values)
+    other = M.dp_mcmc(rel, rng=5, **FAST)
+    assert not np.array_equal(other.posterior["alpha"].values, post["alpha"].values)
+
+
+def test_mpsrf():
+    rng = np.random.default_rng(0)
+    same = rng.normal(size=(4, 1000, 3))
+    assert 1.0 <= M.mpsrf(same) < 1.02
+    assert M.mpsrf(same + np.array([0, 0, 0, 1.0])[:, None, None]) > 1.1
+    with pytest.raises(ValueError, match="2 chains"):
+        M.mpsrf(same[:1])
+
+
+# ---------------------------------------------------------------- bad input
+def test_bad_input_raises_clear_errors():
+    rel, _ = _release(n=100, seed=10)
+    with pytest.raises(ValueError, match="prior must be one of"):
+        M.dp_mcmc(rel, prior="p9", **FAST)
+    with pytest.raises(ValueError, match="no density"):
+        M.dp_mcmc(rel, prior="p2", **FAST)
+    with pytest.raises(ValueError, match="split release"):
+        M.dp_mcmc(rel, prior="p3", **FAST)
+    with pytest.raises(ValueError, match="split release"):
+        M.dp_mcmc(rel, prior="p5", **FAST)
+    with pytest.raises(ValueError, match="n_iter"):
+        M.dp_mcmc(rel, **dict(FAST, n_iter=0))
+    with pytest.raises(ValueError, match="n_chains"):
+        M.dp_mcmc(rel, **dict(FAST, n_chains=0))
+    with pytest.raises(ValueError, match="thin"):
+        M.dp_mcmc(rel, **dict(FAST, thin=5_000))
+    with pytest.raises(TypeError, match="n_iter"):
+        M.dp_mcmc(rel, **dict(FAST, n_iter=10.5))
+    with pytest.raises(TypeError, match="progress"):
+        M.dp_mcmc(rel, **dict(FAST, progress="yes"))
+    with pytest.raises(TypeError, match="Release"):
+        M.dp_mcmc({"s_L": rel.s_L, "n": 100}, **FAST)
+    with pytest.raises(ValueError, match="b must be"):
+        M.dp_remcmc(rel, b=0, **FAST)
+    with pytest.raises(ValueError, match="record_update"):
+        M.dp_remcmc(rel, record_update="gaussian", **FAST)
+    with pytest.raises(ValueError, match="statistic"):
+        M.mcmc([0.1], 10, **FAST)
+    with pytest.raises(ValueError, match="mcmc takes prior"):
+        M.mcmc([-1.0, -1.0], 10, prior="p3", **FAST)
+    with pytest.raises(TypeError, match="prior must be"):
+        M.mcmc([-1.0, -1.0], 10, prior=3.0, **FAST)
