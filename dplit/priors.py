@@ -10,7 +10,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from dplit.bootstrap import dp_boots
+from dplit.bootstrap import _check_count, dp_boots
 from dplit.release import Release
 
 PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
@@ -18,15 +18,6 @@ PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 
 class NoDensityError(NotImplementedError):
     """Raised by ``logpdf`` of a prior known only through draws (p2, p5)."""
-
-
-def _check_count(value, name, minimum=1):
-    """Return ``value`` as an int, or raise unless it is an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def _positive_vector(value, name, d=None):

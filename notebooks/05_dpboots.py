@@ -133,10 +133,12 @@ import numpy as np
 from numba import njit
 
 from dplit.dirichlet import (
+    _censored_stat_kernel,
     _dirichlet_draws_fast_kernel,
     _dirichlet_draws_kernel,
     _dirichlet_mle_kernel,
     _dirichlet_mle_reference,
+    _in_stat_range_kernel,
     censored_stat,
     check_compositions,
     sufficient_stat,
@@ -659,28 +661,6 @@ assert _logsumexp(s_L) > 0 and len(ref) == n_ref and p_s5 > 1e-3
 # %%
 #| export
 @njit(cache=True)
-def _censored_stat_kernel(X, a):
-    """Column means of log(max(x_ij, a)) (a = 0: the uncensored statistic)."""
-    n, d = X.shape
-    s = np.zeros(d)
-    for i in range(n):
-        for j in range(d):
-            s[j] += math.log(max(X[i, j], a))
-    return s / n
-
-
-@njit(cache=True)
-def _in_range(s):
-    """True when s is finite and sum(exp(s)) < 1."""
-    total = 0.0
-    for j in range(s.shape[0]):
-        if not math.isfinite(s[j]):
-            return False
-        total += math.exp(s[j])
-    return total < 1.0
-
-
-@njit(cache=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
 
@@ -703,7 +683,7 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
             else:
                 X = _dirichlet_draws_kernel(alpha_star, n, rng)
             s = _censored_stat_kernel(X, a)
-            if not _in_range(s):
+            if not _in_stat_range_kernel(s):
                 n_out[b] += 1
                 if policy == 2:
                     s = _censored_stat_kernel(X, 0.0)
