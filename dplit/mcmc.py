@@ -866,7 +866,7 @@ def mpsrf(result, var="alpha"):
     return float((t - 1) / t + (m + 1) / m * lam)
 
 
-def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=20, n_warmup=300, n_slice=20, scale_factor=1.0, b=None,
+def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
                rng=None):
     """Ranks (n_rep, d) of prior draws among L thinned DPMCMC draws (simulation-based calibration).
 
