@@ -224,20 +224,31 @@ def _record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
         cur -= abs(s_L[j] - C[j] / m) * inv_scale
     lg = np.empty(d)
     dc = np.empty(d)
+    small = False                       # any alpha_j < 1: draw in log space (no underflow)
+    for j in range(d):
+        small = small or alpha_prop[j] < 1.0
     accepted = 0
     for i in range(m):
-        top = -np.inf
-        for j in range(d):
-            if alpha_prop[j] < 1.0:
-                lg[j] = (math.log(rng.standard_gamma(alpha_prop[j] + 1.0))
-                         - rng.standard_exponential() / alpha_prop[j])
-            else:
-                lg[j] = math.log(rng.standard_gamma(alpha_prop[j]))
-            top = max(top, lg[j])
-        tot = 0.0
-        for j in range(d):
-            tot += math.exp(lg[j] - top)
-        lnorm = top + math.log(tot)
+        if small:
+            top = -np.inf
+            for j in range(d):
+                if alpha_prop[j] < 1.0:
+                    lg[j] = (math.log(rng.standard_gamma(alpha_prop[j] + 1.0))
+                             - rng.standard_exponential() / alpha_prop[j])
+                else:
+                    lg[j] = math.log(rng.standard_gamma(alpha_prop[j]))
+                top = max(top, lg[j])
+            tot = 0.0
+            for j in range(d):
+                tot += math.exp(lg[j] - top)
+            lnorm = top + math.log(tot)
+        else:                           # all alpha_j >= 1: plain gammas, one log each
+            tot = 0.0
+            for j in range(d):
+                g = rng.standard_gamma(alpha_prop[j])
+                tot += g
+                lg[j] = math.log(g)
+            lnorm = math.log(tot)
         new = 0.0
         extra = 0.0
         for j in range(d):
