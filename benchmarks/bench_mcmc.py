@@ -10,7 +10,9 @@ Prints
    for DPMCMC and DPreMCMC (b = 5, 50), one chain, run time including warm-up;
 4. peak memory of a DPMCMC run (traced Python/NumPy allocations and the process's peak RSS);
 5. ESS_bulk per second on ../shared/benchmarks/dapper_compositional_release.csv next to the R package
-   dapper's figure recorded there (0.11 ESS_bulk/s; one chain, ESS over total run time).
+   dapper's figure recorded there (0.11 ESS_bulk/s; one chain, ESS over total run time);
+6. a larger simulation-based calibration than the test suite's: d = 3, n = 200, a = 1e-3, eps = 1, p1,
+   for DPMCMC (must be uniform) and DPreMCMC with b = 50 (an approximation: shows how far off it is).
 ESS is ArviZ's rank-normalised bulk ESS. Timings exclude numba compilation (a warm-up call first).
 The machine is shared: figures move from run to run; the ratios in the same process are the point.
 """
@@ -135,8 +137,19 @@ def bench_dapper(n_iter):
     res2 = M.dp_mcmc(rel, n_iter=n_iter, n_warmup=2000, n_chains=2, thin=1, rng=22, progress=False)
     rt2 = res2.posterior.attrs["runtime"]
     e2 = ess_bulk(res2.posterior["alpha"].values)
-    print(f"  two chains in parallel threads: ESS_bulk/s {np.round(e2 / rt2, 1)} of wall time -> "
+    print(f"  two chains in parallel threads: {rt2:.1f} s, ESS_bulk {np.round(e2).astype(int)}, "
+          f"ESS_bulk/s {np.round(e2 / rt2, 1)} of wall time -> "
           f"{e2.min() / rt2 / DAPPER_ESS_PER_S:.0f}x dapper; MPSRF {M.mpsrf(res2):.3f}")
+
+
+def bench_sbc(n_rep):
+    print("\nsimulation-based calibration, d = 3, n = 200, a = 1e-3, eps = 1, p1, 19 draws thinned by 60:")
+    for label, b, reps in [("DPMCMC", None, n_rep), ("DPreMCMC b=50", 50, n_rep // 2)]:
+        t0 = time.perf_counter()
+        ranks = M._sbc_ranks(reps, n=200, d=3, a=1e-3, eps=1.0, b=b, rng=78)
+        p = M._rank_uniformity_pvalues(ranks)
+        print(f"  {label:14s} {reps} replications ({time.perf_counter() - t0:.0f} s): chi-square p-values of rank "
+              f"uniformity {np.array2string(p, precision=3)}")
 
 
 def main():
@@ -150,6 +163,7 @@ def main():
     bench_paper_settings(40_000 if args.full else 10_000)
     bench_memory()
     bench_dapper(100_000 if args.full else 40_000)
+    bench_sbc(2000 if args.full else 600)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 

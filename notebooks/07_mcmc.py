@@ -1579,8 +1579,10 @@ interactive(explore, eps1=FloatLogSlider(value=1.0, base=10, min=-1, max=2, step
 # ## When to use this
 #
 # * **DPMCMC$_{p1}$** is exact (SBC above) and, with these kernels, fast: about 0.12 ms per iteration at $n = 1000$,
-#   $d = 3$ (the record sweep runs at 1.7 times the cost of its bare gamma draws; `benchmarks/bench_mcmc.py` measures
-#   about 75 ESS/s per chain on dapper's benchmark release, some 700 times dapper's 0.11). It is the method to use for
+#   $d = 3$ (the record sweep runs at 1.7 times the cost of its bare gamma draws). On dapper's benchmark release
+#   `benchmarks/bench_mcmc.py` measures about 80 ESS_bulk per second of wall time with two chains on two cores, i.e.
+#   about 40 per chain-second (a single chain's own ESS estimate says 78/s, optimistic for this heavy-tailed
+#   posterior): 360 to 730 times dapper's 0.11. It is the method to use for
 #   small and moderate $n$. Its limit is statistical, not computational: with a noisy release the data augmentation
 #   mixes slowly along the concentration $\alpha_0$ (ESS of 0.2-1% of the iterations at $n = 1000$, $\epsilon_1 = 1$), so
 #   run long chains (tens of thousands of iterations, thinned) and check the MPSRF and ESS. A very large $\epsilon$
