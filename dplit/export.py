@@ -13,7 +13,7 @@ names the notebook. Run from the repository root::
 Three checks guard the literate layout (each returns a list of problems, empty when all is well):
 :func:`check_exports` (generated modules equal a fresh export), :func:`check_pairs` (each
 ``.py``/``.ipynb`` pair holds the same cells) and :func:`check_executed` (each committed
-``.ipynb`` was run top to bottom without errors).
+``.ipynb`` was run top to bottom without errors and kept its figures).
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def check_pairs(root=".") -> list[str]:
 
 
 def check_executed(root=".") -> list[str]:
-    """Problems where a committed ``.ipynb`` holds an error or was not run top to bottom."""
+    """Problems where a committed ``.ipynb`` holds an error, was not run top to bottom, or lost its figures."""
     import json
 
     problems = []
@@ -251,7 +251,21 @@ def check_executed(root=".") -> list[str]:
                 if out.get("output_type") == "error":
                     problems.append(f"{ipynb.name}: cell {i} holds an error output "
                                     f"({out.get('ename')})")
+        # Readers on a code host see only what was committed: a notebook that plots must show a
+        # figure (none at all means it ran under a non-inline backend such as MPLBACKEND=Agg).
+        if "matplotlib" in py.read_text() and not _has_figure(nb):
+            problems.append(f"{ipynb.name}: imports matplotlib but holds no figure output "
+                            "(execute it with the inline backend, without MPLBACKEND=Agg)")
     return problems
+
+
+def _has_figure(nb) -> bool:
+    """True when some code cell of a notebook (as JSON) has an image output."""
+    return any(
+        any(k.startswith("image/") for k in out.get("data", {}))
+        for cell in nb.get("cells", []) if cell.get("cell_type") == "code"
+        for out in cell.get("outputs", [])
+    )
 
 
 def sync(root=".") -> list[Path]:

@@ -131,6 +131,17 @@ def test_executed_check_catches_errors_and_out_of_order_runs(copy_root):
     assert any("error output" in p for p in export.check_executed(copy_root))
 
 
+def test_executed_check_catches_a_notebook_without_its_figures(copy_root):
+    path = copy_root / "notebooks" / "00_index.ipynb"
+    assert export.check_executed(copy_root) == []
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            out.get("data", {}).pop("image/png", None)
+    path.write_text(json.dumps(nb))
+    assert any("no figure output" in p for p in export.check_executed(copy_root))
+
+
 def _names(requirements):
     return {re.split(r"[<>=!~ \[]", r.strip(), maxsplit=1)[0].lower() for r in requirements}
 
