@@ -1,7 +1,7 @@
 """Tests of dplit.priors: p1-p5, the copula, gamma fitting, pickling and make_prior."""
 
-import importlib
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -156,16 +156,20 @@ def test_make_prior_bad_input(split_release):
     assert make_prior("p1", unsplit).d == 3
 
 
-def test_p5_needs_dplit_mcmc(split_release):
-    try:
-        mcmc = importlib.import_module("dplit.mcmc")
-    except ImportError:
-        mcmc = None
-    if mcmc is None or not hasattr(mcmc, "p5_prior"):
-        with pytest.raises(ImportError, match="p5 .*needs dplit.mcmc"):
-            make_prior("p5", split_release, rng=1)
-    else:  # notebook 07 is in: p5 is a sampling-only prior named p5
-        pytest.skip("dplit.mcmc.p5_prior exists; p5 is tested with dplit.mcmc")
+def test_p5_is_drawn_by_dplit_mcmc(split_release):
+    p5 = make_prior("p5", split_release, rng=1, n_draws=200, n_warmup=200, n_chains=1, thin=2)
+    assert isinstance(p5, DrawsPrior) and p5.name == "p5" and not p5.has_density and p5.d == 3
+    draws = p5.sample(500, 2)
+    assert draws.shape == (500, 3) and np.all(draws > 0)
+    with pytest.raises(NotImplementedError, match="no density"):
+        p5.logpdf(np.ones(3))
+
+
+def test_p5_without_dplit_mcmc_is_a_clear_error(split_release, monkeypatch):
+    # make_prior imports dplit.mcmc lazily (the one upward import): simulate a package without it.
+    monkeypatch.setitem(sys.modules, "dplit.mcmc", None)
+    with pytest.raises(ImportError, match="p5 .*needs dplit.mcmc"):
+        make_prior("p5", split_release, rng=1)
 
 
 def test_priors_are_picklable(split_release, p2_sample):
