@@ -198,15 +198,19 @@ def sample_two_sided_geometric(t, size, *, rng=None):
     return _two_sided_geometric_kernel(t, math.prod(shape), rng).reshape(shape)
 
 
+_COUNT_LIMIT = 2**62  # larger |counts| could wrap around in int64 (silently) once the noise is added
+
+
 def _check_counts(counts):
-    """Return counts as an int64 array, or raise if any entry is not an integer."""
+    """Return counts as an int64 array, or raise if any entry is not an integer within +-2**62."""
     arr = np.asarray(counts)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError("counts must be an array of integers")
-    if np.issubdtype(arr.dtype, np.integer):
-        return arr.astype(np.int64)
-    if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+    if np.issubdtype(arr.dtype, np.floating) and (not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr))):
         raise ValueError("counts must hold integer values (the geometric mechanism adds integer noise)")
+    if arr.size and (np.any(arr > _COUNT_LIMIT) or np.any(arr < -_COUNT_LIMIT)):
+        raise ValueError(f"counts must lie within +-2**62 (int64 after noise), got entries up to "
+                         f"{np.max(np.abs(arr.astype(float))):.3g} in absolute value")
     return arr.astype(np.int64)
 
 
@@ -473,10 +477,11 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
         Log pmf at ``k``.
     """
     sigma = _check_positive(sigma, "sigma")
-    if isinstance(mu, bool) or not float(mu).is_integer():
+    mu_ = _as_real(mu, "mu")
+    if not mu_.is_integer():
         raise ValueError(f"mu must be an integer, got {mu!r}")
     k = np.asarray(k, dtype=float)
-    out = -((k - float(mu)) ** 2) / (2.0 * sigma**2)
+    out = -((k - mu_) ** 2) / (2.0 * sigma**2)
     if normalize:
         out = out - _discrete_gaussian_log_normalizer(sigma)
     return np.where(k == np.round(k), out, -np.inf)
@@ -516,13 +521,13 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
     return _discrete_gaussian_kernel(sigma, n, rng).reshape(shape)
 
 
-def _check_binary(x):
-    """Return x as an int64 array of 0/1, or raise."""
+def _check_binary(x, name="x"):
+    """Return x as an int64 array of 0/1, or raise naming the argument."""
     arr = np.asarray(x)
     if arr.dtype == bool:
         return arr.astype(np.int64)
     if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isin(arr, (0, 1))):
-        raise ValueError("x must hold binary answers (0/1 or bool)")
+        raise ValueError(f"{name} must hold binary answers (0/1 or bool)")
     return arr.astype(np.int64)
 
 
@@ -554,7 +559,7 @@ def randomized_response_epsilon(p_keep=0.5):
 def randomized_response_logpmf(y, x, p_keep=0.5):
     """Log probability of reporting ``y`` when the true answer is ``x`` (both 0/1 arrays)."""
     p = _check_p_keep(p_keep)
-    y, x = _check_binary(y), _check_binary(x)
+    y, x = _check_binary(y, "y"), _check_binary(x, "x")
     return np.where(y == x, math.log((1 + p) / 2), math.log((1 - p) / 2))
 
 

@@ -60,10 +60,12 @@ def test_laplace_secure_path_same_law():
     fast = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.5, rng=5)
     secure = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.5, secure=True)
     assert secure.shape == fast.shape
-    assert stats.ks_2samp(fast, secure).pvalue > 1e-4
+    # the OpenDP draws cannot be seeded: p > 1e-6 fails by chance once in a million runs, and the
+    # wrong-epsilon variant below sits near p = 1e-15
+    assert stats.ks_2samp(fast, secure).pvalue > 1e-6
     # and the test has power: a different epsilon is told apart
     other = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.4, rng=6)
-    assert stats.ks_2samp(other, secure).pvalue < 1e-4
+    assert stats.ks_2samp(other, secure).pvalue < 1e-9
 
 
 @pytest.mark.parametrize("kwargs, word", [
@@ -111,8 +113,8 @@ def test_geometric_mechanism_parameter_and_paths():
     assert _chisq_gof(fast - 10, lambda k: M.two_sided_geometric_logpmf(k, t)) > 1e-3
     secure = M.geometric_mechanism(counts, 2, 1.0, secure=True)
     assert secure.dtype == np.int64 and secure.shape == counts.shape
-    assert _chisq_homogeneity(fast, secure) > 1e-4
-    assert _chisq_homogeneity(M.geometric_mechanism(counts, 2, 0.8, rng=5), secure) < 1e-4
+    assert _chisq_homogeneity(fast, secure) > 1e-6  # unseeded OpenDP draws: see the Laplace test
+    assert _chisq_homogeneity(M.geometric_mechanism(counts, 2, 0.8, rng=5), secure) < 1e-9
 
 
 def test_geometric_mechanism_accepts_integer_valued_floats():
@@ -136,6 +138,16 @@ def test_geometric_bad_input(call, word):
 def test_geometric_rejects_non_numeric_counts():
     with pytest.raises(TypeError, match="counts"):
         M.geometric_mechanism(["a"], 1, 1)
+    with pytest.raises(TypeError, match="counts"):
+        M.geometric_mechanism([1 + 0j, 2], 1, 1)
+
+
+@pytest.mark.parametrize("counts", [np.array([1e20]), np.array([2**63 + 5], dtype=np.uint64), [-(2**62) - 1]])
+def test_geometric_rejects_counts_beyond_int64(counts):
+    """Counts that int64 cannot hold (or that the noise could push over) raise, not wrap or clip."""
+    with pytest.raises(ValueError, match="counts"):
+        M.geometric_mechanism(counts, 1, 1, rng=0)
+    assert M.geometric_mechanism([2**62], 1, 50, rng=0)[0] > 2**61  # the limit itself is accepted
 
 
 # ---------------------------------------------------------------- audit
@@ -230,13 +242,15 @@ def test_discrete_gaussian_logpmf_non_integer_and_mu():
     assert M.discrete_gaussian_logpmf(3, 2.0, mu=3) == M.discrete_gaussian_logpmf(0, 2.0)
     with pytest.raises(ValueError, match="mu"):
         M.discrete_gaussian_logpmf(0, 2.0, mu=0.5)
+    with pytest.raises(TypeError, match="mu"):
+        M.discrete_gaussian_logpmf(0, 2.0, mu="3")
 
 
 def test_discrete_gaussian_secure_same_law():
     fast = M.sample_discrete_gaussian(4.0, 20_000, rng=12)
     secure = M.sample_discrete_gaussian(4.0, 20_000, secure=True)
-    assert _chisq_homogeneity(fast, secure) > 1e-4
-    assert _chisq_homogeneity(M.sample_discrete_gaussian(4.6, 20_000, rng=13), secure) < 1e-4
+    assert _chisq_homogeneity(fast, secure) > 1e-6  # unseeded OpenDP draws: see the Laplace test
+    assert _chisq_homogeneity(M.sample_discrete_gaussian(4.6, 20_000, rng=13), secure) < 1e-9
 
 
 @pytest.mark.parametrize("sigma", [0.0, -1.0, math.inf])
@@ -277,6 +291,10 @@ def test_randomized_response_p_keep():
 def test_randomized_response_bad_input():
     with pytest.raises(ValueError, match="x"):
         M.randomized_response([0, 1, 2])
+    with pytest.raises(ValueError, match="^y must"):
+        M.randomized_response_logpmf([0, 2], [0, 1])
+    with pytest.raises(ValueError, match="^x must"):
+        M.randomized_response_logpmf([0, 1], [0, 2])
     with pytest.raises(ValueError, match="p_keep"):
         M.randomized_response([0, 1], p_keep=1.0)
     with pytest.raises(ValueError, match="p_keep"):
