@@ -8,20 +8,21 @@ How often left-censoring at a threshold a touches a Dirichlet record, how much b
 import numpy as np
 from scipy import integrate, special
 
+from dplit.dirichlet import _as_float_array
+from dplit.dirichlet import _check_alpha as _check_alpha_any
+
 
 def _check_alpha(alpha, name="alpha"):
-    """Return alpha as a float array of positive finite entries, d >= 2."""
-    arr = np.asarray(alpha, dtype=float)
-    if arr.ndim != 1 or arr.size < 2:
+    """Return alpha as a 1-D float array of positive finite entries, d >= 2 (notebook 02's check, 1-D only)."""
+    arr = _check_alpha_any(alpha, name)
+    if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array with at least 2 entries, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"{name} must have finite, strictly positive entries, got {arr}")
     return arr
 
 
 def _check_threshold(a, name="a"):
     """Return the threshold(s) as a float array with every entry in (0, 1)."""
-    arr = np.asarray(a, dtype=float)
+    arr = _as_float_array(a, name)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
         raise ValueError(f"{name} must lie in the open interval (0, 1), got {a}")
     return arr

@@ -58,20 +58,21 @@ PAPER_ALPHAS = {
 import numpy as np
 from scipy import integrate, special
 
+from dplit.dirichlet import _as_float_array
+from dplit.dirichlet import _check_alpha as _check_alpha_any
+
 
 def _check_alpha(alpha, name="alpha"):
-    """Return alpha as a float array of positive finite entries, d >= 2."""
-    arr = np.asarray(alpha, dtype=float)
-    if arr.ndim != 1 or arr.size < 2:
+    """Return alpha as a 1-D float array of positive finite entries, d >= 2 (notebook 02's check, 1-D only)."""
+    arr = _check_alpha_any(alpha, name)
+    if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array with at least 2 entries, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"{name} must have finite, strictly positive entries, got {arr}")
     return arr
 
 
 def _check_threshold(a, name="a"):
     """Return the threshold(s) as a float array with every entry in (0, 1)."""
-    arr = np.asarray(a, dtype=float)
+    arr = _as_float_array(a, name)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
         raise ValueError(f"{name} must lie in the open interval (0, 1), got {a}")
     return arr
@@ -128,18 +129,18 @@ assert entry_censoring_prob(alpha, [0.1, 0.2]).shape == (2, 3)
 assert np.isclose(expected_censored_proportion(alpha, 0.05), entry_censoring_prob(alpha, 0.05).mean())
 # Symmetric Dirichlet(1, 1): x_1 is uniform, so P(x_1 < a) = a.
 assert np.allclose(entry_censoring_prob([1.0, 1.0], 0.3), 0.3)
-for bad in ([1.0], [1.0, -2.0], [[1.0, 2.0]]):
+for bad in ([1.0], [1.0, -2.0], [[1.0, 2.0]], ["a", "b"], [True, True]):
     try:
         entry_censoring_prob(bad, 0.1)
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         assert "alpha" in str(err)
     else:
         raise AssertionError(bad)
-for bad_a in (0.0, 1.0, -0.1, np.nan):
+for bad_a in (0.0, 1.0, -0.1, np.nan, "0.1"):
     try:
         entry_censoring_prob(alpha, bad_a)
-    except ValueError as err:
-        assert "(0, 1)" in str(err)
+    except (ValueError, TypeError) as err:
+        assert "(0, 1)" in str(err) or "a must be" in str(err), err
     else:
         raise AssertionError(bad_a)
 

@@ -20,13 +20,13 @@ alphas = st.lists(st.floats(0.05, 60.0), min_size=2, max_size=5).map(np.array)
 thresholds = st.floats(1e-7, 0.9)
 
 
-@settings(max_examples=150, deadline=None, database=None)
+@settings(max_examples=150, deadline=None, database=None, derandomize=True)
 @given(alpha=alphas, a=thresholds)
 def test_bernstein_bound_holds(alpha, a):
     assert np.all(entry_censoring_prob(alpha, a) <= censoring_prob_bound(alpha, a) + 1e-12)
 
 
-@settings(max_examples=60, deadline=None, database=None)
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
 @given(alpha=alphas, a=st.floats(1e-6, 0.5))
 def test_bias_is_positive_and_below_its_bounds(alpha, a):
     b = censoring_bias(alpha, a)
@@ -103,4 +103,15 @@ def test_record_probability_closed_forms():
 ])
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: entry_censoring_prob(["a", "b"], 0.1), "alpha"),
+    (lambda: entry_censoring_prob([True, True], 0.1), "alpha"),
+    (lambda: censoring_bias([1.0, 2.0], "0.1"), "a must be"),
+    (lambda: record_censoring_prob([1.0, 2.0], [0.1j]), "a must be"),
+])
+def test_non_numeric_input_names_the_argument(call, message):
+    with pytest.raises(TypeError, match=message):
         call()
