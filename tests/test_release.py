@@ -54,6 +54,11 @@ def test_rates_and_rule():
     assert select_threshold([0.0, 0.005], [0.01, 0.1], 0.01) == 0.1
     assert select_threshold([0.005, 0.2], [0.01, 0.1], 0.01) == 0.01
     assert select_threshold([0.5, 0.6], [0.01, 0.1], 0.01) == 0.01  # fallback a_1
+    # ties: p_hat_G,l == tc counts as meeting tc (the rule is p_hat_G,l <= tc < p_hat_G,l+1)
+    tie = noisy_censoring_rates(np.array([0, 1, 99]))
+    assert tie[1] == 0.01
+    assert select_threshold(tie, [0.01, 0.1], 0.01) == 0.1
+    assert select_threshold([0.0, 0.01, 0.02], [1e-3, 0.01, 0.1], 0.01) == 0.01
     with pytest.raises(ValueError, match="increasing"):
         select_threshold([0.0, 0.0], [0.1, 0.01], 0.01)
 
