@@ -88,7 +88,9 @@ def _trunc_laplace_upper_reference(mu, scale, upper, rng):
     f_upper = 1.0 - 0.5 * np.exp(-(upper - mu) / scale)
     u = rng.random() * f_upper
     if u < 0.5:
-        return mu + scale * np.log(2.0 * max(u, 2.0 ** -1074))
+        if u <= 0.0:  # as in the kernel
+            return mu + scale * np.log(2.0 ** -1074)
+        return mu + scale * np.log(2.0 * u)
     return mu - scale * np.log(2.0 * (1.0 - u))
 
 
@@ -286,6 +288,8 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
     if method not in TRUNCATION_METHODS:
         raise ValueError(f"method must be one of {TRUNCATION_METHODS}, got {method!r}")
     min_acceptance = _check_positive(min_acceptance, "min_acceptance")
+    if min_acceptance > 1:
+        raise ValueError(f"min_acceptance must lie in (0, 1], got {min_acceptance}")
     n_pilot = _check_count(n_pilot, "n_pilot")
     rng = np.random.default_rng(rng)
     info = {"method": method, "acceptance_rate": float("nan"), "n_proposals": 0,
@@ -487,6 +491,11 @@ def _check_policy(out_of_range):
     return OUT_OF_RANGE.index(out_of_range)
 
 
+def _check_mle_options(tol, max_iter):
+    """Return (tol, max_iter) of the MLE kernel, or raise (tol > 0, max_iter an int >= 1)."""
+    return _check_positive(tol, "tol"), _check_count(max_iter, "max_iter")
+
+
 def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw", max_redraw=20,
           tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
@@ -517,7 +526,7 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
         ``method == "boots"``.
     """
     arr = np.asarray(data, dtype=float)
-    a_val = 0.0 if a is None else float(a)
+    a_val = 0.0 if a is None else _check_positive(a, "a")
     if a is not None and not 0 < a_val < 1:
         raise ValueError(f"a must lie in (0, 1) or be None, got {a!r}")
     if arr.ndim == 2:
@@ -534,6 +543,7 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
     n_boot = _check_count(n_boot, "n_boot")
     policy = _check_policy(out_of_range)
     max_redraw = _check_count(max_redraw, "max_redraw", minimum=0)
+    tol, max_iter = _check_mle_options(tol, max_iter)
     if not (np.all(np.isfinite(s0)) and np.exp(s0).sum() < 1):
         raise ValueError("the statistic of data lies outside Range(S0) (sum(exp(s)) >= 1): no MLE exists")
     rng = np.random.default_rng(rng)
@@ -582,10 +592,13 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
     """
     if not isinstance(release, Release):
         raise TypeError(f"release must be a dplit.release.Release, got {type(release).__name__}")
+    if part not in ("D2", "D1", "D"):
+        raise ValueError(f"part must be 'D2', 'D1' or 'D', got {part!r}")
     s_L, n, scale = release.part(part)
     n_boot = _check_count(n_boot, "n_boot")
     policy = _check_policy(out_of_range)
     max_redraw = _check_count(max_redraw, "max_redraw", minimum=0)
+    tol, max_iter = _check_mle_options(tol, max_iter)
     rng = np.random.default_rng(rng)
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)

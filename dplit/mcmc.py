@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
+from dplit.bootstrap import _check_count
 from dplit.priors import DrawsPrior, GammaPrior, Prior, make_prior
 from dplit.release import Release
 from dplit.results import to_arviz
@@ -519,17 +520,10 @@ _PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
 
-def _check_count(value, name, low=1):
-    """Return value as an int >= low, or raise naming the argument."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return int(value)
-
-
-def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress):
+def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs=None):
     """Check the keywords shared by every sampler."""
+    if n_jobs is not None:
+        _check_count(n_jobs, "n_jobs")
     n_iter = _check_count(n_iter, "n_iter")
     n_warmup = _check_count(n_warmup, "n_warmup", 0)
     n_chains = _check_count(n_chains, "n_chains")
@@ -690,7 +684,7 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
         raise ValueError(f"statistic must be a finite 1-D array with d >= 2 entries, got shape {s.shape}")
     n = _check_count(n, "n")
     n_iter, n_warmup, n_chains, thin, n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice,
-                                                           progress)
+                                                           progress, n_jobs)
     rng = np.random.default_rng(rng)
     if isinstance(prior, str) and prior.lower() != "p1":
         raise ValueError(f"mcmc takes prior 'p1' or a Prior object (p2-p5 are built from a release), got {prior!r}")
@@ -710,7 +704,7 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
     """Shared body of dp_mcmc and dp_remcmc."""
     release = _check_release(release)
     n_iter, n_warmup, n_chains, thin, n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice,
-                                                           progress)
+                                                           progress, n_jobs)
     if record_update not in _RECORD_UPDATES:
         raise ValueError(f"record_update must be one of {tuple(_RECORD_UPDATES)}, got {record_update!r}")
     rng = np.random.default_rng(rng)

@@ -556,7 +556,7 @@ def p2_draws(release, n_draws=10_000, *, rng=None, **boots_options):
     return dp_boots(release, n_draws, part="D1", rng=rng, **boots_options).alpha
 
 
-def make_prior(name, release=None, *, d=None, rng=None, n_draws=10_000, draws=None, shape=1.0, rate=0.1,
+def make_prior(name, release=None, *, d=None, rng=None, n_draws=None, draws=None, shape=1.0, rate=0.1,
                **options):
     """Build one of the priors p1-p5 of Guo et al. (Sec. 4.2.1, Table 1).
 
@@ -570,8 +570,9 @@ def make_prior(name, release=None, *, d=None, rng=None, n_draws=10_000, draws=No
         Number of components for p1 (default ``release.d``).
     rng : None, int or numpy.random.Generator
         Randomness of the p2 sample (p2-p4) or of the p5 sampler.
-    n_draws : int
-        Size of the p2 sample (p2-p4).
+    n_draws : int, optional
+        Size of the p2 sample (p2-p4; default 10,000), or number of p5 draws (default: that of
+        ``dplit.mcmc.p5_prior``).
     draws : array_like, shape (N, d), optional
         A p2 sample to reuse instead of running DPBoots (p2-p4).
     shape, rate : float or array_like
@@ -600,9 +601,11 @@ def make_prior(name, release=None, *, d=None, rng=None, n_draws=10_000, draws=No
             raise ImportError("prior p5 is the DPMCMC posterior given the D1 release and needs dplit.mcmc "
                               "(notebook 07) with p5_prior(release, *, rng, **options); it is not available: "
                               f"{err}") from err
+        if n_draws is not None:
+            options["n_draws"] = n_draws
         return p5_prior(release, rng=rng, **options)
     if draws is None:
-        draws = p2_draws(release, n_draws, rng=rng, **options)
+        draws = p2_draws(release, 10_000 if n_draws is None else n_draws, rng=rng, **options)
     elif options:
         raise TypeError(f"options {sorted(options)} are for DPBoots, which does not run when draws= is given")
     p2 = DrawsPrior(draws, name="p2", source=f"DPBoots on S_L(D1, a), n1 = {release.n1}")

@@ -201,6 +201,14 @@ def test_dp_boots_on_parts_of_a_split_release_and_reproducibility():
         dp_boots({"s_L": [0, 0]}, 10)
     with pytest.raises(ValueError, match="out_of_range"):
         dp_boots(rel, 10, out_of_range="clip")
+    with pytest.raises(ValueError, match="part must be"):
+        dp_boots(rel, 10, part="D3")
+    with pytest.raises(ValueError, match="tol"):
+        dp_boots(rel, 10, tol=-1e-10)
+    with pytest.raises(TypeError, match="max_iter"):
+        dp_boots(rel, 10, max_iter=2.5)
+    with pytest.raises(ValueError, match="min_acceptance"):
+        dp_boots(rel, 10, min_acceptance=5.0)
 
 
 def test_bootresult_interval_and_summary():
@@ -223,6 +231,10 @@ def test_boots_rejects_bad_input():
         boots(np.log([0.6, 0.6]), 10, n=100)
     with pytest.raises(ValueError, match="a must"):
         boots(logx_mean(ALPHA), 10, n=100, a=2.0)
+    with pytest.raises(TypeError, match="a must"):
+        boots(logx_mean(ALPHA), 10, n=100, a="0.01")
+    with pytest.raises(ValueError, match="max_iter"):
+        boots(logx_mean(ALPHA), 10, n=100, max_iter=0)
 
 
 def test_two_sample_test_detects_differences_and_respects_delta():

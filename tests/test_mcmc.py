@@ -261,6 +261,8 @@ def test_bad_input_raises_clear_errors():
         M.dp_mcmc(rel, **dict(FAST, n_iter=10.5))
     with pytest.raises(TypeError, match="progress"):
         M.dp_mcmc(rel, **dict(FAST, progress="yes"))
+    with pytest.raises(ValueError, match="n_jobs"):
+        M.dp_mcmc(rel, n_jobs=0, **FAST)
     with pytest.raises(TypeError, match="Release"):
         M.dp_mcmc({"s_L": rel.s_L, "n": 100}, **FAST)
     with pytest.raises(ValueError, match="b must be"):

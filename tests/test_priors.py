@@ -159,6 +159,7 @@ def test_make_prior_bad_input(split_release):
 def test_p5_is_drawn_by_dplit_mcmc(split_release):
     p5 = make_prior("p5", split_release, rng=1, n_draws=200, n_warmup=200, n_chains=1, thin=2)
     assert isinstance(p5, DrawsPrior) and p5.name == "p5" and not p5.has_density and p5.d == 3
+    assert p5.draws.shape == (200, 3)  # n_draws reaches the p5 sampler
     draws = p5.sample(500, 2)
     assert draws.shape == (500, 3) and np.all(draws > 0)
     with pytest.raises(NotImplementedError, match="no density"):
