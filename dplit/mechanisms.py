@@ -112,6 +112,8 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
     sensitivity = _check_positive(sensitivity, "sensitivity")
     epsilon = _check_positive(epsilon, "epsilon")
     scale = sensitivity / epsilon
+    if not math.isfinite(scale):
+        raise ValueError(f"sensitivity / epsilon must be finite, got {sensitivity:g} / {epsilon:g}")
     if secure:
         if x.size == 0:
             return x.copy()
@@ -241,6 +243,9 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False)
     x = _check_counts(counts)
     sensitivity = _check_positive(sensitivity, "sensitivity")
     epsilon = _check_positive(epsilon, "epsilon")
+    if not math.exp(-epsilon / sensitivity) < 1.0:
+        raise ValueError(f"epsilon / sensitivity = {epsilon / sensitivity:g} is too small: "
+                         f"t = exp(-epsilon / sensitivity) rounds to 1")
     if secure:
         if x.size == 0:
             return x.copy()
@@ -508,6 +513,8 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
         Draws of shape ``size``.
     """
     sigma = _check_positive(sigma, "sigma")
+    if sigma * sigma == 0.0:
+        raise ValueError(f"sigma must be at least 1e-150 (sigma**2 underflows), got {sigma}")
     shape = _check_size(size)
     n = math.prod(shape)
     if secure:

@@ -79,6 +79,17 @@ def test_laplace_bad_input(kwargs, word):
         M.laplace_mechanism([1.0], **kwargs)
 
 
+@pytest.mark.parametrize("call, word", [
+    (lambda: M.laplace_mechanism([1.0], 1e300, 1e-300, rng=0), "sensitivity / epsilon"),  # scale overflows
+    (lambda: M.geometric_mechanism([1, 2], 1.0, 1e-20, rng=0), "epsilon / sensitivity"),  # t rounds to 1
+    (lambda: M.geometric_mechanism([1, 2], 1.0, 1e-20, secure=True), "epsilon / sensitivity"),
+    (lambda: M.sample_discrete_gaussian(1e-200, 3, rng=0), "sigma"),                      # sigma**2 underflows
+])
+def test_extreme_parameters_raise_naming_them(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
 def test_laplace_rejects_nonfinite_value():
     with pytest.raises(ValueError, match="value"):
         M.laplace_mechanism([1.0, np.nan], 1.0, 1.0)
