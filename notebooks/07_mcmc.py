@@ -156,7 +156,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
-from dplit.bootstrap import _check_count
+from dplit.bootstrap import _check_count, truncated_statistic
 from dplit.priors import DrawsPrior, GammaPrior, Prior, make_prior
 from dplit.release import Release
 from dplit.results import to_arviz
@@ -649,6 +649,14 @@ for power, mode, forget in [(1.0, _UPDATE_JU, False), (4.0, _UPDATE_MODEL5, Fals
 # of $\log\mathbf x_i$ over block $k$, $p_k$ its power, $\mathbf T_0 = n_0 S_0$ an exact part (MCMC$_{p1}$ only) and
 # $n_{\mathrm{eff}} = n_0 + \sum_k p_k m_k$; then (ii) one sweep over each block. Each `thin`-th state is stored, with the
 # record acceptance rate and the number of slice evaluations averaged over the thinning window.
+#
+# **Where a chain starts.** Near the mode of (1) for a plausible statistic, dispersed by $0.3$ in $\log\boldsymbol\alpha$, with
+# latent records drawn from the model. The released $\mathbf s_L$ itself will not do: it often lies outside
+# $\mathrm{Range}(S_0)$ (when the noise scale is comparable to the gap $1 - \sum_j e^{S_{0,j}}$), where (1) has no mode and
+# Newton runs off to the clip $\boldsymbol\alpha = e^8$; there the records are nearly identical, the record sweep keeps them so
+# (the Laplace term rewards a statistic near the boundary) and a chain can stay trapped for the whole run. So each
+# block's $\mathbf s_L$ is replaced by one draw of $S_L - \varepsilon$ truncated to $\mathrm{Range}(S_0)$ (DPBoots step 1,
+# notebook 05), and $\mathrm{Range}(S_0)$ is convex, so the weighted mean over blocks lies in it too.
 
 # %%
 #| export
@@ -710,7 +718,7 @@ class _Spec:
     shape: np.ndarray
     rate: np.ndarray
     prec: np.ndarray
-    init_s: np.ndarray       # statistic whose posterior mode starts every chain
+    init_s: np.ndarray       # statistic whose posterior mode starts every chain (MCMC; DP chains draw one)
     n_slice: int = 20
     width: float = 3.0
     mode: int = _UPDATE_JU
@@ -735,13 +743,14 @@ def _log_dirichlet_draws(alpha, m, rng):
     return lg - np.logaddexp.reduce(lg, axis=1, keepdims=True)
 
 
-def _mode_theta(spec):
-    """Posterior mode of log(alpha) under eq. (1) with the gamma part of the prior, given spec.init_s.
+def _mode_theta(spec, s=None):
+    """Posterior mode of log(alpha) under eq. (1) with the gamma part of the prior, given s (default spec.init_s).
 
     Damped Newton (gradient ascent where the Hessian is not negative definite). It is where
     every chain starts, before a random dispersion; the copula factor of p4 is left out.
     """
-    n, s, v, w = spec.n_eff, spec.init_s, spec.shape, spec.rate
+    n, v, w = spec.n_eff, spec.shape, spec.rate
+    s = spec.init_s if s is None else s
 
     def f(th):
         al = np.exp(th)
@@ -789,10 +798,26 @@ def _warmup_windows(n_warmup):
     return [int(w) for w in np.diff(cuts) if w > 0]
 
 
+def _start_statistic(spec, rng):
+    """The statistic whose posterior mode starts a chain: spec.init_s, or for latent blocks a plausible S0.
+
+    A released s_L often lies outside Range(S0); there (1) has no mode and Newton runs to the clip,
+    alpha = e^8, where the data augmentation can stay trapped. So each block's s_L is replaced by one
+    draw of S_L - noise truncated to Range(S0) (DPBoots step 1, notebook 05); Range(S0) is convex, so
+    their weighted mean lies in it too.
+    """
+    if spec.m.size == 0:
+        return spec.init_s
+    weight = spec.power * spec.m
+    draws = np.array([truncated_statistic(s_L, 1.0 / inv, 1, rng=rng)[0]
+                      for s_L, inv in zip(spec.s_L, spec.inv_scale)])
+    return (weight[:, None] * draws).sum(axis=0) / weight.sum()
+
+
 def _run_chain(spec, rng, n_iter, n_warmup, thin, tick=None):
-    """One chain: start near the mode (dispersed), adapt the slice map in warm-up, then sample."""
+    """One chain: start near the mode for a plausible S0 (dispersed), adapt the slice map in warm-up, then sample."""
     d = spec.d
-    theta = _mode_theta(spec) + 0.3 * rng.standard_normal(d)
+    theta = _mode_theta(spec, _start_statistic(spec, rng)) + 0.3 * rng.standard_normal(d)
     k = spec.m.size
     starts = np.concatenate([[0], np.cumsum(spec.m)]).astype(np.int64)
     logx = _log_dirichlet_draws(np.exp(theta), int(starts[-1]), rng)

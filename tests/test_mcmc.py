@@ -211,6 +211,26 @@ def test_split_release_p1_uses_both_parts_and_p5_is_the_same_target():
     assert only_d2.posterior.attrs["parts"] == "D2" and only_d2.posterior.attrs["latent_records"] == 150
 
 
+def test_chains_start_inside_the_range_when_s_L_is_outside():
+    # s_L outside Range(S0) has no posterior mode; chains once started at the clip alpha = e^8 and stayed
+    # trapped there (median alpha_0 ~ 9000 with p4; the posterior's is ~ 20)
+    from dplit.dirichlet import in_stat_range
+    from dplit.priors import make_prior
+    from dplit.release import release
+
+    g = np.random.default_rng(5)
+    X = dirichlet_draws(np.array([2.2, 3.3, 4.4]), 400, rng=g)
+    rel = release(X, 0.75, 0.25, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, n1=100, rng=g, secure=False)
+    assert not in_stat_range(rel.s_L)
+    spec = M._spec_from_blocks(M._blocks(rel, False), rel.a, M._kernel_prior(make_prior("p1", d=3), 3), 20)
+    start = M._start_statistic(spec, np.random.default_rng(1))
+    assert in_stat_range(start) and np.all(M._mode_theta(spec, start) < 7.0)
+    p4 = make_prior("p4", rel, rng=2, n_draws=1000)
+    for seed in (11, 13):
+        res = M.dp_mcmc(rel, prior=p4, rng=seed, n_iter=2000, n_warmup=500, n_chains=2, thin=2, progress=False)
+        assert np.all(np.median(res.posterior["alpha"].values.sum(-1), axis=1) < 200)
+
+
 # ---------------------------------------------------------------- results
 def test_result_structure_and_determinism():
     rel, _ = _release(n=120, seed=9)
