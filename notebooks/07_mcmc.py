@@ -157,6 +157,7 @@ from numba import njit
 from scipy import special
 
 from dplit.bootstrap import _check_count, truncated_statistic
+from dplit.dirichlet import in_stat_range
 from dplit.priors import DrawsPrior, GammaPrior, Prior, make_prior
 from dplit.release import Release
 from dplit.results import to_arviz
@@ -1064,6 +1065,9 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
     s = np.asarray(statistic, dtype=float)
     if s.ndim != 1 or s.size < 2 or not np.all(np.isfinite(s)):
         raise ValueError(f"statistic must be a finite 1-D array with d >= 2 entries, got shape {s.shape}")
+    if not in_stat_range(s):
+        raise ValueError("statistic must lie in Range(S0) (sum(exp(statistic)) < 1), as an exact S0(D) does; "
+                         "for a noisy released statistic use dp_mcmc")
     n = _check_count(n, "n")
     n_iter, n_warmup, n_chains, thin, n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice,
                                                            progress, n_jobs)

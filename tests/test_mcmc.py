@@ -291,6 +291,8 @@ def test_bad_input_raises_clear_errors():
         M.dp_remcmc(rel, record_update="gaussian", **FAST)
     with pytest.raises(ValueError, match="statistic"):
         M.mcmc([0.1], 10, **FAST)
+    with pytest.raises(ValueError, match="statistic must lie in Range"):
+        M.mcmc(np.log([0.6, 0.6]), 10, **FAST)
     with pytest.raises(ValueError, match="mcmc takes prior"):
         M.mcmc([-1.0, -1.0], 10, prior="p3", **FAST)
     with pytest.raises(TypeError, match="prior must be"):
