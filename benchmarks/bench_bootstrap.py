@@ -9,9 +9,9 @@ Run: .venv/bin/python benchmarks/bench_bootstrap.py [--n-boot 200]
 """
 
 import argparse
-import time
 
 import numpy as np
+from _timing import best_of as _best_of
 
 from dplit.bootstrap import (
     _boots_kernel,
@@ -23,14 +23,9 @@ from dplit.dirichlet import _gamma_draws_fast_kernel, _gamma_draws_kernel, diric
 from dplit.release import release
 
 
-def best_of(fn, repeats=5):
-    """Best wall-clock time of a few calls of fn()."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def best_of(fn, repeat=5, number=1):
+    """:func:`_timing.best_of` with 5 repeats by default (short, noisy timings)."""
+    return _best_of(fn, repeat=repeat, number=number)
 
 
 def main():
@@ -57,7 +52,7 @@ def main():
     t_kernel_np = best_of(lambda: _boots_kernel(tilde, n, rel.a, 0, 20, 1e-10, 100, False, np.random.default_rng(3)))
     n_ref = max(10, n_boot // 10)
     t_ref = best_of(lambda: _boots_reference(tilde[:n_ref], n, rel.a, 0, 20, 1e-10, 100,
-                                             np.random.default_rng(3)), repeats=2) * n_boot / n_ref
+                                             np.random.default_rng(3)), repeat=2) * n_boot / n_ref
     t_gamma = best_of(lambda: [_gamma_draws_fast_kernel(alpha, n, np.random.default_rng(4)) for _ in range(n_boot)])
     t_gamma_np = best_of(lambda: [_gamma_draws_kernel(alpha, n, np.random.default_rng(4)) for _ in range(n_boot)])
     t_full = best_of(lambda: dp_boots(rel, n_boot, rng=5))

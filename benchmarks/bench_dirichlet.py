@@ -9,6 +9,7 @@ cost of the n x d gamma draws in numba (both gamma samplers), the floor every Di
 import time
 
 import numpy as np
+from _timing import best_of
 from numba import njit
 from scipy import special
 
@@ -18,14 +19,6 @@ SEED = 20261123
 N_REF = 200  # statistics timed with the (slow) reference twin
 
 
-def best_of(fn, repeat=3):
-    """Smallest wall time of `repeat` calls of fn() (seconds)."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 @njit(cache=True)

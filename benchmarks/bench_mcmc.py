@@ -25,6 +25,7 @@ import tracemalloc
 
 import arviz as az
 import numpy as np
+from _timing import best_of
 
 from dplit import mcmc as M
 from dplit.dirichlet import _gamma_draws_kernel, censored_stat, dirichlet_draws
@@ -40,14 +41,6 @@ def ess_bulk(draws):
     return az.ess(az.convert_to_dataset({"alpha": draws}), method="bulk")["alpha"].values
 
 
-def best_of(fn, repeat=3):
-    """Fastest wall time of fn() over `repeat` runs."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def bench_sweep(n=1000, d=3):

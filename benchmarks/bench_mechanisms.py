@@ -3,21 +3,11 @@
 Run: .venv/bin/python benchmarks/bench_mechanisms.py   (about a minute; nothing is asserted)
 """
 
-import time
 
 import numpy as np
+from _timing import best_of
 
 from dplit import mechanisms as M
-
-
-def best_of(f, repeats=3):
-    """Best wall-clock time of a few calls (seconds)."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def row(label, n, seconds, base=None):

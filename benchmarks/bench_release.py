@@ -6,9 +6,9 @@ censored statistic, pure NumPy, what any implementation must compute), the bare 
 (NumPy Laplace + dplit's exact two-sided geometric), and the JSON round trip of the record.
 """
 
-import time
 
 import numpy as np
+from _timing import best_of as _best_of
 
 from dplit.dirichlet import censored_stat
 from dplit.mechanisms import sample_two_sided_geometric
@@ -18,15 +18,10 @@ SEED = 20261123
 CANDS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)
 
 
+
 def best_of(fn, repeat=5, number=1):
-    """Smallest wall time per call over `repeat` batches of `number` calls (seconds)."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return min(times)
+    """:func:`_timing.best_of` with 5 repeats by default (short, noisy timings)."""
+    return _best_of(fn, repeat=repeat, number=number)
 
 
 def bare_pass(X, cands, a):
