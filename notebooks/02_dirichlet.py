@@ -111,6 +111,14 @@ def _first_bad_row(mask):
     return int(np.flatnonzero(mask)[0])
 
 
+def _check_rows_finite_nonnegative(A, name):
+    """Raise naming the first row of the 2-D array ``A`` with a non-finite or a negative entry."""
+    for bad, what in ((~np.isfinite(A).all(axis=1), "a non-finite"), ((A < 0).any(axis=1), "a negative")):
+        if bad.any():
+            i = _first_bad_row(bad)
+            raise ValueError(f"{name} row {i} has {what} entry: {A[i]}")
+
+
 def check_compositions(X, *, name="X", tol=1e-8):
     """Check that ``X`` holds compositions and return it as a float array.
 
@@ -145,14 +153,7 @@ def check_compositions(X, *, name="X", tol=1e-8):
     n, d = X.shape
     if n < 1 or d < 2:
         raise ValueError(f"{name} must have at least 1 row and 2 columns, got shape {X.shape}")
-    bad = ~np.isfinite(X).all(axis=1)
-    if bad.any():
-        i = _first_bad_row(bad)
-        raise ValueError(f"{name} row {i} has a non-finite entry: {X[i]}")
-    bad = (X < 0).any(axis=1)
-    if bad.any():
-        i = _first_bad_row(bad)
-        raise ValueError(f"{name} row {i} has a negative entry: {X[i]}")
+    _check_rows_finite_nonnegative(X, name)
     sums = X.sum(axis=1)
     bad = np.abs(sums - 1.0) > tol
     if bad.any():
@@ -181,14 +182,7 @@ def close(amounts):
     A2 = A.reshape(1, -1) if A.ndim == 1 else A
     if A2.shape[1] < 2 or A2.shape[0] < 1:
         raise ValueError(f"amounts must have at least 2 parts per row, got shape {A.shape}")
-    bad = ~np.isfinite(A2).all(axis=1)
-    if bad.any():
-        i = _first_bad_row(bad)
-        raise ValueError(f"amounts row {i} has a non-finite entry: {A2[i]}")
-    bad = (A2 < 0).any(axis=1)
-    if bad.any():
-        i = _first_bad_row(bad)
-        raise ValueError(f"amounts row {i} has a negative entry: {A2[i]}")
+    _check_rows_finite_nonnegative(A2, "amounts")
     sums = A2.sum(axis=1)
     bad = ~(sums > 0)
     if bad.any():
