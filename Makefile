@@ -16,7 +16,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 EXECUTE := DPLIT_QUICK=0 $(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --inplace \
            --ExecutePreprocessor.timeout=900
 
-NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]*_*.py))
 NAMES     := $(basename $(notdir $(NOTEBOOKS)))
 
 .PHONY: setup tutorial lab test export notebooks nb bench clean

@@ -5,6 +5,19 @@
 Frequentist inference for the Dirichlet parameter from a released noisy censored statistic: Boots, DPBoots (Guo et al., Alg. 2) with an exact truncated-noise step that cannot hang, intervals and a two-sample test.
 """
 
+__all__ = [
+    "TRUNCATION_METHODS",
+    "OUT_OF_RANGE",
+    "truncated_statistic",
+    "BootResult",
+    "boots",
+    "dp_boots",
+    "TwoSampleTest",
+    "two_sample_test",
+]
+
+
+# %% notebooks/05_dpboots.py, cell 6: Step 1: the truncated noise
 import math
 from dataclasses import dataclass, field
 
@@ -66,6 +79,7 @@ def _logsumexp(s):
     return top + math.log(float(np.sum(np.exp(s - top))))
 
 
+# %% notebooks/05_dpboots.py, cell 7: Step 1: the truncated noise
 @njit(cache=True)
 def _trunc_laplace_upper_kernel(mu, scale, upper, rng):
     """One draw of Laplace(mu, scale) truncated to (-inf, upper), by inverse CDF."""
@@ -94,6 +108,7 @@ def _trunc_laplace_upper_reference(mu, scale, upper, rng):
     return mu - scale * np.log(2.0 * (1.0 - u))
 
 
+# %% notebooks/05_dpboots.py, cell 10: Step 1: the truncated noise
 @njit(cache=True)
 def _rejection_kernel(s_L, scale, size, max_proposals, rng):
     """Alg. 2 steps i-ii: Laplace proposals s_L - noise kept when sum(exp) < 1.
@@ -171,6 +186,7 @@ def _gibbs_reference(s_L, scale, start, size, burn_in, thin, rng):
     return np.array(out).reshape(size, len(s)), s
 
 
+# %% notebooks/05_dpboots.py, cell 14: Step 1: the truncated noise
 def _autocorr_time(x, c=5.0):
     """Integrated autocorrelation time of a 1-D series (Sokal's automatic window)."""
     x = np.asarray(x, dtype=float)
@@ -194,6 +210,7 @@ def _chain_tau(draws):
     return max(_autocorr_time(x) for x in series)
 
 
+# %% notebooks/05_dpboots.py, cell 16: Step 1: the truncated noise
 def _feasible_start(s_L, margin=1e-9):
     """The mode of the truncated law, moved just inside Range(S0) (the Gibbs start).
 
@@ -325,6 +342,7 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
     return (draws, info) if return_info else draws
 
 
+# %% notebooks/05_dpboots.py, cell 26: Steps 2-4: the bootstrap loop
 @njit(cache=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
@@ -388,6 +406,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     return out, n_out, n_failed
 
 
+# %% notebooks/05_dpboots.py, cell 29: Steps 2-4: the bootstrap loop
 @dataclass(frozen=True)
 class BootResult:
     """Bootstrap draws of the Dirichlet parameter (Boots or DPBoots).
@@ -496,6 +515,7 @@ def _check_mle_options(tol, max_iter):
     return _check_positive(tol, "tol"), _check_count(max_iter, "max_iter")
 
 
+# %% notebooks/05_dpboots.py, cell 30: Steps 2-4: the bootstrap loop
 def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw", max_redraw=20,
           tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
@@ -608,6 +628,7 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
                       n_failed=int(n_failed), noise=info)
 
 
+# %% notebooks/05_dpboots.py, cell 34: Intervals and the two-sample test (Sec. 5.2)
 @dataclass(frozen=True)
 class TwoSampleTest:
     """Result of :func:`two_sample_test` (one entry per component j).
@@ -678,15 +699,3 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
     reject = (interval[:, 0] > delta) | (interval[:, 1] < -delta)
     return TwoSampleTest(difference=diff.mean(axis=0), interval=interval, p_value=np.minimum(p, 1.0),
                          reject=reject, delta=float(delta), level=level, n_pairs=k)
-
-
-__all__ = [
-    "TRUNCATION_METHODS",
-    "OUT_OF_RANGE",
-    "truncated_statistic",
-    "BootResult",
-    "boots",
-    "dp_boots",
-    "TwoSampleTest",
-    "two_sample_test",
-]

@@ -5,6 +5,23 @@
 Validating compositions, the sufficient statistic and its censored version, the log-likelihood, a Newton MLE that stays fast at huge concentrations, the moments of log x, and Dirichlet draws in numba.
 """
 
+__all__ = [
+    "check_compositions",
+    "close",
+    "sufficient_stat",
+    "censored_stat",
+    "in_stat_range",
+    "loglik",
+    "logx_mean",
+    "logx_cov",
+    "fisher_information",
+    "MLEInfo",
+    "dirichlet_mle",
+    "dirichlet_draws",
+]
+
+
+# %% notebooks/02_dirichlet.py, cell 5: 1. The model (Guo et al., Sec. 2.2)
 import math
 from dataclasses import dataclass
 
@@ -27,6 +44,7 @@ def _as_float_array(value, name, ndim=None):
     return arr
 
 
+# %% notebooks/02_dirichlet.py, cell 7: 2. Compositions in, statistics out
 def _first_bad_row(mask):
     """Index of the first True in a boolean (n,) mask."""
     return int(np.flatnonzero(mask)[0])
@@ -112,6 +130,7 @@ def close(amounts):
     return (A2 / sums[:, None]).reshape(A.shape)
 
 
+# %% notebooks/02_dirichlet.py, cell 10: 2. Compositions in, statistics out
 def sufficient_stat(X):
     """Sufficient statistic S0(D): column means of log x (Guo et al., Sec. 2.2).
 
@@ -176,6 +195,7 @@ def _censored_stat_kernel(X, a):
     return out
 
 
+# %% notebooks/02_dirichlet.py, cell 13: 3. Where an MLE exists: Range($S_0$) (Guo et al., Supplement S4)
 @njit(cache=True)
 def _in_stat_range_kernel(s):
     """True when s is finite, has d >= 2 entries and sum(exp(s)) < 1."""
@@ -217,6 +237,7 @@ def in_stat_range(s):
     return bool(_in_stat_range_kernel(s))
 
 
+# %% notebooks/02_dirichlet.py, cell 16: 4. The log-likelihood (eq. 1)
 def _check_alpha(alpha, name="alpha"):
     """Dirichlet parameters: float array (..., d), d >= 2, finite and positive."""
     alpha = _as_float_array(alpha, name)
@@ -277,6 +298,7 @@ def _loglik_kernel(alpha, s, n):
     return n * (out + math.lgamma(a0))
 
 
+# %% notebooks/02_dirichlet.py, cell 19: 5. Digamma and trigamma inside numba
 @njit(cache=True)
 def _digamma(x):
     """Digamma for x > 0: recurrence up to x >= 10, then the asymptotic series."""
@@ -314,6 +336,7 @@ def _trigamma(x):
     return acc + 1.0 / x + 0.5 * z + z / x * poly
 
 
+# %% notebooks/02_dirichlet.py, cell 22: 6. Moments of log x and the Fisher information (Guo et al., Sec. 4.2.4)
 def logx_mean(alpha):
     """Mean of log x for x ~ Dirichlet(alpha): psi(alpha_j) - psi(alpha_0).
 
@@ -391,6 +414,7 @@ def _logx_cov_kernel(alpha):
     return out
 
 
+# %% notebooks/02_dirichlet.py, cell 27: 7.2 A one-dimensional Newton problem
 @njit(cache=True)
 def _inv_digamma_start(y):
     """Minka's (2000) starting point for the inverse digamma of y."""
@@ -500,6 +524,7 @@ def _dirichlet_mle_kernel(s, tol, max_iter):
     return alpha
 
 
+# %% notebooks/02_dirichlet.py, cell 29: 7.2 A one-dimensional Newton problem
 def _dml_reference(x):
     """psi(x) - log(x) with scipy: direct below 10, asymptotic series above."""
     x = np.asarray(x, dtype=float)
@@ -563,6 +588,7 @@ def _dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     return np.full(d, np.nan), max_iter, 1
 
 
+# %% notebooks/02_dirichlet.py, cell 31: 7.2 A one-dimensional Newton problem
 @dataclass(frozen=True)
 class MLEInfo:
     """Convergence report of :func:`dirichlet_mle`.
@@ -641,6 +667,7 @@ def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
     return alpha, info
 
 
+# %% notebooks/02_dirichlet.py, cell 39: 8. Fast Dirichlet draws
 @njit(cache=True)
 def _gamma_large_kernel(a, rng):
     """One Gamma(a, 1) draw for a >= 1 (Marsaglia & Tsang 2000), from the Generator rng."""
@@ -793,19 +820,3 @@ def dirichlet_draws(alpha, n, *, rng=None):
         raise ValueError(f"n must be >= 0, got {n}")
     rng = np.random.default_rng(rng)
     return _dirichlet_draws_kernel(alpha, int(n), rng)
-
-
-__all__ = [
-    "check_compositions",
-    "close",
-    "sufficient_stat",
-    "censored_stat",
-    "in_stat_range",
-    "loglik",
-    "logx_mean",
-    "logx_cov",
-    "fisher_information",
-    "MLEInfo",
-    "dirichlet_mle",
-    "dirichlet_draws",
-]

@@ -5,6 +5,16 @@
 Posterior sampling of the Dirichlet parameter from the released censored statistic: the non-private benchmark MCMC, data augmentation over the latent records (DPMCMC, Ju et al. 2022) and its replicated-record approximation (DPreMCMC), with numba kernels, several chains and ArviZ output.
 """
 
+__all__ = [
+    "mcmc",
+    "dp_mcmc",
+    "dp_remcmc",
+    "p5_prior",
+    "mpsrf",
+]
+
+
+# %% notebooks/07_mcmc.py, cell 6: The prior inside the kernel
 import math
 import os
 import time
@@ -114,6 +124,7 @@ def _prior_logpdf_kernel(alpha, kind, shape, rate, prec):
     return out
 
 
+# %% notebooks/07_mcmc.py, cell 10: Step (i): $\boldsymbol\alpha \mid \mathbf D$ by a hyperrectangle slice sampler (Neal 2003, Fig. 8)
 @njit(cache=True, nogil=True)
 def _log_target_kernel(theta, s, n, kind, shape, rate, prec):
     """Log of eq. (1) in theta = log(alpha), Jacobian included, up to a constant."""
@@ -206,6 +217,7 @@ def _slice_reference(theta, n_cycles, width, chol, s, n, prior_logpdf, rng):
     return chol @ z0, n_eval
 
 
+# %% notebooks/07_mcmc.py, cell 14: Step (ii): the record sweep (Ju et al. 2022; Guo et al., Sec. 4.2.2)
 @njit(cache=True, nogil=True)
 def _record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
     """One Metropolis-Hastings sweep over the latent records (rows of logx = log x_i), in place.
@@ -316,6 +328,7 @@ def _sweep_arguments(alpha, power, mode):
     return alpha_prop, coef
 
 
+# %% notebooks/07_mcmc.py, cell 18: One chain: the kernel and its driver
 @njit(cache=True, nogil=True)
 def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
                   T0, n0, n_iter, thin, n_slice, width, chol, chol_inv,
@@ -534,6 +547,7 @@ def _run_chains(spec, rng, n_iter, n_warmup, n_chains, thin, progress, n_jobs=No
             np.stack([r[2] for r in res]), runtime, seeds)
 
 
+# %% notebooks/07_mcmc.py, cell 20: The public samplers
 _PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
@@ -826,6 +840,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
                    n_jobs, "DPreMCMC")
 
 
+# %% notebooks/07_mcmc.py, cell 25: Prior p5 (Guo et al., Sec. 4.2.1)
 def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=False,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
@@ -860,6 +875,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     return DrawsPrior(draws, name="p5", source=f"DPMCMC_p1 on S_L(D1, a), n1 = {release.n1}")
 
 
+# %% notebooks/07_mcmc.py, cell 28: Convergence: the multivariate Gelman-Rubin statistic (Guo et al., S5)
 def mpsrf(result, var="alpha"):
     """Multivariate potential scale reduction factor (Brooks and Gelman 1998), as in Guo et al. S5.
 
@@ -892,6 +908,7 @@ def mpsrf(result, var="alpha"):
     return float((t - 1) / t + (m + 1) / m * lam)
 
 
+# %% notebooks/07_mcmc.py, cell 31: Exactness: simulation-based calibration (Talts et al. 2018)
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
                rng=None):
     """Ranks (n_rep, d) of prior draws among L thinned DPMCMC draws (simulation-based calibration).
@@ -921,12 +938,3 @@ def _rank_uniformity_pvalues(ranks, L=19, n_bins=10):
     from scipy import stats
     counts = np.stack([np.bincount(r * n_bins // (L + 1), minlength=n_bins) for r in ranks.T])
     return stats.chisquare(counts, axis=1).pvalue
-
-
-__all__ = [
-    "mcmc",
-    "dp_mcmc",
-    "dp_remcmc",
-    "p5_prior",
-    "mpsrf",
-]

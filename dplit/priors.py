@@ -5,6 +5,22 @@
 The five prior distributions of Guo et al. (Sec. 4.2.1, Table 1): a vague gamma prior, and four priors learnt from the DP release of a first part D1 of the data (DPBoots draws, fitted gammas, a Gaussian copula, and the DP posterior), behind one picklable interface.
 """
 
+__all__ = [
+    "PRIOR_NAMES",
+    "NoDensityError",
+    "Prior",
+    "GammaPrior",
+    "fit_gamma",
+    "fit_gammas",
+    "DrawsPrior",
+    "normal_scores_correlation",
+    "GaussianCopulaPrior",
+    "p2_draws",
+    "make_prior",
+]
+
+
+# %% notebooks/06_priors.py, cell 6: One interface
 import math
 
 import numpy as np
@@ -90,6 +106,7 @@ class Prior:
         return _check_count(size, "size", minimum=0), np.random.default_rng(rng)
 
 
+# %% notebooks/06_priors.py, cell 8: p1 and p3: independent gammas
 class GammaPrior(Prior):
     """Independent ``alpha_j ~ Gamma(shape_j, rate_j)`` (p1 with the defaults; p3 when fitted).
 
@@ -137,6 +154,7 @@ class GammaPrior(Prior):
         return f"{self.name}: independent alpha_j ~ {par}, d = {self.d}"
 
 
+# %% notebooks/06_priors.py, cell 11: p1 and p3: independent gammas
 def fit_gamma(y, *, tol=1e-12, max_iter=100):
     """Maximum-likelihood ``(shape, rate)`` of a gamma law from a positive sample.
 
@@ -182,6 +200,7 @@ def fit_gammas(draws):
     return np.array([f[0] for f in fits]), np.array([f[1] for f in fits])
 
 
+# %% notebooks/06_priors.py, cell 14: p2 and p5: priors known through draws
 class DrawsPrior(Prior):
     """A prior known only through draws: the empirical law of ``draws`` (p2, p5).
 
@@ -223,6 +242,7 @@ class DrawsPrior(Prior):
         return f"{self.name}: empirical law of {len(self.draws)} draws ({self.source}{dropped}), d = {self.d}"
 
 
+# %% notebooks/06_priors.py, cell 17: p4: a Gaussian copula with gamma marginals
 def normal_scores_correlation(draws):
     """Correlation matrix of the normal scores ``Phi^-1(rank / (N + 1))`` of each column of draws (N, d)."""
     draws = np.asarray(draws, dtype=float)
@@ -317,6 +337,7 @@ class GaussianCopulaPrior(Prior):
                 f"[{off.min():.2f}, {off.max():.2f}], d = {self.d}")
 
 
+# %% notebooks/06_priors.py, cell 21: Building the priors from a release: `make_prior`
 def _split_part(release, name):
     """Check that ``release`` is a split Release (priors p2-p5 learn from its D1 part)."""
     if release is None:
@@ -399,18 +420,3 @@ def make_prior(name, release=None, *, d=None, rng=None, n_draws=None, draws=None
     if name == "p3":
         return GammaPrior(v, w, name="p3")
     return GaussianCopulaPrior(v, w, normal_scores_correlation(p2.draws), name="p4")
-
-
-__all__ = [
-    "PRIOR_NAMES",
-    "NoDensityError",
-    "Prior",
-    "GammaPrior",
-    "fit_gamma",
-    "fit_gammas",
-    "DrawsPrior",
-    "normal_scores_correlation",
-    "GaussianCopulaPrior",
-    "p2_draws",
-    "make_prior",
-]

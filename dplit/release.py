@@ -5,6 +5,22 @@
 Algorithm 1 of Guo et al. (Sec. 3, Theorems 1-2): choose the censoring threshold a with the geometric mechanism, release the censored sufficient statistic with the Laplace mechanism, and publish everything in a `Release` record (JSON).
 """
 
+__all__ = [
+    "FORMAT",
+    "COUNT_SENSITIVITY",
+    "laplace_scale",
+    "censoring_counts",
+    "noisy_censoring_rates",
+    "select_threshold",
+    "Release",
+    "release",
+    "release_mse",
+    "neighbouring_datasets",
+    "audit_release",
+]
+
+
+# %% notebooks/04_release.py, cell 5: 1. Why censor: the sensitivity of $S_0$ (Sec. 3.1)
 import json
 import math
 from dataclasses import dataclass
@@ -98,6 +114,7 @@ def laplace_scale(d, a, n, eps1):
     return -d * math.log(a) / (n * eps1)
 
 
+# %% notebooks/04_release.py, cell 8: 2. Choosing the threshold under DP (Sec. 3.2)
 def _counts(X, cands):
     """Counts s_m of records with a_{m-1} <= min_j x_ij < a_m, m = 1..M+1 (cands sorted increasingly)."""
     bins = np.searchsorted(cands, X.min(axis=1), side="right")
@@ -177,6 +194,7 @@ def select_threshold(p_hat_G, candidates, tc):
     return float(out) if np.ndim(out) == 0 else out
 
 
+# %% notebooks/04_release.py, cell 11: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
 
@@ -541,6 +559,7 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True):
                    scale1=laplace_scale(d, a, n1, eps1) if n1 else None)
 
 
+# %% notebooks/04_release.py, cell 22: 4. The bias-variance trade-off in $a$
 def release_mse(alpha, a, n, eps1):
     """Mean squared error of ``S_L(D, a)`` as an estimate of ``E[log x]`` for ``x ~ Dirichlet(alpha)``.
 
@@ -569,6 +588,7 @@ def release_mse(alpha, a, n, eps1):
     return float(np.sum(bias**2 + var_c / n) + 2 * d * laplace_scale(d, a, n, eps1) ** 2)
 
 
+# %% notebooks/04_release.py, cell 31: 6. Privacy audit of `release` (Theorem 2)
 def neighbouring_datasets(n, d, a, *, move="cell"):
     """Worst-case neighbouring data sets for auditing a release (they differ in record 0 only).
 
@@ -670,18 +690,3 @@ def audit_release(X, X_prime, eps1, eps2, candidates, tc, *, n_runs=10_000, rele
     lap = audit_epsilon(t_l[0][:n_l], t_l[1][:n_l], confidence=confidence, rng=rng)
     return {"laplace": lap, "geometric": geo, "a": a_star, "eps1": float(eps1), "eps2": float(eps2),
             "n_laplace": n_l}
-
-
-__all__ = [
-    "FORMAT",
-    "COUNT_SENSITIVITY",
-    "laplace_scale",
-    "censoring_counts",
-    "noisy_censoring_rates",
-    "select_threshold",
-    "Release",
-    "release",
-    "release_mse",
-    "neighbouring_datasets",
-    "audit_release",
-]

@@ -1,7 +1,7 @@
 # %% [markdown]
-# # Privacy mechanisms, accounting and a privacy audit
+# # Privacy mechanisms and a privacy audit
 #
-# Laplace, two-sided geometric, discrete Gaussian and randomized-response noise; budgets, RDP and zCDP conversions; and an audit that bounds the epsilon a mechanism really spends.
+# Laplace, two-sided geometric, discrete Gaussian and randomized-response noise, and an audit that bounds the epsilon a mechanism really spends.
 
 # %%
 #| default_exp mechanisms
@@ -688,7 +688,7 @@ assert same.epsilon_lower < 0.05
 #
 # It is the noise of the 2020 US Census (dapper, Example 2). Adding it to an integer statistic with
 # $\ell_2$ sensitivity $\Delta_2$ gives $\rho$-zCDP with $\rho = \Delta_2^2 / (2\sigma^2)$ (CKS 2020, Thm. 4 and
-# Thm. 14 for vectors), converted to $(\epsilon, \delta)$-DP in the accounting section below.
+# Thm. 14 for vectors), converted to $(\epsilon, \delta)$-DP in notebook `01b_accounting`.
 #
 # **The normaliser.** Summing $Z$ directly converges fast when $\sigma$ is small. For $\sigma \ge 1$ we use
 # the Poisson summation formula (Jacobi's theta transformation),
@@ -958,538 +958,6 @@ for bad_call, word in [(lambda: randomized_response([0, 2]), "x"),
         raise AssertionError(word)
 
 # %% [markdown]
-# ## Accounting: budgets, Rényi DP and zCDP (exported to `dplit.accounting`)
-#
-# ### A ledger for pure DP (Guo et al., Sec. 2.1, Prop. 1-3)
-#
-# A curator holds a total budget $\epsilon_{tot}$. Releasing $M_1$ ($\epsilon_1$) and then $M_2$ ($\epsilon_2$) on the
-# same data costs $\epsilon_1 + \epsilon_2$ (sequential composition, Prop. 2); mechanisms on *disjoint* parts of
-# the data cost $\max_j \epsilon_j$ (parallel composition, Prop. 3); anything computed from releases is free
-# (post-processing, Prop. 1). `PrivacyBudget` records each charge and refuses one that would overspend,
-# with an error naming what is left. Guo et al.'s release (Theorem 2) is one sequential charge of $\epsilon_2$
-# (the threshold, geometric mechanism) and one of $\epsilon_1$ (the statistic, Laplace mechanism); with a
-# split $D = D_1 \cup D_2$ the two Laplace releases on $D_1$ and $D_2$ are a parallel charge.
-#
-# Floating-point sums such as $0.1 + 0.2$ exceed $0.3$ by one rounding; the ledger allows a relative
-# slack of $10^{-12}$ so that a budget split into exact parts can be spent in full.
-
-# %%
-#| export accounting
-import math
-from dataclasses import dataclass
-
-import numpy as np
-from scipy import optimize
-
-from dplit.mechanisms import _as_real, discrete_gaussian_logpmf
-
-_SLACK = 1e-12
-
-
-class BudgetExceededError(ValueError):
-    """Raised when a charge would spend more than the remaining privacy budget."""
-
-
-def _check_eps(value, name, *, allow_zero=False):
-    """Return ``value`` as a finite float > 0 (or >= 0), or raise naming ``name``."""
-    value = _as_real(value, name)
-    ok = value >= 0 if allow_zero else value > 0
-    if not (math.isfinite(value) and ok):
-        raise ValueError(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {value}")
-    return value
-
-
-@dataclass(frozen=True)
-class BudgetEntry:
-    """One charge to a :class:`PrivacyBudget`: a label, its cost and how it composed."""
-
-    label: str
-    epsilon: float
-    composition: str
-    parts: tuple
-
-
-class PrivacyBudget:
-    """A ledger of pure epsilon-DP spending with sequential and parallel composition.
-
-    Parameters
-    ----------
-    total : float
-        Total budget epsilon, > 0.
-
-    Examples
-    --------
-    >>> budget = PrivacyBudget(1.0)
-    >>> budget.spend(0.2, "threshold (geometric)")
-    0.8
-    >>> budget.spend_parallel([0.8, 0.8], "statistic on D1 and D2")
-    0.0
-    """
-
-    def __init__(self, total):
-        self.total = _check_eps(total, "total")
-        self._entries = []
-
-    @property
-    def entries(self):
-        """Tuple of :class:`BudgetEntry`, in the order charged."""
-        return tuple(self._entries)
-
-    @property
-    def spent(self):
-        """Epsilon spent so far (sum of the charges)."""
-        return math.fsum(e.epsilon for e in self._entries)
-
-    @property
-    def remaining(self):
-        """Epsilon left (never negative)."""
-        return max(self.total - self.spent, 0.0)
-
-    def can_spend(self, epsilon):
-        """True if a sequential charge of ``epsilon`` fits in the remaining budget."""
-        epsilon = _check_eps(epsilon, "epsilon", allow_zero=True)
-        return self.spent + epsilon <= self.total * (1.0 + _SLACK)
-
-    def _charge(self, cost, label, composition, parts):
-        if not self.can_spend(cost):
-            raise BudgetExceededError(
-                f"charge {label!r} costs epsilon = {cost:.6g} ({composition}) but only "
-                f"{self.remaining:.6g} of the total {self.total:.6g} is left")
-        self._entries.append(BudgetEntry(str(label), cost, composition, tuple(parts)))
-        return self.remaining
-
-    def spend(self, epsilon, label=""):
-        """Charge one epsilon-DP release on the data (sequential composition, Prop. 2).
-
-        Parameters
-        ----------
-        epsilon : float
-            Cost, >= 0.
-        label : str, optional
-            What was released.
-
-        Returns
-        -------
-        float
-            The remaining budget.
-
-        Raises
-        ------
-        BudgetExceededError
-            If the charge does not fit; nothing is recorded then.
-        """
-        epsilon = _check_eps(epsilon, "epsilon", allow_zero=True)
-        return self._charge(epsilon, label, "sequential", (epsilon,))
-
-    def spend_parallel(self, epsilons, label=""):
-        """Charge releases on *disjoint* subsets of the records: costs ``max(epsilons)`` (Prop. 3).
-
-        Parameters
-        ----------
-        epsilons : sequence of float
-            Cost of each release, each >= 0 (at least one).
-        label : str, optional
-            What was released.
-
-        Returns
-        -------
-        float
-            The remaining budget.
-        """
-        parts = [_check_eps(e, "epsilons", allow_zero=True) for e in np.atleast_1d(epsilons).tolist()]
-        if not parts:
-            raise ValueError("epsilons must hold at least one cost")
-        return self._charge(max(parts), label, "parallel", parts)
-
-    def __repr__(self):
-        lines = [f"PrivacyBudget(total={self.total:g}, spent={self.spent:g}, remaining={self.remaining:g})"]
-        lines += [f"  {e.composition:>10}: {e.epsilon:g}  {e.label}" for e in self._entries]
-        return "\n".join(lines)
-
-# %%
-budget = PrivacyBudget(1.0)
-assert budget.spend(0.1, "threshold a (geometric, eps2)") == 0.9
-assert np.isclose(budget.spend_parallel([0.9, 0.5], "s_L1 on D1, s_L on D2 (Laplace)"), 0.0)
-try:
-    budget.spend(1e-6, "one more")
-except BudgetExceededError as err:
-    print("refused:", err)
-    assert "remaining" in str(err) or "left" in str(err)
-else:
-    raise AssertionError("overspending accepted")
-assert len(budget.entries) == 2  # the refused charge is not recorded
-print(budget)
-b3 = PrivacyBudget(0.3)
-b3.spend(0.1)
-b3.spend(0.2)  # 0.1 + 0.2 > 0.3 by one rounding: allowed by the slack
-assert b3.remaining == 0.0 and not b3.can_spend(1e-9)
-for bad_call in [lambda: PrivacyBudget(0), lambda: PrivacyBudget(1).spend(-0.1)]:
-    try:
-        bad_call()
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("bad budget accepted")
-
-# %% [markdown]
-# ### Rényi DP and its conversion (Dirichlet-mechanism paper, Lemma 1 and App. B, Lemma 3, eq. 10)
-#
-# $M$ is $(\lambda, \epsilon)$-RDP if the Rényi divergence of order $\lambda > 1$ between $M(D)$ and $M(D')$ is at
-# most $\epsilon$ for all neighbours. At a fixed order, RDP composes by adding the $\epsilon$'s (Lemma 1 there;
-# Mironov 2017, Prop. 1). The conversion of Canonne, Kamath and Steinke (2020, Prop. 12), quoted as Lemma 3
-# in App. B: a $(\lambda, \epsilon)$-RDP mechanism is $(\hat\epsilon, \delta)$-DP for every $\delta \in (0, 1)$ with
-#
-# $$\hat\epsilon = \epsilon + \log(\lambda - 1) - \frac{\log\delta + \lambda\log\lambda}{\lambda - 1}.$$
-#
-# (Solve $\delta = \frac{e^{(\lambda-1)(\epsilon - \hat\epsilon)}}{\lambda - 1}(1 - 1/\lambda)^\lambda$ for $\hat\epsilon$.) It is
-# never worse than Mironov's classic $\hat\epsilon = \epsilon + \log(1/\delta)/(\lambda - 1)$: the difference
-# $\log(\lambda - 1) - \lambda\log\lambda/(\lambda - 1) = \log(1 - 1/\lambda) - \log(\lambda)/(\lambda - 1) < 0$. With a whole
-# RDP curve $\epsilon(\lambda)$ one takes the best order. Eq. 10 of the paper is this conversion applied to the
-# Dirichlet mechanism's guarantee $\epsilon = \frac12\lambda r^2\Delta_2^2\psi'(1 + 3(\lambda-1)r\Delta_\infty)$ (Alg. 1,
-# Thm. 1); we reproduce their Figure 7 below (notebook 12 implements the mechanism itself).
-#
-# ### zCDP and the discrete Gaussian (dapper, Example 2)
-#
-# $\rho$-zCDP means $(\lambda, \lambda\rho)$-RDP for every $\lambda > 1$ (CKS 2020, Def. 3). The discrete Gaussian with
-# $\ell_2$ sensitivity $\Delta_2$ is $\rho = \Delta_2^2 / (2\sigma^2)$-zCDP. Three conversions to $(\epsilon, \delta)$:
-#
-# * `"standard"`: $\epsilon = \rho + 2\sqrt{\rho\log(1/\delta)}$ (Bun and Steinke 2016), what dapper uses;
-# * `"cks"`: the best order in the conversion above, $\min_{\lambda > 1} \hat\epsilon(\lambda\rho, \lambda, \delta)$;
-# * `discrete_gaussian_epsilon`: the *exact* $\epsilon$ of the discrete Gaussian mechanism for a given integer
-#   shift vector, from the privacy-loss distribution. For outputs $y = v + Y$, $Y_j \sim N_{\mathbb{Z}}(0, \sigma^2)$, and
-#   a neighbour $v' = v + s$, the privacy loss is $L = \sum_j (s_j^2 - 2 s_j Y_j) / (2\sigma^2)$, an integer
-#   lattice divided by $2\sigma^2$, and $\delta(\epsilon) = E[(1 - e^{\epsilon - L})_+]$ (the hockey-stick divergence;
-#   by the symmetry of the law the other direction gives the same). We get the exact law of $L$ by
-#   convolving the coordinates' pmfs and solve $\delta(\epsilon) = \delta$ for $\epsilon$.
-#
-# **The sensitivity slip in dapper's Example 2** (see `../shared/seeds/README.md`): dapper takes $\Delta = 2$,
-# for which $\sigma = 6.32$ gives $\rho = 4/(2 \cdot 6.32^2)$ and $\epsilon = \rho + 2\sqrt{\rho \log 10^{10}} \approx 2.197 = 2\log 3$:
-# their figure. But changing one record of the admissions data moves *two* cells of the $2 \times 2$ table by
-# one each, an $\ell_2$ sensitivity of $\sqrt 2$ (shift $s = (1, 1)$ up to signs), for which the same $\sigma$
-# spends less: about 1.54 by the standard formula, and about 1.3 exactly. We show both.
-
-# %%
-#| export accounting
-def _check_delta(delta):
-    """Return delta as a float in (0, 1), or raise."""
-    delta = _as_real(delta, "delta")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie in the open interval (0, 1), got {delta}")
-    return delta
-
-
-def compose_rdp(epsilons):
-    """Compose RDP guarantees of the same order: the epsilons add (Mironov 2017, Prop. 1).
-
-    Parameters
-    ----------
-    epsilons : array_like, shape (k,) or (k, n_orders)
-        RDP epsilon of each of k mechanisms (optionally as curves over a common grid of orders).
-
-    Returns
-    -------
-    float or ndarray
-        The composed RDP epsilon (per order).
-    """
-    e = np.asarray(epsilons, dtype=float)
-    if e.ndim == 0 or e.shape[0] == 0:
-        raise ValueError("epsilons must hold at least one RDP epsilon")
-    if not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError("epsilons must be finite and >= 0")
-    total = e.sum(axis=0)
-    return float(total) if np.ndim(total) == 0 else total
-
-
-def rdp_to_dp(epsilon, lam, delta):
-    """Convert (lam, epsilon)-RDP to (epsilon_hat, delta)-DP (Canonne et al. 2020; Dirichlet paper Lemma 3).
-
-    ``epsilon_hat = epsilon + log(lam - 1) - (log(delta) + lam * log(lam)) / (lam - 1)``.
-
-    Parameters
-    ----------
-    epsilon : float or array_like
-        RDP epsilon(s), >= 0.
-    lam : float or array_like
-        RDP order(s), > 1 (broadcast with ``epsilon``).
-    delta : float
-        Target delta in (0, 1).
-
-    Returns
-    -------
-    float or ndarray
-        ``epsilon_hat`` (may be negative for tiny epsilon and moderate delta: then any epsilon_hat >= 0
-        holds as well).
-    """
-    delta = _check_delta(delta)
-    e = np.asarray(epsilon, dtype=float)
-    lam = np.asarray(lam, dtype=float)
-    if not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError("epsilon must be finite and >= 0")
-    if not np.all(np.isfinite(lam)) or np.any(lam <= 1):
-        raise ValueError("lam (the Renyi order) must be finite and > 1")
-    out = e + np.log(lam - 1) - (math.log(delta) + lam * np.log(lam)) / (lam - 1)
-    return float(out) if out.ndim == 0 else out
-
-
-def rdp_to_dp_classic(epsilon, lam, delta):
-    """Mironov's (2017, Prop. 3) conversion ``epsilon + log(1/delta) / (lam - 1)``, for comparison."""
-    delta = _check_delta(delta)
-    e, lam = np.asarray(epsilon, dtype=float), np.asarray(lam, dtype=float)
-    if np.any(lam <= 1):
-        raise ValueError("lam (the Renyi order) must be > 1")
-    out = e + math.log(1 / delta) / (lam - 1)
-    return float(out) if out.ndim == 0 else out
-
-
-def best_rdp_to_dp(epsilons, lams, delta):
-    """Best (smallest) converted epsilon over an RDP curve ``epsilons[i]`` at orders ``lams[i]``.
-
-    Returns
-    -------
-    (float, float)
-        ``(epsilon_hat, lam)`` at the best order.
-    """
-    eh = np.atleast_1d(rdp_to_dp(epsilons, lams, delta))
-    lams = np.broadcast_to(np.asarray(lams, dtype=float), eh.shape)
-    i = int(np.argmin(eh))
-    return float(eh[i]), float(lams[i])
-
-
-def gaussian_zcdp_rho(sigma, l2_sensitivity):
-    """zCDP parameter ``rho = l2_sensitivity**2 / (2 sigma**2)`` of the (discrete) Gaussian mechanism."""
-    sigma = _check_eps(sigma, "sigma")
-    l2 = _check_eps(l2_sensitivity, "l2_sensitivity")
-    return l2**2 / (2.0 * sigma**2)
-
-
-def zcdp_to_dp(rho, delta, *, method="standard"):
-    """Convert rho-zCDP to (epsilon, delta)-DP.
-
-    Parameters
-    ----------
-    rho : float
-        zCDP parameter, > 0.
-    delta : float
-        Target delta in (0, 1).
-    method : {"standard", "cks"}, default "standard"
-        ``"standard"``: ``rho + 2 sqrt(rho log(1/delta))`` (Bun and Steinke 2016; dapper Example 2).
-        ``"cks"``: minimise :func:`rdp_to_dp` of ``(lam, lam rho)``-RDP over the order ``lam``
-        (Canonne, Kamath and Steinke 2020, Cor. 13); never larger.
-
-    Returns
-    -------
-    float
-        epsilon.
-    """
-    rho = _check_eps(rho, "rho")
-    delta = _check_delta(delta)
-    if method == "standard":
-        return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-    if method == "cks":
-        # over u = log(lam - 1); the objective is smooth and unimodal in lam
-        def f(u):
-            lam = 1.0 + math.exp(u)
-            return rdp_to_dp(lam * rho, lam, delta)
-
-        res = optimize.minimize_scalar(f, bounds=(-20.0, 30.0), method="bounded",
-                                       options={"xatol": 1e-10})
-        return float(min(res.fun, zcdp_to_dp(rho, delta)))
-    raise ValueError(f"method must be 'standard' or 'cks', got {method!r}")
-
-
-def _privacy_loss_pmf(sigma, shift):
-    """Exact law of 2 sigma^2 L (an integer) under the discrete Gaussian mechanism: (values, probs)."""
-    half = int(math.ceil(40 * sigma)) + 2
-    y = np.arange(-half, half + 1)
-    p = np.exp(discrete_gaussian_logpmf(y, sigma))
-    values, probs = np.array([0]), np.array([1.0])
-    for s in shift:
-        if s == 0:
-            continue
-        m = s * s - 2 * s * y                   # this coordinate's 2 sigma^2 L_j, spacing 2|s|
-        lo = int(m.min())
-        pm = np.zeros(int(m.max()) - lo + 1)
-        np.add.at(pm, m - lo, p)
-        conv = np.convolve(probs, pm)
-        values, probs = np.arange(values[0] + lo, values[0] + lo + conv.size), conv
-    return values, probs
-
-
-def _check_shift(shift):
-    """Return an integer shift vector with at least one nonzero entry, or raise."""
-    s = np.atleast_1d(np.asarray(shift))
-    if not np.issubdtype(s.dtype, np.number) or np.any(s != np.round(s)) or s.ndim != 1:
-        raise ValueError("shift must be a 1-D vector of integers")
-    if not np.any(s != 0):
-        raise ValueError("shift must have a nonzero entry (the change between neighbours)")
-    return s.astype(np.int64)
-
-
-def discrete_gaussian_delta(epsilon, sigma, *, shift=(1,)):
-    """Exact delta(epsilon) of the discrete Gaussian mechanism for neighbours differing by ``shift``.
-
-    Parameters
-    ----------
-    epsilon : float
-        Epsilon, >= 0.
-    sigma : float
-        Scale of the discrete Gaussian noise on each coordinate, > 0.
-    shift : sequence of int, default (1,)
-        Integer change ``S0(D') - S0(D)`` of the released vector (e.g. ``(1, 1)`` when a record moves
-        two cells of a table, up to signs, which do not matter).
-
-    Returns
-    -------
-    float
-        The smallest delta for which the mechanism is (epsilon, delta)-DP on these neighbours.
-    """
-    epsilon = _check_eps(epsilon, "epsilon", allow_zero=True)
-    sigma = _check_eps(sigma, "sigma")
-    values, probs = _privacy_loss_pmf(sigma, np.abs(_check_shift(shift)))
-    loss = values / (2.0 * sigma**2)
-    pos = loss > epsilon
-    return float(np.sum(probs[pos] * -np.expm1(epsilon - loss[pos])))
-
-
-def discrete_gaussian_epsilon(sigma, delta, *, shift=(1,)):
-    """Exact epsilon of the discrete Gaussian mechanism at a given delta (inverse of the above).
-
-    Parameters
-    ----------
-    sigma : float
-        Scale, > 0.
-    delta : float
-        Target delta in (0, 1).
-    shift : sequence of int, default (1,)
-        Integer change between neighbouring outputs.
-
-    Returns
-    -------
-    float
-        The smallest epsilon with delta(epsilon) <= delta.
-    """
-    sigma = _check_eps(sigma, "sigma")
-    delta = _check_delta(delta)
-    s = np.abs(_check_shift(shift))
-    values, _ = _privacy_loss_pmf(sigma, s)
-    hi = values.max() / (2.0 * sigma**2)
-    if discrete_gaussian_delta(0.0, sigma, shift=s) <= delta:
-        return 0.0
-    f = lambda e: math.log(max(discrete_gaussian_delta(e, sigma, shift=s), 1e-300)) - math.log(delta)  # noqa: E731
-    return float(optimize.brentq(f, 0.0, hi, xtol=1e-10))
-
-# %% [markdown]
-# Checks: the conversion equals the formula solved from $\delta$, beats the classic one, and composes;
-# zCDP conversions are ordered exact $\le$ CKS $\le$ standard; the exact $\delta(\epsilon)$ of the discrete
-# Gaussian agrees with a brute-force sum over outputs; dapper's figure and the corrected one.
-
-# %%
-lam_, eps_, delta_ = 10.0, 0.5, 1e-5
-eh = rdp_to_dp(eps_, lam_, delta_)
-# plugging epsilon_hat back into Lemma 3's delta gives delta
-assert np.isclose(np.exp((lam_ - 1) * (eps_ - eh)) / (lam_ - 1) * (1 - 1 / lam_) ** lam_, delta_)
-lams = np.array([1.5, 2, 10, 50, 200])
-assert np.all(rdp_to_dp(eps_, lams, delta_) < rdp_to_dp_classic(eps_, lams, delta_))
-assert np.isclose(compose_rdp([0.1, 0.2, 0.3]), 0.6)
-assert np.allclose(compose_rdp(np.ones((3, 5))), 3.0)
-for bad_call in [lambda: rdp_to_dp(1.0, 1.0, 1e-5), lambda: rdp_to_dp(1.0, 2.0, 0.0),
-                 lambda: rdp_to_dp(-1.0, 2.0, 1e-5)]:
-    try:
-        bad_call()
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("bad RDP input accepted")
-
-# the exact delta by brute force over the output grid, one coordinate shifted by 2
-sigma_, s_, e_ = 1.3, 2, 0.8
-y_ = np.arange(-200, 201)
-p_, q_ = np.exp(discrete_gaussian_logpmf(y_, sigma_)), np.exp(discrete_gaussian_logpmf(y_, sigma_, mu=s_))
-assert np.isclose(discrete_gaussian_delta(e_, sigma_, shift=[s_]), np.maximum(p_ - np.exp(e_) * q_, 0).sum(), rtol=1e-10)
-# two cells shifted by one each: a 2-D brute force
-P2 = np.outer(p_, p_)
-Q2 = np.outer(np.exp(discrete_gaussian_logpmf(y_, sigma_, mu=1)), np.exp(discrete_gaussian_logpmf(y_, sigma_, mu=1)))
-assert np.isclose(discrete_gaussian_delta(e_, sigma_, shift=[1, 1]), np.maximum(P2 - np.exp(e_) * Q2, 0).sum(), rtol=1e-10)
-
-# dapper, Example 2: sigma = 6.32, delta = 1e-10
-sigma_census, delta_census = 6.32, 1e-10
-table = {}
-for label, l2, shift in [("dapper (Delta = 2)", 2.0, [2]), ("one record, two cells (Delta_2 = sqrt 2)", np.sqrt(2), [1, 1])]:
-    rho = gaussian_zcdp_rho(sigma_census, l2)
-    table[label] = dict(rho=rho, standard=zcdp_to_dp(rho, delta_census),
-                        cks=zcdp_to_dp(rho, delta_census, method="cks"),
-                        exact=discrete_gaussian_epsilon(sigma_census, delta_census, shift=shift))
-    r = table[label]
-    print(f"{label:>42}: rho = {r['rho']:.4f}; epsilon standard = {r['standard']:.3f}, "
-          f"CKS = {r['cks']:.3f}, exact = {r['exact']:.3f}")
-    assert r["exact"] <= r["cks"] <= r["standard"]
-print(f"2 log 3 = {2 * np.log(3):.4f}")
-assert abs(table["dapper (Delta = 2)"]["standard"] - 2 * np.log(3)) < 2e-3   # dapper's figure
-assert abs(table["one record, two cells (Delta_2 = sqrt 2)"]["standard"] - 1.54) < 0.01  # seeds/README
-# the exact epsilon really has delta(epsilon) = 1e-10
-e_ex = table["dapper (Delta = 2)"]["exact"]
-assert np.isclose(discrete_gaussian_delta(e_ex, sigma_census, shift=[2]), delta_census, rtol=1e-6)
-
-# %% [markdown]
-# ### Reproduced figures
-#
-# **dapper, Example 2**: the $\epsilon$ spent at $\delta = 10^{-10}$ as a function of $\sigma$, with dapper's
-# sensitivity and the corrected one, by the standard conversion (dapper's) and exactly. The dotted line is
-# $2\log 3$, the budget of randomized response in Example 1, which dapper matched with $\sigma = 6.32$.
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-sigmas = np.linspace(2.0, 12.0, size(full=60, quick=12))
-fig, ax = plt.subplots(figsize=(6.5, 3.8))
-for (label, l2, shift), ls in zip([("Delta = 2 (dapper)", 2.0, [2]), ("Delta_2 = sqrt 2 (corrected)", np.sqrt(2), [1, 1])], ["-", "--"]):
-    ax.plot(sigmas, [zcdp_to_dp(gaussian_zcdp_rho(s, l2), delta_census) for s in sigmas], ls, c="C0",
-            label=f"{label}: standard zCDP conversion")
-    ax.plot(sigmas, [discrete_gaussian_epsilon(s, delta_census, shift=shift) for s in sigmas], ls, c="C3",
-            label=f"{label}: exact")
-ax.axhline(2 * np.log(3), c="k", ls=":", lw=1)
-ax.axvline(6.32, c="grey", lw=0.8)
-ax.set_xlabel("sigma of the discrete Gaussian")
-ax.set_ylabel("epsilon at delta = 1e-10")
-ax.legend(fontsize=7)
-fig.tight_layout()
-
-# %% [markdown]
-# **Dirichlet-mechanism paper, Figure 7**: $\hat\epsilon$ of eq. 10 against $r$ for $\lambda \in \{2, 10, 50, 200\}$,
-# $\delta = 10^{-5}$, $\Delta_2^2 = 2$, $\Delta_\infty = 1$ (the histogram sensitivities used in their Sec. 5). The RDP
-# guarantee of Algorithm 1 is written here in two lines for the figure only; notebook 12 implements the
-# mechanism. We check that `rdp_to_dp` of it is eq. 10 term for term.
-
-# %%
-from scipy.special import polygamma
-
-
-def dirichlet_rdp(r, lam, d2sq=2.0, dinf=1.0):
-    """RDP epsilon of the Dirichlet mechanism (Dirichlet paper, Alg. 1 line 1 / eq. 5)."""
-    return 0.5 * lam * r**2 * d2sq * polygamma(1, 1 + 3 * (lam - 1) * r * dinf)
-
-
-r_grid = np.logspace(-2, 2, 200)
-fig7 = {lam: rdp_to_dp(dirichlet_rdp(r_grid, lam), lam, 1e-5) for lam in [2, 10, 50, 200]}
-for lam, eh in fig7.items():
-    eq10 = (0.5 * lam * r_grid**2 * 2 * polygamma(1, 1 + 3 * (lam - 1) * r_grid)
-            + np.log(lam - 1) - (np.log(1e-5) + lam * np.log(lam)) / (lam - 1))
-    assert np.allclose(eh, eq10)
-    assert np.all(np.diff(eh) > 0)  # increasing in r, as the paper says
-# "negatively correlated with lambda" holds for large r: compare at r = 100
-assert fig7[2][-1] > fig7[10][-1] > fig7[50][-1] > fig7[200][-1]
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, ax = plt.subplots(figsize=(6, 3.6))
-for lam, eh in fig7.items():
-    ax.plot(r_grid, eh, label=f"lambda = {lam}")
-ax.set_xscale("log")
-ax.set_xlabel("r")
-ax.set_ylabel("epsilon-hat (delta = 1e-5)")
-ax.legend()
-fig.tight_layout()
-
-# %% [markdown]
 # ## The audit at work
 #
 # The audit bound against the claimed $\epsilon$, for the Laplace mechanism with the right noise and with a
@@ -1519,33 +987,20 @@ fig.tight_layout()
 # %% [markdown]
 # ## Explore: the noise laws
 #
-# For a budget $\epsilon$ and a sensitivity $\Delta$: the Laplace density (scale $\Delta/\epsilon$), the two-sided geometric
-# pmf ($t = e^{-\epsilon/\Delta}$), and, for comparison, the discrete Gaussian whose standard zCDP conversion
-# gives the same $\epsilon$ at $\delta = 10^{-10}$ (for the same $\ell_2$ sensitivity $\Delta$). The Laplace and geometric
-# laws are pure $\epsilon$-DP. The discrete Gaussian has lighter tails but needs a $\delta$, and for one coordinate
-# at $\delta = 10^{-10}$ it is far wider than the geometric law at the same $\epsilon$; it pays off when many
-# coordinates are released at once (the $\ell_2$ sensitivity of a change spread over $d$ cells grows like
-# $\sqrt d$, the $\ell_1$ one like $d$) and when many releases are composed under zCDP.
+# For a budget $\epsilon$ and a sensitivity $\Delta$: the Laplace density (scale $\Delta/\epsilon$) and the two-sided
+# geometric pmf ($t = e^{-\epsilon/\Delta}$), both pure $\epsilon$-DP. Notebook `01b_accounting` adds the discrete
+# Gaussian at the same $(\epsilon, \delta)$.
 
 # %%
-def sigma_for_epsilon(epsilon, sensitivity, delta=1e-10):
-    """Smallest sigma whose standard zCDP conversion spends at most epsilon."""
-    from scipy.optimize import brentq
-    return brentq(lambda s: zcdp_to_dp(gaussian_zcdp_rho(s, sensitivity), delta) - epsilon, 1e-3, 1e6)
-
-
 def plot_noise_laws(epsilon=1.0, sensitivity=1.0):
-    """Plot the three noise laws for a budget and a sensitivity; returns the figure."""
+    """Plot the Laplace density and the two-sided geometric pmf for a budget; returns the figure."""
     scale, t = sensitivity / epsilon, np.exp(-epsilon / sensitivity)
-    sig = sigma_for_epsilon(epsilon, sensitivity)
-    half = max(5 * scale, 3 * sig, 5)
+    half = max(5 * scale, 5)
     x = np.linspace(-half, half, 600)
     k = np.arange(-int(half), int(half) + 1)
     fig, ax = plt.subplots(figsize=(7, 3.4))
     ax.plot(x, np.exp(laplace_logpdf(x, 0.0, scale)), label=f"Laplace, b = {scale:.3g}")
     ax.plot(k, np.exp(two_sided_geometric_logpmf(k, t)), "o", ms=3, label=f"two-sided geometric, t = {t:.3g}")
-    ax.plot(k, np.exp(discrete_gaussian_logpmf(k, sig)), "s", ms=3, alpha=0.6,
-            label=f"discrete Gaussian, sigma = {sig:.3g} (delta = 1e-10)")
     ax.set_xlabel("noise")
     ax.set_title(f"epsilon = {epsilon:g}, sensitivity = {sensitivity:g}")
     ax.legend(fontsize=8)
@@ -1553,8 +1008,8 @@ def plot_noise_laws(epsilon=1.0, sensitivity=1.0):
     return fig
 
 
-fig = plot_noise_laws()
-assert np.isclose(zcdp_to_dp(gaussian_zcdp_rho(sigma_for_epsilon(1.0, 1.0), 1.0), 1e-10), 1.0)
+fig = plot_noise_laws(2.0, 1.0)
+assert len(fig.axes[0].lines) == 2
 plt.close(fig)
 
 # %%
@@ -1570,12 +1025,12 @@ interactive(plot_noise_laws,
 #
 # * **Publishing** (a curator releasing real data): `laplace_mechanism(..., secure=True)` and
 #   `geometric_mechanism(..., secure=True)`. They use OpenDP's vetted samplers and cannot be seeded;
-#   record each release in a `PrivacyBudget`.
+#   record each release in a `PrivacyBudget` (`01b_accounting`).
 # * **Simulating** (studies, bootstraps, MCMC over latent data): the default fast paths, seeded through
 #   `rng`; same law, as tested above. In a loop, pass one `numpy.random.Generator` rather than a fresh
 #   seed per call: handing a new generator to a numba kernel costs a few hundred microseconds.
 # * **Counts**: the geometric mechanism keeps integers (pure $\epsilon$-DP); the discrete Gaussian has lighter
-#   tails but only gives $(\epsilon, \delta)$ (or zCDP); report the exact $\epsilon$ with `discrete_gaussian_epsilon`,
+#   tails but only gives $(\epsilon, \delta)$ (or zCDP); report the exact $\epsilon$ with `discrete_gaussian_epsilon` (`01b_accounting`),
 #   and get the sensitivity right (dapper's Example 2 overstates it).
 # * **Testing a release**: run it many times on worst-case neighbours, project to a scalar, and call
 #   `audit_epsilon`: a bound above the claimed $\epsilon$ is a bug (95% confidence); a bound at or just under it
