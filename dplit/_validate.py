@@ -1,0 +1,165 @@
+# Hand-written module (not generated from a notebook).
+"""The argument checks shared across dplit, with the messages users see.
+
+Every public function checks its arguments first, with these helpers, so that one rule has one
+wording everywhere: each takes the value and the argument's ``name`` and returns the value in its
+checked form (a float, an int, an array, a Generator), or raises ``TypeError`` (wrong kind of
+value) or ``ValueError`` (right kind, outside the rule), naming the argument and the rule.
+
+This module sits at the bottom of ``dplit.LAYERS``: it imports nothing from dplit.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "real", "finite", "positive", "epsilon", "delta", "unit_interval",
+    "threshold", "level", "count", "choice", "boolean", "rng", "real_array", "finite_array",
+    "run_settings",
+]
+
+
+def real(value, name):
+    """Return a real scalar (Python, NumPy or 0-d array; not a bool) as a float, or raise TypeError."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def finite(value, name):
+    """Return a finite real scalar as a float, or raise."""
+    value = real(value, name)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
+def positive(value, name):
+    """Return a finite real scalar > 0 as a float, or raise."""
+    value = real(value, name)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {value}")
+    return value
+
+
+def epsilon(value, name="epsilon", *, allow_zero=False, allow_inf=False):
+    """Return a privacy parameter (> 0, or >= 0 with ``allow_zero``; finite unless ``allow_inf``) as a float."""
+    value = real(value, name)
+    ok = value >= 0 if allow_zero else value > 0
+    if math.isnan(value) or not ok or (math.isinf(value) and not allow_inf):
+        rule = f"{'>=' if allow_zero else '>'} 0"
+        rule = f"{rule} (inf allowed)" if allow_inf else f"finite and {rule}"
+        raise ValueError(f"{name} must be {rule}, got {value}")
+    return value
+
+
+def delta(value, name="delta"):
+    """Return a failure probability delta in (0, 1) as a float, or raise."""
+    return unit_interval(value, name)
+
+
+def threshold(value, name="a"):
+    """Return a censoring threshold in (0, 1) as a float, or raise."""
+    return unit_interval(value, name)
+
+
+def level(value, name="level"):
+    """Return a confidence level in (0, 1) as a float, or raise."""
+    return unit_interval(value, name)
+
+
+def unit_interval(value, name, *, closed_low=False, closed_high=False):
+    """Return a probability in (0, 1), with either end closed on request, as a float, or raise."""
+    value = real(value, name)
+    above = value >= 0.0 if closed_low else value > 0.0
+    below = value <= 1.0 if closed_high else value < 1.0
+    if not (above and below):
+        if not (closed_low or closed_high):
+            raise ValueError(f"{name} must lie in the open interval (0, 1), got {value}")
+        interval = f"{'[' if closed_low else '('}0, 1{']' if closed_high else ')'}"
+        raise ValueError(f"{name} must lie in {interval}, got {value}")
+    return value
+
+
+def count(value, name, minimum=1):
+    """Return an integer (Python or NumPy int; not a bool or float) >= ``minimum`` as an int, or raise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def choice(value, name, options):
+    """Return ``value`` if it is one of ``options`` (a tuple), or raise ValueError listing them."""
+    try:
+        ok = value in options
+    except TypeError:  # an unhashable value against a set/dict of options
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {tuple(options)}, got {value!r}")
+    return value
+
+
+def boolean(value, name):
+    """Return ``value`` as a bool if it is True or False (Python or NumPy), or raise TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def rng(value, name="rng"):
+    """Return ``np.random.default_rng(value)`` (None, a seed, a SeedSequence, a Generator), or raise naming ``name``."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value < 0:
+        raise ValueError(f"{name} must be a non-negative seed, got {value}")
+    if not isinstance(value, (bool, np.bool_, str, bytes)):
+        try:
+            return np.random.default_rng(value)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"{name} must be None, an int seed, a numpy SeedSequence or Generator, "
+                    f"got {type(value).__name__}")
+
+
+def real_array(value, name, ndim=None):
+    """Return an array of real numbers (int or float dtype; not bool) as floats, or raise; ``ndim`` fixes its rank."""
+    arr = np.asarray(value)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(float)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got an array of shape {arr.shape}")
+    return arr
+
+
+def finite_array(value, name, ndim=None):
+    """Return an array of finite real numbers as floats, or raise (no NaN or inf)."""
+    arr = real_array(value, name, ndim)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
+
+
+def run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs=None):
+    """Return the checked run settings every sampler shares: (n_iter, n_warmup, n_chains, thin, progress, n_jobs).
+
+    Rules: ``n_iter >= 1``, ``n_warmup >= 0``, ``n_chains >= 1``, ``1 <= thin <= n_iter`` (at
+    least one draw per chain), ``progress`` True or False, ``n_jobs`` None or an int >= 1.
+    """
+    if n_jobs is not None:
+        n_jobs = count(n_jobs, "n_jobs")
+    n_iter = count(n_iter, "n_iter")
+    n_warmup = count(n_warmup, "n_warmup", 0)
+    n_chains = count(n_chains, "n_chains")
+    thin = count(thin, "thin")
+    if thin > n_iter:
+        raise ValueError(f"thin must be <= n_iter = {n_iter} (at least one draw per chain), got {thin}")
+    progress = boolean(progress, "progress")
+    return n_iter, n_warmup, n_chains, thin, progress, n_jobs
