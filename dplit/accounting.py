@@ -27,22 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from dplit.mechanisms import _as_real, discrete_gaussian_logpmf
+from dplit import _validate as check
+from dplit.mechanisms import discrete_gaussian_logpmf
 
 _SLACK = 1e-12
 
 
 class BudgetExceededError(ValueError):
     """Raised when a charge would spend more than the remaining privacy budget."""
-
-
-def _check_eps(value, name, *, allow_zero=False):
-    """Return ``value`` as a finite float > 0 (or >= 0), or raise naming ``name``."""
-    value = _as_real(value, name)
-    ok = value >= 0 if allow_zero else value > 0
-    if not (math.isfinite(value) and ok):
-        raise ValueError(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {value}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -73,7 +65,7 @@ class PrivacyBudget:
     """
 
     def __init__(self, total):
-        self.total = _check_eps(total, "total")
+        self.total = check.epsilon(total, "total")
         self._entries = []
 
     @property
@@ -93,7 +85,7 @@ class PrivacyBudget:
 
     def can_spend(self, epsilon):
         """True if a sequential charge of ``epsilon`` fits in the remaining budget."""
-        epsilon = _check_eps(epsilon, "epsilon", allow_zero=True)
+        epsilon = check.epsilon(epsilon, allow_zero=True)
         return self.spent + epsilon <= self.total * (1.0 + _SLACK)
 
     def _charge(self, cost, label, composition, parts):
@@ -124,25 +116,16 @@ class PrivacyBudget:
         BudgetExceededError
             If the charge does not fit; nothing is recorded then.
         """
-        epsilon = _check_eps(epsilon, "epsilon", allow_zero=True)
+        epsilon = check.epsilon(epsilon, allow_zero=True)
         return self._charge(epsilon, label, "sequential", (epsilon,))
 
     def spend_parallel(self, epsilons, label=""):
         """Charge releases on *disjoint* subsets of the records: costs ``max(epsilons)`` (Prop. 3).
 
-        Parameters
-        ----------
-        epsilons : sequence of float
-            Cost of each release, each >= 0 (at least one).
-        label : str, optional
-            What was released.
-
-        Returns
-        -------
-        float
-            The remaining budget.
+        ``epsilons`` holds the cost of each release (each >= 0, at least one); ``label`` and the
+        result (the remaining budget, or BudgetExceededError) are those of :meth:`spend`.
         """
-        parts = [_check_eps(e, "epsilons", allow_zero=True) for e in np.atleast_1d(epsilons).tolist()]
+        parts = [check.epsilon(e, "epsilons", allow_zero=True) for e in np.atleast_1d(epsilons).tolist()]
         if not parts:
             raise ValueError("epsilons must hold at least one cost")
         return self._charge(max(parts), label, "parallel", parts)
@@ -154,14 +137,6 @@ class PrivacyBudget:
 
 
 # %% notebooks/01b_accounting.py, cell 8: zCDP and the discrete Gaussian (dapper, Example 2)
-def _check_delta(delta):
-    """Return delta as a float in (0, 1), or raise."""
-    delta = _as_real(delta, "delta")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie in the open interval (0, 1), got {delta}")
-    return delta
-
-
 def compose_rdp(epsilons):
     """Compose RDP guarantees of the same order: the epsilons add (Mironov 2017, Prop. 1).
 
@@ -204,7 +179,7 @@ def rdp_to_dp(epsilon, lam, delta):
         ``epsilon_hat`` (may be negative for tiny epsilon and moderate delta: then any epsilon_hat >= 0
         holds as well).
     """
-    delta = _check_delta(delta)
+    delta = check.delta(delta)
     e = np.asarray(epsilon, dtype=float)
     lam = np.asarray(lam, dtype=float)
     if not np.all(np.isfinite(e)) or np.any(e < 0):
@@ -217,7 +192,7 @@ def rdp_to_dp(epsilon, lam, delta):
 
 def rdp_to_dp_classic(epsilon, lam, delta):
     """Mironov's (2017, Prop. 3) conversion ``epsilon + log(1/delta) / (lam - 1)``, for comparison."""
-    delta = _check_delta(delta)
+    delta = check.delta(delta)
     e, lam = np.asarray(epsilon, dtype=float), np.asarray(lam, dtype=float)
     if np.any(lam <= 1):
         raise ValueError("lam (the Renyi order) must be > 1")
@@ -239,10 +214,11 @@ def best_rdp_to_dp(epsilons, lams, delta):
     return float(eh[i]), float(lams[i])
 
 
+# %% notebooks/01b_accounting.py, cell 12: zCDP and the discrete Gaussian (dapper, Example 2)
 def gaussian_zcdp_rho(sigma, l2_sensitivity):
     """zCDP parameter ``rho = l2_sensitivity**2 / (2 sigma**2)`` of the (discrete) Gaussian mechanism."""
-    sigma = _check_eps(sigma, "sigma")
-    l2 = _check_eps(l2_sensitivity, "l2_sensitivity")
+    sigma = check.positive(sigma, "sigma")
+    l2 = check.positive(l2_sensitivity, "l2_sensitivity")
     return l2**2 / (2.0 * sigma**2)
 
 
@@ -265,8 +241,9 @@ def zcdp_to_dp(rho, delta, *, method="standard"):
     float
         epsilon.
     """
-    rho = _check_eps(rho, "rho")
-    delta = _check_delta(delta)
+    rho = check.positive(rho, "rho")
+    delta = check.delta(delta)
+    method = check.choice(method, "method", ("standard", "cks"))
     if method == "standard":
         return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
     if method == "cks":
@@ -278,9 +255,9 @@ def zcdp_to_dp(rho, delta, *, method="standard"):
         res = optimize.minimize_scalar(f, bounds=(-20.0, 30.0), method="bounded",
                                        options={"xatol": 1e-10})
         return float(min(res.fun, zcdp_to_dp(rho, delta)))
-    raise ValueError(f"method must be 'standard' or 'cks', got {method!r}")
 
 
+# %% notebooks/01b_accounting.py, cell 16: zCDP and the discrete Gaussian (dapper, Example 2)
 def _privacy_loss_pmf(sigma, shift):
     """Exact law of 2 sigma^2 L (an integer) under the discrete Gaussian mechanism: (values, probs)."""
     half = int(math.ceil(40 * sigma)) + 2
@@ -327,8 +304,8 @@ def discrete_gaussian_delta(epsilon, sigma, *, shift=(1,)):
     float
         The smallest delta for which the mechanism is (epsilon, delta)-DP on these neighbours.
     """
-    epsilon = _check_eps(epsilon, "epsilon", allow_zero=True)
-    sigma = _check_eps(sigma, "sigma")
+    epsilon = check.epsilon(epsilon, allow_zero=True)
+    sigma = check.positive(sigma, "sigma")
     values, probs = _privacy_loss_pmf(sigma, np.abs(_check_shift(shift)))
     loss = values / (2.0 * sigma**2)
     pos = loss > epsilon
@@ -352,8 +329,8 @@ def discrete_gaussian_epsilon(sigma, delta, *, shift=(1,)):
     float
         The smallest epsilon with delta(epsilon) <= delta.
     """
-    sigma = _check_eps(sigma, "sigma")
-    delta = _check_delta(delta)
+    sigma = check.positive(sigma, "sigma")
+    delta = check.delta(delta)
     s = np.abs(_check_shift(shift))
     values, _ = _privacy_loss_pmf(sigma, s)
     hi = values.max() / (2.0 * sigma**2)

@@ -23,40 +23,13 @@ __all__ = [
 
 # %% notebooks/01_mechanisms.py, cell 5: The Laplace mechanism (Guo et al., Sec. 2.1; dapper, Sec. 2)
 import math
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 from scipy import special
 
-
-def _as_real(value, name):
-    """Return a real scalar (Python, NumPy or 0-d array) as a float, or raise TypeError."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
-
-
-def _check_positive(value, name):
-    """Return ``value`` as a float, or raise unless it is a finite number > 0."""
-    value = _as_real(value, name)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value}")
-    return value
-
-
-def _check_finite_array(x, name):
-    """Return ``x`` as a float array, or raise if it holds NaN/inf or is not numeric."""
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be an array of real numbers") from err
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return arr
+from dplit import _validate as check
 
 
 def _check_size(size):
@@ -94,11 +67,12 @@ def laplace_logpdf(x, loc, scale):
     ndarray
         ``log p(x | loc, scale)``, broadcast over ``x`` and ``loc``.
     """
-    scale = _check_positive(scale, "scale")
+    scale = check.positive(scale, "scale")
     x = np.asarray(x, dtype=float)
     return -np.log(2.0 * scale) - np.abs(x - np.asarray(loc, dtype=float)) / scale
 
 
+# %% notebooks/01_mechanisms.py, cell 9: The Laplace mechanism (Guo et al., Sec. 2.1; dapper, Sec. 2)
 def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
     """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon`` (epsilon-DP).
 
@@ -126,9 +100,9 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
     >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, epsilon=0.5, rng=1).shape
     (2,)
     """
-    x = _check_finite_array(value, "value")
-    sensitivity = _check_positive(sensitivity, "sensitivity")
-    epsilon = _check_positive(epsilon, "epsilon")
+    x = check.finite_array(value, "value")
+    sensitivity = check.positive(sensitivity, "sensitivity")
+    epsilon = check.epsilon(epsilon)
     scale = sensitivity / epsilon
     if not math.isfinite(scale):
         raise ValueError(f"sensitivity / epsilon must be finite, got {sensitivity:g} / {epsilon:g}")
@@ -139,11 +113,11 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
         meas = dp.m.make_laplace(
             dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=scale)
         return np.asarray(meas(x.ravel().tolist()), dtype=float).reshape(x.shape)
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     return x + rng.laplace(0.0, scale, size=x.shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 12: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
+# %% notebooks/01_mechanisms.py, cell 15: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
 @njit(cache=True)
 def _two_sided_geometric_kernel(t, n, rng):
     """n draws of TwoSidedGeometric(t) as the difference of two geometric variables."""
@@ -156,25 +130,7 @@ def _two_sided_geometric_kernel(t, n, rng):
     return out
 
 
-def _two_sided_geometric_reference(t, n, rng):
-    """Readable twin of the kernel (same draws in the same order)."""
-    lam = -math.log(t)
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        g1 = math.floor(rng.standard_exponential() / lam)
-        g2 = math.floor(rng.standard_exponential() / lam)
-        out[i] = g1 - g2
-    return out
-
-
-def _check_t(t):
-    """Return t as a float in (0, 1), or raise."""
-    t = _as_real(t, "t")
-    if not 0.0 < t < 1.0:
-        raise ValueError(f"t must lie in the open interval (0, 1), got {t}")
-    return t
-
-
+# %% notebooks/01_mechanisms.py, cell 19: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
 def two_sided_geometric_logpmf(k, t):
     """Log probability mass of the two-sided geometric (discrete Laplace) distribution.
 
@@ -190,14 +146,18 @@ def two_sided_geometric_logpmf(k, t):
     ndarray
         ``log p(k | t)``.
     """
-    t = _check_t(t)
+    t = check.unit_interval(t, "t")
     k = np.asarray(k, dtype=float)
     out = np.log1p(-t) - np.log1p(t) + np.abs(k) * np.log(t)
     return np.where(k == np.round(k), out, -np.inf)
 
 
 def sample_two_sided_geometric(t, size, *, rng=None):
-    """Exact draws from the two-sided geometric distribution ``p(k) ∝ t**|k|``.
+    """Draws from the two-sided geometric distribution ``p(k) ∝ t**|k|``.
+
+    Each draw is the difference of two geometric variables ``floor(E / -log t)`` with floating-point
+    exponentials ``E`` (exact up to rounding of order 1e-16); ``geometric_mechanism(...,
+    secure=True)`` samples this law with exact integer arithmetic.
 
     Parameters
     ----------
@@ -213,12 +173,13 @@ def sample_two_sided_geometric(t, size, *, rng=None):
     ndarray of int64
         Draws of shape ``size``.
     """
-    t = _check_t(t)
+    t = check.unit_interval(t, "t")
     shape = _check_size(size)
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     return _two_sided_geometric_kernel(t, math.prod(shape), rng).reshape(shape)
 
 
+# %% notebooks/01_mechanisms.py, cell 23: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
 _COUNT_LIMIT = 2**62  # larger |counts| could wrap around in int64 (silently) once the noise is added
 
 
@@ -260,8 +221,8 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False)
         Noisy counts, the same shape as ``counts`` (they may be negative).
     """
     x = _check_counts(counts)
-    sensitivity = _check_positive(sensitivity, "sensitivity")
-    epsilon = _check_positive(epsilon, "epsilon")
+    sensitivity = check.positive(sensitivity, "sensitivity")
+    epsilon = check.epsilon(epsilon)
     if not math.exp(-epsilon / sensitivity) < 1.0:
         raise ValueError(f"epsilon / sensitivity = {epsilon / sensitivity:g} is too small: "
                          f"t = exp(-epsilon / sensitivity) rounds to 1")
@@ -274,11 +235,11 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False)
             scale=sensitivity / epsilon)
         return np.asarray(meas(x.ravel().tolist()), dtype=np.int64).reshape(x.shape)
     t = math.exp(-epsilon / sensitivity)
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     return x + _two_sided_geometric_kernel(t, x.size, rng).reshape(x.shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 16: A privacy audit: a lower bound on the epsilon actually spent
+# %% notebooks/01_mechanisms.py, cell 27: A privacy audit: a lower bound on the epsilon actually spent
 @dataclass(frozen=True)
 class AuditResult:
     """Outcome of :func:`audit_epsilon` (a lower confidence bound on the epsilon spent).
@@ -327,6 +288,7 @@ def _clopper_pearson_upper(k, n, alpha):
     return np.where(k < n, up, 1.0)
 
 
+# %% notebooks/01_mechanisms.py, cell 31: A privacy audit: a lower bound on the epsilon actually spent
 def _tail_counts(sorted_y, c):
     """Counts of {y >= c} and {y <= c} in a sorted sample, for each threshold in c."""
     n = sorted_y.size
@@ -357,9 +319,10 @@ _EVENT_NAMES = [("y >= {c:.6g}", "a/b"), ("y <= {c:.6g}", "a/b"), ("y >= {c:.6g}
                 ("y <= {c:.6g}", "b/a")]
 
 
+# %% notebooks/01_mechanisms.py, cell 35: A privacy audit: a lower bound on the epsilon actually spent
 def _check_sample(x, name):
     """Return a 1-D finite float sample with at least 20 values, or raise."""
-    arr = _check_finite_array(x, name)
+    arr = check.finite_array(x, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D (project a vector output to a scalar first), got shape {arr.shape}")
     if arr.size < 20:
@@ -402,13 +365,11 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     """
     a = _check_sample(sample_a, "sample_a")
     b = _check_sample(sample_b, "sample_b")
-    if not isinstance(confidence, (float, int, np.floating)) or not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    for name, val in [("n_thresholds", n_thresholds), ("n_events", n_events)]:
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
-            raise ValueError(f"{name} must be a positive int, got {val!r}")
-    alpha = 1.0 - float(confidence)
-    rng = np.random.default_rng(rng)
+    confidence = check.level(confidence, "confidence")
+    n_thresholds = check.count(n_thresholds, "n_thresholds")
+    n_events = check.count(n_events, "n_events")
+    alpha = 1.0 - confidence
+    rng = check.rng(rng)
     a, b = rng.permutation(a), rng.permutation(b)
     a1, a2 = np.sort(a[: a.size // 2]), np.sort(a[a.size // 2:])
     b1, b2 = np.sort(b[: b.size // 2]), np.sort(b[b.size // 2:])
@@ -439,10 +400,10 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     )
 
 
-# %% notebooks/01_mechanisms.py, cell 20: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
+# %% notebooks/01_mechanisms.py, cell 39: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 @njit(cache=True)
 def _discrete_gaussian_kernel(sigma, n, rng):
-    """n draws of the discrete Gaussian N_Z(0, sigma^2) by CKS 2020 Algorithm 3."""
+    """n draws of N_Z(0, sigma^2) by CKS 2020 Algorithm 3 in floating point (not exact; see the text)."""
     t = math.floor(sigma) + 1.0
     s2 = sigma * sigma
     out = np.empty(n, dtype=np.int64)
@@ -472,6 +433,7 @@ def _discrete_gaussian_reference(sigma, n, rng):
     return out
 
 
+# %% notebooks/01_mechanisms.py, cell 43: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 def _discrete_gaussian_log_normalizer(sigma):
     """log Z(sigma) = log sum_j exp(-j^2 / (2 sigma^2)), accurate for every sigma > 0."""
     if sigma < 1.0:
@@ -502,8 +464,8 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
     ndarray
         Log pmf at ``k``.
     """
-    sigma = _check_positive(sigma, "sigma")
-    mu_ = _as_real(mu, "mu")
+    sigma = check.positive(sigma, "sigma")
+    mu_ = check.real(mu, "mu")
     if not mu_.is_integer():
         raise ValueError(f"mu must be an integer, got {mu!r}")
     k = np.asarray(k, dtype=float)
@@ -513,8 +475,13 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
     return np.where(k == np.round(k), out, -np.inf)
 
 
+# %% notebooks/01_mechanisms.py, cell 47: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
-    """Exact draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
+    """Draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
+
+    The default path runs the algorithm in 53-bit floating point (fast, seedable, for simulation):
+    its proposal and acceptance probabilities carry relative rounding errors of order 1e-16, so it
+    is close to, not exactly, the discrete Gaussian. ``secure=True`` is the exact sampler.
 
     Parameters
     ----------
@@ -525,15 +492,15 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
     rng : None, int or numpy.random.Generator, optional
         Source of randomness (fast path only).
     secure : bool, default False
-        If True, draw with OpenDP's integer ``make_gaussian`` (exact arithmetic, randomness from
-        the operating system: not seedable).
+        If True, draw with OpenDP's integer ``make_gaussian`` (CKS 2020 with exact integer
+        arithmetic, randomness from the operating system: not seedable).
 
     Returns
     -------
     ndarray of int64
         Draws of shape ``size``.
     """
-    sigma = _check_positive(sigma, "sigma")
+    sigma = check.positive(sigma, "sigma")
     if sigma * sigma == 0.0:
         raise ValueError(f"sigma must be at least 1e-150 (sigma**2 underflows), got {sigma}")
     shape = _check_size(size)
@@ -545,11 +512,11 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
         meas = dp.m.make_gaussian(
             dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T="i64"), scale=sigma)
         return np.asarray(meas([0] * n), dtype=np.int64).reshape(shape)
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     return _discrete_gaussian_kernel(sigma, n, rng).reshape(shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 24: Randomized response (dapper, Example 1)
+# %% notebooks/01_mechanisms.py, cell 51: Randomized response (dapper, Example 1)
 def _check_binary(x, name="x"):
     """Return x as an int64 array of 0/1, or raise naming the argument."""
     arr = np.asarray(x)
@@ -558,14 +525,6 @@ def _check_binary(x, name="x"):
     if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isin(arr, (0, 1))):
         raise ValueError(f"{name} must hold binary answers (0/1 or bool)")
     return arr.astype(np.int64)
-
-
-def _check_p_keep(p_keep):
-    """Return p_keep as a float in [0, 1), or raise."""
-    p_keep = _as_real(p_keep, "p_keep")
-    if not 0.0 <= p_keep < 1.0:
-        raise ValueError(f"p_keep must lie in [0, 1), got {p_keep}")
-    return p_keep
 
 
 def randomized_response_epsilon(p_keep=0.5):
@@ -581,13 +540,13 @@ def randomized_response_epsilon(p_keep=0.5):
     float
         ``log 3`` for the default.
     """
-    p = _check_p_keep(p_keep)
+    p = check.unit_interval(p_keep, "p_keep", closed_low=True)
     return math.log1p(p) - math.log1p(-p)
 
 
 def randomized_response_logpmf(y, x, p_keep=0.5):
     """Log probability of reporting ``y`` when the true answer is ``x`` (both 0/1 arrays)."""
-    p = _check_p_keep(p_keep)
+    p = check.unit_interval(p_keep, "p_keep", closed_low=True)
     y, x = _check_binary(y, "y"), _check_binary(x, "x")
     return np.where(y == x, math.log((1 + p) / 2), math.log((1 - p) / 2))
 
@@ -610,8 +569,8 @@ def randomized_response(x, *, p_keep=0.5, rng=None):
         Reported answers, same shape; each answer costs ``randomized_response_epsilon(p_keep)``.
     """
     x = _check_binary(x)
-    p = _check_p_keep(p_keep)
-    rng = np.random.default_rng(rng)
+    p = check.unit_interval(p_keep, "p_keep", closed_low=True)
+    rng = check.rng(rng)
     keep = rng.random(x.shape) < p
     coin = (rng.random(x.shape) < 0.5).astype(np.int64)
     return np.where(keep, x, coin)

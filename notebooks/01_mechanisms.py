@@ -55,40 +55,13 @@ print(f"quick mode: {is_quick()}; n_gof = {n_gof}, n_audit = {n_audit}")
 # %%
 #| export
 import math
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 from scipy import special
 
-
-def _as_real(value, name):
-    """Return a real scalar (Python, NumPy or 0-d array) as a float, or raise TypeError."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
-
-
-def _check_positive(value, name):
-    """Return ``value`` as a float, or raise unless it is a finite number > 0."""
-    value = _as_real(value, name)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value}")
-    return value
-
-
-def _check_finite_array(x, name):
-    """Return ``x`` as a float array, or raise if it holds NaN/inf or is not numeric."""
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be an array of real numbers") from err
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return arr
+from dplit import _validate as check
 
 
 def _check_size(size):
@@ -126,11 +99,24 @@ def laplace_logpdf(x, loc, scale):
     ndarray
         ``log p(x | loc, scale)``, broadcast over ``x`` and ``loc``.
     """
-    scale = _check_positive(scale, "scale")
+    scale = check.positive(scale, "scale")
     x = np.asarray(x, dtype=float)
     return -np.log(2.0 * scale) - np.abs(x - np.asarray(loc, dtype=float)) / scale
 
+# %% [markdown]
+# Checks: the log density integrates to one and matches SciPy; the log ratio of the two output
+# densities for inputs $\Delta$ apart never exceeds $\epsilon$ and reaches it.
 
+# %%
+grid = np.linspace(-40, 40, 200_001)
+assert np.isclose(np.trapezoid(np.exp(laplace_logpdf(grid, 1.0, 2.0)), grid), 1.0, atol=1e-6)
+assert np.allclose(laplace_logpdf(grid, 1.0, 2.0), stats.laplace.logpdf(grid, 1.0, 2.0))
+sens, eps = 2.0, 0.7
+ratio = laplace_logpdf(grid, 0.0, sens / eps) - laplace_logpdf(grid, sens, sens / eps)
+assert ratio.max() <= eps + 1e-12 and np.isclose(np.abs(ratio).max(), eps)
+
+# %%
+#| export
 def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
     """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon`` (epsilon-DP).
 
@@ -158,9 +144,9 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
     >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, epsilon=0.5, rng=1).shape
     (2,)
     """
-    x = _check_finite_array(value, "value")
-    sensitivity = _check_positive(sensitivity, "sensitivity")
-    epsilon = _check_positive(epsilon, "epsilon")
+    x = check.finite_array(value, "value")
+    sensitivity = check.positive(sensitivity, "sensitivity")
+    epsilon = check.epsilon(epsilon)
     scale = sensitivity / epsilon
     if not math.isfinite(scale):
         raise ValueError(f"sensitivity / epsilon must be finite, got {sensitivity:g} / {epsilon:g}")
@@ -171,21 +157,15 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
         meas = dp.m.make_laplace(
             dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=scale)
         return np.asarray(meas(x.ravel().tolist()), dtype=float).reshape(x.shape)
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     return x + rng.laplace(0.0, scale, size=x.shape)
 
 # %% [markdown]
-# Checks: the log density integrates to one and matches SciPy; the log ratio of the two output
-# densities for inputs $\Delta$ apart never exceeds $\epsilon$ and reaches it; the noise has the right
-# scale; a seed reproduces the draw; bad inputs raise.
+# Checks: the noise has the right scale (Kolmogorov-Smirnov against the Laplace cdf, and not against a
+# 10% wider one); a seed reproduces the draw; bad inputs raise.
 
 # %%
-grid = np.linspace(-40, 40, 200_001)
-assert np.isclose(np.trapezoid(np.exp(laplace_logpdf(grid, 1.0, 2.0)), grid), 1.0, atol=1e-6)
-assert np.allclose(laplace_logpdf(grid, 1.0, 2.0), stats.laplace.logpdf(grid, 1.0, 2.0))
 sens, eps = 2.0, 0.7
-ratio = laplace_logpdf(grid, 0.0, sens / eps) - laplace_logpdf(grid, sens, sens / eps)
-assert ratio.max() <= eps + 1e-12 and np.isclose(np.abs(ratio).max(), eps)
 
 y = laplace_mechanism(np.zeros(n_gof), sens, eps, rng=rng)
 ks = stats.kstest(y, stats.laplace(0.0, sens / eps).cdf)
@@ -229,12 +209,13 @@ assert stats.ks_2samp(y_secure, laplace_mechanism(np.full(n_secure, 3.0), 1.0, 0
 # The proof of $\epsilon$-DP is the Laplace one with sums for integrals:
 # $p(y - S_0(D)) / p(y - S_0(D')) = t^{\,|y - S_0(D)|_1 - |y - S_0(D')|_1} \le t^{-\Delta} = e^{\epsilon}$.
 #
-# **An exact sampler.** If $G_1, G_2$ are independent with $P(G = g) = (1-t)t^g$, $g = 0, 1, \dots$, then
+# **A sampler, exact in real arithmetic.** If $G_1, G_2$ are independent with $P(G = g) = (1-t)t^g$, $g = 0, 1, \dots$, then
 # $G_1 - G_2$ is two-sided geometric: $P(G_1 - G_2 = k) = \sum_{g}(1-t)^2 t^{g + |k|} t^{g} = \frac{(1-t)^2}{1 - t^2} t^{|k|}$.
 # And $G = \lfloor E / \lambda \rfloor$ with $E \sim \mathrm{Exp}(1)$, $\lambda = -\log t$, has
 # $P(G \ge g) = P(E \ge g\lambda) = t^g$, so it is geometric. The numba kernel draws the two exponentials
-# from the passed generator; `_two_sided_geometric_reference` is the plain-Python twin (same stream,
-# same numbers). `secure=True` uses OpenDP's integer `make_laplace`, which samples the discrete Laplace law
+# from the passed generator, in floating point (so its probabilities are right up to rounding of order
+# $10^{-16}$); the kernel's plain-Python form `_two_sided_geometric_kernel.py_func` (same stream, same
+# numbers) is what the tests and the benchmark compare it with. `secure=True` uses OpenDP's integer `make_laplace`, which samples the discrete Laplace law
 # exactly with integer arithmetic.
 
 # %%
@@ -250,26 +231,18 @@ def _two_sided_geometric_kernel(t, n, rng):
         out[i] = np.int64(g1) - np.int64(g2)
     return out
 
+# %% [markdown]
+# Check: the compiled kernel and its Python form agree draw for draw.
 
-def _two_sided_geometric_reference(t, n, rng):
-    """Readable twin of the kernel (same draws in the same order)."""
-    lam = -math.log(t)
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        g1 = math.floor(rng.standard_exponential() / lam)
-        g2 = math.floor(rng.standard_exponential() / lam)
-        out[i] = g1 - g2
-    return out
+# %%
+assert np.array_equal(_two_sided_geometric_kernel(np.exp(-0.5), 1000, np.random.default_rng(3)),
+                      _two_sided_geometric_kernel.py_func(np.exp(-0.5), 1000, np.random.default_rng(3)))
 
+# %% [markdown]
+# The pmf, and the public sampler of any shape.
 
-def _check_t(t):
-    """Return t as a float in (0, 1), or raise."""
-    t = _as_real(t, "t")
-    if not 0.0 < t < 1.0:
-        raise ValueError(f"t must lie in the open interval (0, 1), got {t}")
-    return t
-
-
+# %%
+#| export
 def two_sided_geometric_logpmf(k, t):
     """Log probability mass of the two-sided geometric (discrete Laplace) distribution.
 
@@ -285,14 +258,18 @@ def two_sided_geometric_logpmf(k, t):
     ndarray
         ``log p(k | t)``.
     """
-    t = _check_t(t)
+    t = check.unit_interval(t, "t")
     k = np.asarray(k, dtype=float)
     out = np.log1p(-t) - np.log1p(t) + np.abs(k) * np.log(t)
     return np.where(k == np.round(k), out, -np.inf)
 
 
 def sample_two_sided_geometric(t, size, *, rng=None):
-    """Exact draws from the two-sided geometric distribution ``p(k) ∝ t**|k|``.
+    """Draws from the two-sided geometric distribution ``p(k) ∝ t**|k|``.
+
+    Each draw is the difference of two geometric variables ``floor(E / -log t)`` with floating-point
+    exponentials ``E`` (exact up to rounding of order 1e-16); ``geometric_mechanism(...,
+    secure=True)`` samples this law with exact integer arithmetic.
 
     Parameters
     ----------
@@ -308,12 +285,59 @@ def sample_two_sided_geometric(t, size, *, rng=None):
     ndarray of int64
         Draws of shape ``size``.
     """
-    t = _check_t(t)
+    t = check.unit_interval(t, "t")
     shape = _check_size(size)
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     return _two_sided_geometric_kernel(t, math.prod(shape), rng).reshape(shape)
 
+# %% [markdown]
+# Checks: the pmf sums to one and its variance is $2t/(1-t)^2$; a chi-square test of the draws against the pmf passes and fails for a wrong $t$.
 
+# %%
+def chisq_gof(draws, logpmf, min_expected=20):
+    """Chi-square goodness of fit of integer draws to a pmf (tail cells pooled); returns the p-value."""
+    draws = np.asarray(draws)
+    lo, hi = draws.min(), draws.max()
+    ks = np.arange(lo - 200, hi + 201)
+    p = np.exp(logpmf(ks))
+    n = draws.size
+    # inner cells where the expected count is large enough; the rest pooled into two tails
+    keep = np.flatnonzero(n * p >= min_expected)
+    a, b = ks[keep[0]], ks[keep[-1]]
+    inner = np.arange(a, b + 1)
+    obs = np.concatenate([[np.sum(draws < a)], np.bincount(draws[(draws >= a) & (draws <= b)] - a,
+                                                           minlength=b - a + 1), [np.sum(draws > b)]])
+    p_inner = np.exp(logpmf(inner))
+    exp_ = n * np.concatenate([[p[ks < a].sum()], p_inner, [p[ks > b].sum()]])
+    ok = exp_ > 0
+    return stats.chisquare(obs[ok], exp_[ok] * obs[ok].sum() / exp_[ok].sum()).pvalue
+
+
+t = np.exp(-0.5)
+kk = np.arange(-400, 401)
+pmf = np.exp(two_sided_geometric_logpmf(kk, t))
+assert np.isclose(pmf.sum(), 1.0) and np.isclose((kk**2 * pmf).sum(), 2 * t / (1 - t) ** 2)
+assert two_sided_geometric_logpmf(0.5, t) == -np.inf
+g = sample_two_sided_geometric(t, n_gof, rng=rng)
+p_ok = chisq_gof(g, lambda k: two_sided_geometric_logpmf(k, t))
+p_bad = chisq_gof(g, lambda k: two_sided_geometric_logpmf(k, t * 1.03))
+print(f"two-sided geometric vs its pmf: chi-square p = {p_ok:.3f}; vs t * 1.03: p = {p_bad:.1e}")
+assert p_ok > 1e-3 and p_bad < 1e-6
+assert sample_two_sided_geometric(t, (3, 4), rng=0).shape == (3, 4)
+for bad_t in (1.0, 0.0):
+    try:
+        sample_two_sided_geometric(bad_t, 5)
+    except ValueError as err:
+        assert "t must" in str(err)
+    else:
+        raise AssertionError(bad_t)
+
+# %% [markdown]
+# The mechanism adds this noise to integer counts. Counts beyond $\pm 2^{62}$ are refused: after the
+# noise they could wrap around in int64 without a sound.
+
+# %%
+#| export
 _COUNT_LIMIT = 2**62  # larger |counts| could wrap around in int64 (silently) once the noise is added
 
 
@@ -355,8 +379,8 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False)
         Noisy counts, the same shape as ``counts`` (they may be negative).
     """
     x = _check_counts(counts)
-    sensitivity = _check_positive(sensitivity, "sensitivity")
-    epsilon = _check_positive(epsilon, "epsilon")
+    sensitivity = check.positive(sensitivity, "sensitivity")
+    epsilon = check.epsilon(epsilon)
     if not math.exp(-epsilon / sensitivity) < 1.0:
         raise ValueError(f"epsilon / sensitivity = {epsilon / sensitivity:g} is too small: "
                          f"t = exp(-epsilon / sensitivity) rounds to 1")
@@ -369,48 +393,14 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False)
             scale=sensitivity / epsilon)
         return np.asarray(meas(x.ravel().tolist()), dtype=np.int64).reshape(x.shape)
     t = math.exp(-epsilon / sensitivity)
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     return x + _two_sided_geometric_kernel(t, x.size, rng).reshape(x.shape)
 
 # %% [markdown]
-# Checks: the pmf sums to one and its variance is $2t/(1-t)^2$; kernel and reference twin agree draw
-# for draw; a chi-square test of the draws against the pmf passes and fails for a wrong $t$; the secure
-# path has the same law (chi-square test of homogeneity); bad inputs raise.
+# Checks: the fast and secure paths have the same law (chi-square test of homogeneity, with the power
+# to tell a different epsilon apart); bad inputs raise.
 
 # %%
-def chisq_gof(draws, logpmf, min_expected=20):
-    """Chi-square goodness of fit of integer draws to a pmf (tail cells pooled); returns the p-value."""
-    draws = np.asarray(draws)
-    lo, hi = draws.min(), draws.max()
-    ks = np.arange(lo - 200, hi + 201)
-    p = np.exp(logpmf(ks))
-    n = draws.size
-    # inner cells where the expected count is large enough; the rest pooled into two tails
-    keep = np.flatnonzero(n * p >= min_expected)
-    a, b = ks[keep[0]], ks[keep[-1]]
-    inner = np.arange(a, b + 1)
-    obs = np.concatenate([[np.sum(draws < a)], np.bincount(draws[(draws >= a) & (draws <= b)] - a,
-                                                           minlength=b - a + 1), [np.sum(draws > b)]])
-    p_inner = np.exp(logpmf(inner))
-    exp_ = n * np.concatenate([[p[ks < a].sum()], p_inner, [p[ks > b].sum()]])
-    ok = exp_ > 0
-    return stats.chisquare(obs[ok], exp_[ok] * obs[ok].sum() / exp_[ok].sum()).pvalue
-
-
-t = np.exp(-0.5)
-kk = np.arange(-400, 401)
-pmf = np.exp(two_sided_geometric_logpmf(kk, t))
-assert np.isclose(pmf.sum(), 1.0) and np.isclose((kk**2 * pmf).sum(), 2 * t / (1 - t) ** 2)
-assert two_sided_geometric_logpmf(0.5, t) == -np.inf
-assert np.array_equal(_two_sided_geometric_kernel(t, 1000, np.random.default_rng(3)),
-                      _two_sided_geometric_reference(t, 1000, np.random.default_rng(3)))
-g = sample_two_sided_geometric(t, n_gof, rng=rng)
-p_ok = chisq_gof(g, lambda k: two_sided_geometric_logpmf(k, t))
-p_bad = chisq_gof(g, lambda k: two_sided_geometric_logpmf(k, t * 1.03))
-print(f"two-sided geometric vs its pmf: chi-square p = {p_ok:.3f}; vs t * 1.03: p = {p_bad:.1e}")
-assert p_ok > 1e-3 and p_bad < 1e-6
-assert sample_two_sided_geometric(t, (3, 4), rng=0).shape == (3, 4)
-
 g_fast = geometric_mechanism(np.full(n_secure, 7), 2, 1.0, rng=rng)
 g_secure = geometric_mechanism(np.full(n_secure, 7), 2, 1.0, secure=True)
 assert g_secure.dtype == np.int64
@@ -434,9 +424,7 @@ assert chisq_homogeneity(g_secure, geometric_mechanism(np.full(n_secure, 7), 2, 
 for bad_call, word in [(lambda: geometric_mechanism([1.5, 2], 1, 1), "counts"),
                        (lambda: geometric_mechanism([1e20, 2], 1, 1), "counts"),  # would not fit in int64
                        (lambda: geometric_mechanism([1, 2], 1, 0), "epsilon"),
-                       (lambda: geometric_mechanism([1, 2], -1, 1), "sensitivity"),
-                       (lambda: sample_two_sided_geometric(1.0, 5), "t"),
-                       (lambda: sample_two_sided_geometric(0.0, 5), "t")]:
+                       (lambda: geometric_mechanism([1, 2], -1, 1), "sensitivity")]:
     try:
         bad_call()
     except ValueError as err:
@@ -528,7 +516,22 @@ def _clopper_pearson_upper(k, n, alpha):
         up = special.betaincinv(k + 1.0, n - k, 1.0 - alpha)
     return np.where(k < n, up, 1.0)
 
+# %% [markdown]
+# Check: the one-sided bounds are the two ends of SciPy's exact (Clopper-Pearson) interval, and take
+# the values 0 and 1 at the edges.
 
+# %%
+ci = stats.binomtest(7, 50).proportion_ci(confidence_level=0.9, method="exact")
+assert np.isclose(_clopper_pearson_lower(7, 50, 0.05), ci.low)
+assert np.isclose(_clopper_pearson_upper(7, 50, 0.05), ci.high)
+assert _clopper_pearson_lower(0, 50, 0.05) == 0.0 and _clopper_pearson_upper(50, 50, 0.05) == 1.0
+
+# %% [markdown]
+# The tail events and their bounds, for every threshold at once: counts come from sorted samples
+# (ties included on both sides), and each threshold gives four (event, direction) pairs.
+
+# %%
+#| export
 def _tail_counts(sorted_y, c):
     """Counts of {y >= c} and {y <= c} in a sorted sample, for each threshold in c."""
     n = sorted_y.size
@@ -558,10 +561,25 @@ def _event_bounds(ya, yb, c, alpha):
 _EVENT_NAMES = [("y >= {c:.6g}", "a/b"), ("y <= {c:.6g}", "a/b"), ("y >= {c:.6g}", "b/a"),
                 ("y <= {c:.6g}", "b/a")]
 
+# %% [markdown]
+# Check: ties are counted on both sides; two copies of one sample give log ratios of 0 (the plug-in)
+# and bounds below 0 (each bound is conservative).
 
+# %%
+ge, le = _tail_counts(np.array([1.0, 2.0, 2.0, 3.0]), np.array([2.0, 0.5]))
+assert ge.tolist() == [3, 4] and le.tolist() == [3, 0]
+y_same = np.sort(rng.laplace(size=2000))
+bound, point = _event_bounds(y_same, y_same, np.array([0.0]), 0.05)
+assert bound.shape == (4, 1) and np.all(bound < 0) and np.allclose(point, 0.0)
+
+# %% [markdown]
+# The audit itself: split, select on the first halves, confirm on the second.
+
+# %%
+#| export
 def _check_sample(x, name):
     """Return a 1-D finite float sample with at least 20 values, or raise."""
-    arr = _check_finite_array(x, name)
+    arr = check.finite_array(x, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D (project a vector output to a scalar first), got shape {arr.shape}")
     if arr.size < 20:
@@ -604,13 +622,11 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     """
     a = _check_sample(sample_a, "sample_a")
     b = _check_sample(sample_b, "sample_b")
-    if not isinstance(confidence, (float, int, np.floating)) or not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    for name, val in [("n_thresholds", n_thresholds), ("n_events", n_events)]:
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
-            raise ValueError(f"{name} must be a positive int, got {val!r}")
-    alpha = 1.0 - float(confidence)
-    rng = np.random.default_rng(rng)
+    confidence = check.level(confidence, "confidence")
+    n_thresholds = check.count(n_thresholds, "n_thresholds")
+    n_events = check.count(n_events, "n_events")
+    alpha = 1.0 - confidence
+    rng = check.rng(rng)
     a, b = rng.permutation(a), rng.permutation(b)
     a1, a2 = np.sort(a[: a.size // 2]), np.sort(a[a.size // 2:])
     b1, b2 = np.sort(b[: b.size // 2]), np.sort(b[b.size // 2:])
@@ -696,22 +712,30 @@ assert same.epsilon_lower < 0.05
 # below $10^{-8}$ at $\sigma = 1$ and negligible beyond. `normalize=False` skips $\log Z$ (dapper's
 # `ddnorm(..., normalize = FALSE)`), which is all an MCMC acceptance ratio needs.
 #
-# **An exact sampler (CKS 2020, Algorithm 3).** Let $t = \lfloor\sigma\rfloor + 1$. Repeat: draw
-# $Y$ from the discrete Laplace law $P(Y = y) \propto e^{-|y|/t}$ (two-sided geometric with parameter
+# **The sampler (CKS 2020, Algorithm 3), in floating point.** Let $t = \lfloor\sigma\rfloor + 1$. Repeat:
+# draw $Y$ from the discrete Laplace law $P(Y = y) \propto e^{-|y|/t}$ (two-sided geometric with parameter
 # $e^{-1/t}$, sampled as above), and accept it with probability $\exp\{-(|Y| - \sigma^2/t)^2 / (2\sigma^2)\}$.
 # Why it works: $-\frac{y^2}{2\sigma^2} = -\frac{|y|}{t} - \frac{(|y| - \sigma^2/t)^2}{2\sigma^2} + \frac{\sigma^2}{2t^2}$,
 # so proposal times acceptance is proportional to the target, and the acceptance probability is a
 # bounded function of $y$; the expected number of proposals is below 2 for $\sigma \ge 1$ (their Sec. 5.3).
-# CKS draw the Bernoulli$(e^{-\gamma})$ with exact rational arithmetic; our numba kernel compares a
-# 53-bit uniform with `exp(-gamma)`, which changes each acceptance probability by a relative
-# $\sim 10^{-16}$: a law indistinguishable from the exact one by any sample we could draw, but not a
-# certified implementation. `secure=True` uses OpenDP's integer `make_gaussian`, which is.
+#
+# **What is exact and what is not.** CKS make *every* step exact: the geometric proposals and each
+# Bernoulli$(e^{-\gamma})$ are drawn from random bits with rational arithmetic (their Algorithms 1 and 2),
+# so the output has exactly the discrete Gaussian law. Our fast path (`secure=False`, the numba kernel)
+# runs the same algorithm in 53-bit floating point: a geometric draw is $\lfloor E\,t\rfloor$ for a
+# floating-point exponential $E$, and the acceptance compares a floating-point uniform with
+# `exp(-gamma)`. It is **not** an exact sampler: each proposal and acceptance probability is off by a
+# relative error of order $2^{-53}$ times the size of the exponent (checked below: below $10^{-12}$ for
+# $|y| \le 20\sigma$), a law no sample we could draw tells apart from the target, but one that is
+# neither certified nor free of floating-point side channels. It is the path for simulation.
+# `secure=True` is the exact one: OpenDP's integer `make_gaussian`, an implementation of CKS's
+# Algorithms 1-3 with integer arithmetic and randomness from the operating system.
 
 # %%
 #| export
 @njit(cache=True)
 def _discrete_gaussian_kernel(sigma, n, rng):
-    """n draws of the discrete Gaussian N_Z(0, sigma^2) by CKS 2020 Algorithm 3."""
+    """n draws of N_Z(0, sigma^2) by CKS 2020 Algorithm 3 in floating point (not exact; see the text)."""
     t = math.floor(sigma) + 1.0
     s2 = sigma * sigma
     out = np.empty(n, dtype=np.int64)
@@ -740,7 +764,40 @@ def _discrete_gaussian_reference(sigma, n, rng):
                 break
     return out
 
+# %% [markdown]
+# Checks: the kernel equals its twin draw for draw; the floating-point acceptance probabilities are
+# within a relative $10^{-12}$ of the exact ones (40-digit decimal arithmetic on the same $\sigma$), and
+# not equal to them: close, not exact.
 
+# %%
+assert np.array_equal(_discrete_gaussian_kernel(1.7, 500, np.random.default_rng(4)),
+                      _discrete_gaussian_reference(1.7, 500, np.random.default_rng(4)))
+
+
+def acceptance_error(sigma, y_max):
+    """Largest relative error of the kernel's float acceptance probability, |y| <= y_max (40 digits)."""
+    import decimal
+    ctx = decimal.Context(prec=40)
+    t, s2 = math.floor(sigma) + 1.0, sigma * sigma
+    S2 = ctx.multiply(decimal.Decimal(sigma), decimal.Decimal(sigma))  # the exact square of the float
+    worst = 0.0
+    for y in range(y_max + 1):
+        d = abs(y) - s2 / t
+        fast = math.exp(-d * d / (2.0 * s2))                     # what the kernel computes
+        D = ctx.subtract(decimal.Decimal(y), ctx.divide(S2, decimal.Decimal(t)))
+        exact = ctx.exp(ctx.divide(-ctx.multiply(D, D), 2 * S2))
+        worst = max(worst, abs(float(ctx.divide(decimal.Decimal(fast), exact)) - 1.0))
+    return worst
+
+
+err = {s: acceptance_error(s, int(20 * s)) for s in [0.6, 1.7, 6.32, 100.3]}
+print("largest relative error of the float acceptance probability:", {s: f"{e:.1e}" for s, e in err.items()})
+assert all(0.0 < e < 1e-12 for e in err.values())  # not exact, but close
+# %% [markdown]
+# The log pmf and its normaliser $Z(\sigma)$.
+
+# %%
+#| export
 def _discrete_gaussian_log_normalizer(sigma):
     """log Z(sigma) = log sum_j exp(-j^2 / (2 sigma^2)), accurate for every sigma > 0."""
     if sigma < 1.0:
@@ -771,8 +828,8 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
     ndarray
         Log pmf at ``k``.
     """
-    sigma = _check_positive(sigma, "sigma")
-    mu_ = _as_real(mu, "mu")
+    sigma = check.positive(sigma, "sigma")
+    mu_ = check.real(mu, "mu")
     if not mu_.is_integer():
         raise ValueError(f"mu must be an integer, got {mu!r}")
     k = np.asarray(k, dtype=float)
@@ -781,47 +838,9 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
         out = out - _discrete_gaussian_log_normalizer(sigma)
     return np.where(k == np.round(k), out, -np.inf)
 
-
-def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
-    """Exact draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
-
-    Parameters
-    ----------
-    sigma : float
-        Scale parameter, > 0.
-    size : int or tuple of int
-        Output shape.
-    rng : None, int or numpy.random.Generator, optional
-        Source of randomness (fast path only).
-    secure : bool, default False
-        If True, draw with OpenDP's integer ``make_gaussian`` (exact arithmetic, randomness from
-        the operating system: not seedable).
-
-    Returns
-    -------
-    ndarray of int64
-        Draws of shape ``size``.
-    """
-    sigma = _check_positive(sigma, "sigma")
-    if sigma * sigma == 0.0:
-        raise ValueError(f"sigma must be at least 1e-150 (sigma**2 underflows), got {sigma}")
-    shape = _check_size(size)
-    n = math.prod(shape)
-    if secure:
-        if n == 0:
-            return np.zeros(shape, dtype=np.int64)
-        dp = _opendp()
-        meas = dp.m.make_gaussian(
-            dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T="i64"), scale=sigma)
-        return np.asarray(meas([0] * n), dtype=np.int64).reshape(shape)
-    rng = np.random.default_rng(rng)
-    return _discrete_gaussian_kernel(sigma, n, rng).reshape(shape)
-
 # %% [markdown]
 # Checks: both ways of computing $Z$ agree (and with a brute-force sum); the pmf is symmetric with
-# variance close to $\sigma^2$ for $\sigma \ge 1$; the kernel equals its twin draw for draw; chi-square
-# tests pass against the pmf for small and moderate $\sigma$ and fail for a 3% wrong $\sigma$; OpenDP's
-# sampler has the same law.
+# variance close to $\sigma^2$ for $\sigma \ge 1$.
 
 # %%
 for s in [0.3, 0.99, 1.0, 2.5, 6.32, 40.0]:
@@ -833,8 +852,56 @@ p_dg = np.exp(discrete_gaussian_logpmf(kk, 6.32))
 assert np.isclose(p_dg.sum(), 1.0, atol=1e-13) and np.allclose(p_dg, p_dg[::-1])
 assert np.isclose((kk**2 * p_dg).sum(), 6.32**2, rtol=1e-6)
 assert np.allclose(discrete_gaussian_logpmf(kk, 2.0, mu=3, normalize=False), -((kk - 3) ** 2) / 8.0)
-assert np.array_equal(_discrete_gaussian_kernel(1.7, 500, np.random.default_rng(4)),
-                      _discrete_gaussian_reference(1.7, 500, np.random.default_rng(4)))
+
+# %% [markdown]
+# The public sampler: the float kernel by default, OpenDP's exact one with `secure=True`.
+
+# %%
+#| export
+def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
+    """Draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
+
+    The default path runs the algorithm in 53-bit floating point (fast, seedable, for simulation):
+    its proposal and acceptance probabilities carry relative rounding errors of order 1e-16, so it
+    is close to, not exactly, the discrete Gaussian. ``secure=True`` is the exact sampler.
+
+    Parameters
+    ----------
+    sigma : float
+        Scale parameter, > 0.
+    size : int or tuple of int
+        Output shape.
+    rng : None, int or numpy.random.Generator, optional
+        Source of randomness (fast path only).
+    secure : bool, default False
+        If True, draw with OpenDP's integer ``make_gaussian`` (CKS 2020 with exact integer
+        arithmetic, randomness from the operating system: not seedable).
+
+    Returns
+    -------
+    ndarray of int64
+        Draws of shape ``size``.
+    """
+    sigma = check.positive(sigma, "sigma")
+    if sigma * sigma == 0.0:
+        raise ValueError(f"sigma must be at least 1e-150 (sigma**2 underflows), got {sigma}")
+    shape = _check_size(size)
+    n = math.prod(shape)
+    if secure:
+        if n == 0:
+            return np.zeros(shape, dtype=np.int64)
+        dp = _opendp()
+        meas = dp.m.make_gaussian(
+            dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T="i64"), scale=sigma)
+        return np.asarray(meas([0] * n), dtype=np.int64).reshape(shape)
+    rng = check.rng(rng)
+    return _discrete_gaussian_kernel(sigma, n, rng).reshape(shape)
+
+# %% [markdown]
+# Checks: chi-square tests pass against the pmf for small and moderate $\sigma$ and fail for a 3% wrong
+# $\sigma$; OpenDP's exact sampler has the same law; a bad $\sigma$ raises.
+
+# %%
 for s in [0.6, 1.7, 6.32]:
     dg = sample_discrete_gaussian(s, n_gof, rng=rng)
     p_ok = chisq_gof(dg, lambda k, s=s: discrete_gaussian_logpmf(k, s))
@@ -879,14 +946,6 @@ def _check_binary(x, name="x"):
     return arr.astype(np.int64)
 
 
-def _check_p_keep(p_keep):
-    """Return p_keep as a float in [0, 1), or raise."""
-    p_keep = _as_real(p_keep, "p_keep")
-    if not 0.0 <= p_keep < 1.0:
-        raise ValueError(f"p_keep must lie in [0, 1), got {p_keep}")
-    return p_keep
-
-
 def randomized_response_epsilon(p_keep=0.5):
     """Epsilon of randomized response on one binary answer: ``log((1 + p_keep) / (1 - p_keep))``.
 
@@ -900,13 +959,13 @@ def randomized_response_epsilon(p_keep=0.5):
     float
         ``log 3`` for the default.
     """
-    p = _check_p_keep(p_keep)
+    p = check.unit_interval(p_keep, "p_keep", closed_low=True)
     return math.log1p(p) - math.log1p(-p)
 
 
 def randomized_response_logpmf(y, x, p_keep=0.5):
     """Log probability of reporting ``y`` when the true answer is ``x`` (both 0/1 arrays)."""
-    p = _check_p_keep(p_keep)
+    p = check.unit_interval(p_keep, "p_keep", closed_low=True)
     y, x = _check_binary(y, "y"), _check_binary(x, "x")
     return np.where(y == x, math.log((1 + p) / 2), math.log((1 - p) / 2))
 
@@ -929,8 +988,8 @@ def randomized_response(x, *, p_keep=0.5, rng=None):
         Reported answers, same shape; each answer costs ``randomized_response_epsilon(p_keep)``.
     """
     x = _check_binary(x)
-    p = _check_p_keep(p_keep)
-    rng = np.random.default_rng(rng)
+    p = check.unit_interval(p_keep, "p_keep", closed_low=True)
+    rng = check.rng(rng)
     keep = rng.random(x.shape) < p
     coin = (rng.random(x.shape) < 0.5).astype(np.int64)
     return np.where(keep, x, coin)

@@ -113,7 +113,7 @@ def test_two_sided_geometric_pmf_sums_to_one():
 def test_two_sided_geometric_kernel_matches_reference():
     t = 0.6
     a = M._two_sided_geometric_kernel(t, 500, np.random.default_rng(9))
-    b = M._two_sided_geometric_reference(t, 500, np.random.default_rng(9))
+    b = M._two_sided_geometric_kernel.py_func(t, 500, np.random.default_rng(9))
     np.testing.assert_array_equal(a, b)
 
 
@@ -319,3 +319,32 @@ def test_scalar_arguments_types():
         M.laplace_mechanism([1.0], 1.0, "1")
     with pytest.raises(TypeError, match="sensitivity"):
         M.geometric_mechanism([1], True, 1.0)
+
+
+def _float_acceptance_error(sigma, y_max):
+    """Largest relative error of the kernel's float acceptance probability over |y| <= y_max (40 digits)."""
+    import decimal
+    ctx = decimal.Context(prec=40)
+    t, s2 = math.floor(sigma) + 1.0, sigma * sigma
+    S2 = ctx.multiply(decimal.Decimal(sigma), decimal.Decimal(sigma))
+    worst = 0.0
+    for y in range(y_max + 1):
+        d = abs(y) - s2 / t
+        fast = math.exp(-d * d / (2.0 * s2))  # the kernel's expression
+        D = ctx.subtract(decimal.Decimal(y), ctx.divide(S2, decimal.Decimal(t)))
+        exact = ctx.exp(ctx.divide(-ctx.multiply(D, D), 2 * S2))
+        worst = max(worst, abs(float(ctx.divide(decimal.Decimal(fast), exact)) - 1.0))
+    return worst
+
+
+@pytest.mark.parametrize("sigma", [0.6, 1.7, 6.32, 100.3])
+def test_discrete_gaussian_fast_path_is_close_not_exact(sigma):
+    # the fast path runs CKS Algorithm 3 in floating point: its acceptance probabilities differ from
+    # the exact ones by rounding (nonzero, so "exact" would be false) of order 1e-14 at most
+    err = _float_acceptance_error(sigma, int(20 * sigma))
+    assert 0.0 < err < 1e-12
+    # and the documentation says so: only the secure (OpenDP) path is called exact
+    doc = M.sample_discrete_gaussian.__doc__
+    assert not doc.lstrip().lower().startswith("exact")
+    assert "not exactly" in doc and "``secure=True`` is the exact sampler" in doc
+    assert "not exact" in M._discrete_gaussian_kernel.py_func.__doc__
