@@ -19,7 +19,7 @@ import numpy as np
 __all__ = [
     "real", "finite", "positive", "epsilon", "delta", "unit_interval",
     "threshold", "level", "count", "choice", "boolean", "rng", "real_array", "finite_array",
-    "run_settings",
+    "unit_interval_array", "run_settings",
 ]
 
 
@@ -144,6 +144,14 @@ def finite_array(value, name, ndim=None):
     arr = real_array(value, name, ndim)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
+
+
+def unit_interval_array(value, name):
+    """Return an array (or scalar) of reals, every entry in the open interval (0, 1), as floats, or raise."""
+    arr = real_array(value, name)
+    if not np.all((arr > 0.0) & (arr < 1.0)):
+        raise ValueError(f"{name} must lie in the open interval (0, 1), got {arr.tolist()}")
     return arr
 
 

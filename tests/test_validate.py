@@ -192,6 +192,17 @@ def test_finite_array():
         v.finite_array([1.0], "value", ndim=2)
 
 
+def test_unit_interval_array():
+    assert v.unit_interval_array(0.5, "a").shape == ()
+    np.testing.assert_array_equal(v.unit_interval_array([[0.1, 0.9]], "a"), [[0.1, 0.9]])
+    for bad in ([0.1, 1.0], [0.0], [np.nan, 0.5], -0.2, [np.inf]):
+        with pytest.raises(ValueError, match=r"^candidates must lie in the open interval \(0, 1\), got"):
+            v.unit_interval_array(bad, "candidates")
+    for bad in (["a"], [0.1j], True):
+        with pytest.raises(TypeError, match="^candidates must be an array of real numbers"):
+            v.unit_interval_array(bad, "candidates")
+
+
 # ---- the run settings of every sampler ---------------------------------------------------------
 
 def test_run_settings_accepts_and_returns_ints():
