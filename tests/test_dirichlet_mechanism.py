@@ -1,0 +1,274 @@
+"""dplit.dirichlet_mechanism: calibration, exact Renyi divergence, the RDP guarantee, utility, baselines."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, special, stats
+
+from dplit.dirichlet_mechanism import (
+    baseline_noise_scale,
+    bayes_net_cpts,
+    bayes_net_loglik,
+    dirichlet_mechanism,
+    dirichlet_mechanism_dp,
+    dirichlet_mechanism_params,
+    dirichlet_rdp_bound,
+    kl_divergence,
+    kl_tail_bound,
+    laplace_rdp,
+    naive_bayes_log_proba,
+    private_naive_bayes,
+    renyi_divergence_dirichlet,
+    sample_complexity,
+)
+
+LAMS = (2, 5, 10, 50)
+EPS = np.logspace(-3, 1, 9)
+
+
+@pytest.mark.parametrize("lam", LAMS)
+@pytest.mark.parametrize("d2, dinf", [(math.sqrt(2), 1.0), (1.0, 1.0), (2.0, 3.0)])
+def test_root_solves_its_equation_to_1e_10(lam, d2, dinf):
+    for eps in np.concatenate([EPS, [1e-8, 1e4]]):
+        r, alpha = dirichlet_mechanism_params(eps, lam, d2, dinf)
+        assert abs(dirichlet_rdp_bound(r, lam, d2, dinf) / eps - 1) < 1e-10
+        assert alpha == pytest.approx(1 + 4 * (lam - 1) * r * dinf, rel=1e-14)
+
+
+def test_remarks_1_and_2():
+    r, alpha = dirichlet_mechanism_params(0.3, 4, g=lambda r: 0.0)
+    assert r == pytest.approx(math.sqrt(2 * 0.3 / (4 * 2 * special.polygamma(1, 1))), rel=1e-12)
+    assert alpha == pytest.approx(1 + 3 * r, rel=1e-12)
+    r_b, a_b = dirichlet_mechanism_params(1.0, 5, lower_bound=20)
+    r0, _ = dirichlet_mechanism_params(1.0, 5)
+    assert r_b > r0 and a_b == pytest.approx(1 + 16 * r_b)
+    assert dirichlet_rdp_bound(r_b, 5, lower_bound=20) == pytest.approx(1.0, rel=1e-10)
+
+
+def test_the_draw_lies_in_the_simplex_and_is_reproducible():
+    y = dirichlet_mechanism([[3, 0, 9], [1, 1, 1]], 0.5, 5, rng=7)
+    assert y.shape == (2, 3) and np.allclose(y.sum(1), 1) and np.all(y > 0)
+    assert np.array_equal(y, dirichlet_mechanism([[3, 0, 9], [1, 1, 1]], 0.5, 5, rng=7))
+
+
+def test_draws_have_the_dirichlet_mean():
+    f = np.array([11.0, 8, 65, 25, 38, 0])
+    r, alpha = dirichlet_mechanism_params(1.0, 5)
+    y = dirichlet_mechanism(np.tile(f, (40_000, 1)), 1.0, 5, rng=np.random.default_rng(1))
+    u = r * f + alpha
+    m = u / u.sum()
+    se = np.sqrt(m * (1 - m) / (u.sum() + 1) / y.shape[0])
+    assert np.all(np.abs(y.mean(0) - m) < 5 * se)
+
+
+class _Ledger:
+    def __init__(self):
+        self.charges = []
+
+    def spend_rdp(self, epsilon, lam, label):
+        self.charges.append((epsilon, lam, label))
+
+
+def test_budget_is_charged_once():
+    ledger = _Ledger()
+    dirichlet_mechanism([1, 2, 3], 0.2, 5, rng=0, budget=ledger, label="h")
+    assert ledger.charges == [(0.2, 5, "h")]
+
+
+def test_budget_from_accounting_if_it_holds_rdp():
+    accounting = pytest.importorskip("dplit.accounting")
+    cls = getattr(accounting, "RdpBudget", None)
+    if cls is None:
+        pytest.skip("dplit.accounting has no RDP ledger")
+    budget = cls(5)
+    dirichlet_mechanism([1, 2, 3], 0.2, 5, rng=0, budget=budget)
+    dirichlet_mechanism([4, 0, 1], 0.3, 5, rng=0, budget=budget)
+    assert budget.epsilon == pytest.approx(0.5)
+    assert budget.to_dp(1e-5) == pytest.approx(dirichlet_mechanism_dp(0.5, 5, 1e-5))
+
+
+def _beta_renyi_quadrature(u, v, lam):
+    f = lambda y: np.exp(lam * stats.beta.logpdf(y, *u) + (1 - lam) * stats.beta.logpdf(y, *v))  # noqa: E731
+    val, _ = integrate.quad(f, 0, 1, epsabs=0, epsrel=1e-12, limit=200)
+    return math.log(val) / (lam - 1)
+
+
+@pytest.mark.parametrize("u, v, lam", [((2.0, 3.0), (3.0, 2.0), 2), ((3.5, 7.0), (2.5, 8.0), 5),
+                                       ((30.0, 12.0), (29.0, 13.0), 10), ((4.0, 4.0), (5.0, 3.0), 1.5)])
+def test_exact_divergence_matches_quadrature(u, v, lam):
+    assert renyi_divergence_dirichlet(u, v, lam) == pytest.approx(_beta_renyi_quadrature(u, v, lam), rel=1e-8)
+
+
+def test_exact_divergence_is_stable_for_large_parameters():
+    lam = 5.0
+    for a in (1e4, 1e6, 1e8, 1e10):
+        u = np.array([a, a, 2 * a])
+        v = u + np.array([1.0, -1.0, 0.0])
+        lead = 0.5 * lam * (lam - 1) * 2 * special.polygamma(1, a)   # two cells moved by 1
+        assert renyi_divergence_dirichlet(u, v, lam) == pytest.approx(lead / (lam - 1), rel=10 / a)
+
+
+def test_exact_divergence_edge_cases():
+    assert renyi_divergence_dirichlet([2.0, 3.0], [2.0, 3.0], 3) == 0.0
+    assert renyi_divergence_dirichlet([1.0, 1.0], [5.0, 1.0], 3) == math.inf
+    out = renyi_divergence_dirichlet([[2.0, 3.0], [3.0, 2.0]], [3.0, 2.0], 2)
+    assert out.shape == (2,) and out[1] == 0.0 and out[0] > 0
+
+
+def _neighbours():
+    rng = np.random.default_rng(3)
+    pairs = []
+    for d in (2, 3, 4):
+        for f in itertools.product(range(3), repeat=d):
+            f = np.array(f, dtype=float)
+            for i, j in itertools.permutations(range(d), 2):
+                if f[i] >= 1:
+                    g = f.copy()
+                    g[i] -= 1
+                    g[j] += 1
+                    pairs.append((f, g))
+    for d in (5, 6):
+        f = rng.integers(0, 100, d).astype(float) + 1
+        g = f.copy()
+        g[0] -= 1
+        g[1] += 1
+        pairs += [(f, g), (g, f), (np.eye(d)[0], np.eye(d)[1])]
+    pairs.append((np.array([11.0, 8, 65, 25, 38, 0]), np.array([11.0, 7, 65, 25, 38, 1])))
+    return pairs
+
+
+@pytest.mark.parametrize("lam", LAMS)
+def test_exact_divergence_never_exceeds_the_claimed_epsilon(lam):
+    pairs = _neighbours()
+    for eps in EPS:
+        r, alpha = dirichlet_mechanism_params(eps, lam)
+        for f, g in pairs:
+            assert renyi_divergence_dirichlet(r * f + alpha, r * g + alpha, lam) <= eps
+        r1, a1 = dirichlet_mechanism_params(eps, lam, 1.0, 1.0)   # add/remove neighbours
+        for f, _ in pairs[::5]:
+            g = f + np.eye(f.size)[0]
+            assert renyi_divergence_dirichlet(r1 * f + a1, r1 * g + a1, lam) <= eps
+            assert renyi_divergence_dirichlet(r1 * g + a1, r1 * f + a1, lam) <= eps
+
+
+def test_rdp_to_dp_is_the_accounting_conversion():
+    from dplit.accounting import rdp_to_dp
+
+    assert dirichlet_mechanism_dp(0.7, 10, 1e-5) == rdp_to_dp(0.7, 10, 1e-5)
+
+
+def test_kl_tail_never_exceeds_theorem_2():
+    rng = np.random.default_rng(11)
+    for p, alpha, eta in [(np.array([0.5, 0.5]), 1.0, 0.05), (np.array([0.98, 0.01, 0.01]), 1.0, 2.0),
+                          (np.array([0.9, 0.1]), 0.5, 1.0)]:
+        beta = p.size * alpha / math.expm1(eta / 2)
+        q = rng.dirichlet(beta * p + alpha, size=20_000)
+        assert np.mean(kl_divergence(p, q) > eta) <= kl_tail_bound(eta, beta, p.size, alpha)
+    assert math.isnan(kl_tail_bound(0.1, 1.0, 2, 1.0))
+
+
+def test_sample_complexity_regimes():
+    n_small = [sample_complexity(0.1, 0.05, e, 5, 10) for e in (1e-4, 4e-4)]
+    assert n_small[0] / n_small[1] == pytest.approx(2.0, rel=0.05)        # ~ 1/sqrt(eps)
+    r_big = [dirichlet_mechanism_params(e, 5)[0] for e in (1e3, 2e3)]
+    assert r_big[1] / r_big[0] == pytest.approx(2.0, rel=0.02)            # r ~ eps
+
+
+def test_laplace_rdp_matches_quadrature_and_calibrates():
+    for lam, b in [(2, 0.7), (5, 3.0)]:
+        f = lambda z: np.exp((-lam * abs(z) + (lam - 1) * abs(z - 1)) / b) / (2 * b)  # noqa: B023, E731
+        val = sum(integrate.quad(f, lo, hi, epsabs=0, epsrel=1e-12)[0]
+                  for lo, hi in [(-np.inf, 0), (0, 1), (1, np.inf)])
+        assert laplace_rdp(lam, b) == pytest.approx(math.log(val) / (lam - 1), rel=1e-9)
+    assert laplace_rdp(5, 1e6) == pytest.approx(2.5e-12, rel=1e-5)
+    for eps in (1e-3, 1.0, 10.0):
+        assert 2 * laplace_rdp(5, baseline_noise_scale("laplace", eps, 5)) == pytest.approx(eps, rel=1e-12)
+        sigma = baseline_noise_scale("gaussian", eps, 5)
+        assert 5 * 2 / (2 * sigma**2) == pytest.approx(eps)
+
+
+def test_naive_bayes_non_private_is_smoothed_counts():
+    codes = np.array([[0, 1], [1, 1], [1, 0], [0, 0], [1, 1]])
+    y = np.array([0, 0, 1, 1, 1])
+    lp, lt = private_naive_bayes(codes, y, [2, 2], 2, mechanism="mle")
+    assert np.allclose(np.exp(lp), np.array([2.1, 3.1]) / 5.2)
+    assert np.allclose(np.exp(lt[1, 2:]), np.array([2.1, 1.1]) / 3.2)
+    proba = np.exp(naive_bayes_log_proba((lp, lt), codes, [2, 2]))
+    assert np.allclose(proba.sum(1), 1)
+    for m in ("dirichlet", "gaussian", "laplace"):
+        lp, lt = private_naive_bayes(codes, y, [2, 2], 2, mechanism=m, epsilon=1.0, rng=0)
+        assert np.allclose(np.exp(lp).sum(), 1) and np.all(np.isfinite(lt))
+
+
+def test_dirichlet_beats_additive_noise_in_cross_entropy_on_a_synthetic_table():
+    # sparse level laws (many rare cells, imbalanced classes): where the paper's finding lives
+    rng = np.random.default_rng(0)
+    n, K, L = 3000, 8, 10
+    y = (rng.random(n) < 0.2).astype(int)
+    pref = rng.dirichlet(np.full(L, 0.5), size=(2, K))
+    u = rng.random((n, K, 1))
+    codes = (u > np.cumsum(pref[y], axis=-1)).sum(-1).clip(max=L - 1)
+    for eps in (0.01, 1.0):
+        ce = {}
+        for m in ("dirichlet", "gaussian", "laplace"):
+            vals = []
+            for _ in range(5):
+                model = private_naive_bayes(codes[:2000], y[:2000], [L] * K, 2, mechanism=m, epsilon=eps, rng=rng)
+                lpr = naive_bayes_log_proba(model, codes[2000:], [L] * K)
+                vals.append(-np.mean(np.maximum(lpr[np.arange(1000), y[2000:]], np.log(1e-20))))
+            ce[m] = np.mean(vals)
+        assert ce["dirichlet"] < 0.5 * min(ce["gaussian"], ce["laplace"]), (eps, ce)
+
+
+def test_bayes_net_mle_loglik():
+    codes = np.array([[0, 0], [0, 1], [1, 1], [1, 1]])
+    parents = [[], [0]]
+    cpts = bayes_net_cpts(codes, [2, 2], parents, mechanism="mle")
+    ll = bayes_net_loglik(cpts, codes, [2, 2], parents)
+    p0 = np.array([2.1, 2.1]) / 4.2
+    p1 = np.array([[1.1, 1.1], [0.1, 2.1]]) / np.array([[2.2], [2.2]])
+    expect = np.mean(np.log(p0[codes[:, 0]]) + np.log(p1[codes[:, 0], codes[:, 1]]))
+    assert ll == pytest.approx(expect)
+    cpts = bayes_net_cpts(codes, [2, 2], parents, epsilon=1.0, rng=0)
+    assert all(np.allclose(np.exp(c).sum(1), 1) for c in cpts)
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda: dirichlet_mechanism_params(0.0, 5), "epsilon"),
+    (lambda: dirichlet_mechanism_params(-1.0, 5), "epsilon"),
+    (lambda: dirichlet_mechanism_params(1.0, 1.0), "lam"),
+    (lambda: dirichlet_mechanism_params(1.0, 0.3), "lam"),
+    (lambda: dirichlet_mechanism_params(1.0, 5, 0.0), "delta2"),
+    (lambda: dirichlet_mechanism_params(1.0, 5, 1.0, -2.0), "delta_inf"),
+    (lambda: dirichlet_mechanism_params(1.0, 5, lower_bound=-1), "lower_bound"),
+    (lambda: dirichlet_mechanism([1, -1, 2], 1.0, 5), "counts"),
+    (lambda: dirichlet_mechanism([3], 1.0, 5), "counts"),
+    (lambda: dirichlet_mechanism([1, np.nan], 1.0, 5), "counts"),
+    (lambda: dirichlet_mechanism([1, 2], 0.0, 5), "epsilon"),
+    (lambda: dirichlet_mechanism([1, 2], 1.0, 1.0), "lam"),
+    (lambda: dirichlet_mechanism([1, 2], 1.0, 5, rng=-1), "rng"),
+    (lambda: renyi_divergence_dirichlet([1, 2], [1, 2], 1.0), "lam"),
+    (lambda: renyi_divergence_dirichlet([0, 2], [1, 2], 2.0), "u"),
+    (lambda: kl_tail_bound(0.0, 1.0, 2, 1.0), "eta"),
+    (lambda: sample_complexity(0.1, 1.5, 1.0, 5, 3), "zeta"),
+    (lambda: baseline_noise_scale("uniform", 1.0, 5), "mechanism"),
+    (lambda: laplace_rdp(5, 0.0), "scale"),
+    (lambda: private_naive_bayes([[0]], [0], [1], 1, mechanism="noise"), "mechanism"),
+    (lambda: private_naive_bayes([[0]], [0], [1], 1, epsilon=0.0), "epsilon"),
+])
+def test_bad_input_raises_naming_the_argument(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda: dirichlet_mechanism_params("1", 5), "epsilon"),
+    (lambda: dirichlet_mechanism(["a", "b"], 1.0, 5), "counts"),
+    (lambda: dirichlet_mechanism([True, False], 1.0, 5), "counts"),
+    (lambda: dirichlet_mechanism_params(1.0, 5, g=3.0), "g"),
+])
+def test_wrong_types_raise_type_error(call, word):
+    with pytest.raises(TypeError, match=word):
+        call()
