@@ -13,6 +13,8 @@ __all__ = [
     "rdp_to_dp",
     "rdp_to_dp_classic",
     "best_rdp_to_dp",
+    "RdpEntry",
+    "RdpBudget",
     "gaussian_zcdp_rho",
     "zcdp_to_dp",
     "discrete_gaussian_delta",
@@ -214,7 +216,76 @@ def best_rdp_to_dp(epsilons, lams, delta):
     return float(eh[i]), float(lams[i])
 
 
-# %% notebooks/01b_accounting.py, cell 12: zCDP and the discrete Gaussian (dapper, Example 2)
+# %% notebooks/01b_accounting.py, cell 12: A ledger of RDP charges
+@dataclass(frozen=True)
+class RdpEntry:
+    """One charge to an :class:`RdpBudget`: a label and its (lam, epsilon)-RDP cost."""
+
+    label: str
+    lam: float
+    epsilon: float
+
+
+class RdpBudget:
+    """A ledger of (lam, epsilon)-RDP charges, composed to (min lam, sum epsilon)-RDP (Mironov 2017).
+
+    Parameters
+    ----------
+    total : float, optional
+        Cap on the composed RDP epsilon (> 0); None means no cap.
+
+    Examples
+    --------
+    >>> budget = RdpBudget()
+    >>> budget.spend_rdp(0.5, 5, "class counts")
+    >>> budget.spend_rdp(0.5, 10, "feature table")
+    >>> budget.lam, budget.epsilon
+    (5.0, 1.0)
+    """
+
+    def __init__(self, total=None):
+        self.total = None if total is None else check.epsilon(total, "total")
+        self._entries = []
+
+    @property
+    def entries(self):
+        """Tuple of :class:`RdpEntry`, in the order charged."""
+        return tuple(self._entries)
+
+    @property
+    def lam(self):
+        """The order of the composed guarantee: the smallest order charged (None before any charge)."""
+        return min((e.lam for e in self._entries), default=None)
+
+    @property
+    def epsilon(self):
+        """The composed RDP epsilon at order :attr:`lam` (the sum of the charges)."""
+        return math.fsum(e.epsilon for e in self._entries)
+
+    def spend_rdp(self, epsilon, lam, label=""):
+        """Charge one (lam, epsilon)-RDP release; raises BudgetExceededError past ``total`` (nothing recorded)."""
+        epsilon = check.epsilon(epsilon, "epsilon", allow_zero=True)
+        lam = check.finite(lam, "lam")
+        if lam <= 1:
+            raise ValueError(f"lam (the Renyi order) must be > 1, got {lam}")
+        if self.total is not None and self.epsilon + epsilon > self.total * (1.0 + _SLACK):
+            raise BudgetExceededError(
+                f"charge {label!r} costs RDP epsilon = {epsilon:.6g} but only "
+                f"{max(self.total - self.epsilon, 0.0):.6g} of the total {self.total:.6g} is left")
+        self._entries.append(RdpEntry(str(label), lam, epsilon))
+
+    def to_dp(self, delta):
+        """The (epsilon_hat, delta)-DP of everything charged, via :func:`rdp_to_dp` at order :attr:`lam`."""
+        if not self._entries:
+            raise ValueError("nothing has been charged to this RdpBudget yet")
+        return rdp_to_dp(self.epsilon, self.lam, delta)
+
+    def __repr__(self):
+        head = f"RdpBudget(lam={self.lam}, epsilon={self.epsilon:g}, total={self.total})"
+        return "\n".join([head] + [f"  lam={e.lam:g}: {e.epsilon:g}  {e.label}" for e in self._entries])
+
+
+# %% notebooks/01b_accounting.py, cell 15: A ledger of RDP charges
 def gaussian_zcdp_rho(sigma, l2_sensitivity):
     """zCDP parameter ``rho = l2_sensitivity**2 / (2 sigma**2)`` of the (discrete) Gaussian mechanism."""
     sigma = check.positive(sigma, "sigma")
@@ -257,7 +328,7 @@ def zcdp_to_dp(rho, delta, *, method="standard"):
         return float(min(res.fun, zcdp_to_dp(rho, delta)))
 
 
-# %% notebooks/01b_accounting.py, cell 16: zCDP and the discrete Gaussian (dapper, Example 2)
+# %% notebooks/01b_accounting.py, cell 19: A ledger of RDP charges
 def _privacy_loss_pmf(sigma, shift):
     """Exact law of 2 sigma^2 L (an integer) under the discrete Gaussian mechanism: (values, probs)."""
     half = int(math.ceil(40 * sigma)) + 2

@@ -313,6 +313,105 @@ for bad_call in [lambda: rdp_to_dp(1.0, 1.0, 1e-5), lambda: rdp_to_dp(1.0, 2.0, 
         raise AssertionError("bad RDP input accepted")
 
 # %% [markdown]
+# ### A ledger of RDP charges
+#
+# Mechanisms calibrated in RDP (the Dirichlet mechanism of notebook 12, the Gaussian) are charged to an
+# `RdpBudget`: each charge is a pair $(\lambda_i, \epsilon_i)$. Because $D_\lambda$ does not decrease in $\lambda$, a
+# $(\lambda_i, \epsilon_i)$-RDP mechanism is $(\lambda, \epsilon_i)$-RDP at every $\lambda \le \lambda_i$, so the charges compose to
+# $(\min_i \lambda_i, \sum_i \epsilon_i)$-RDP (Lemma 1 of the Dirichlet paper), reported as $(\hat\epsilon, \delta)$ through
+# `rdp_to_dp`. An optional `total` caps $\sum_i\epsilon_i$ like `PrivacyBudget` caps pure-DP spending.
+
+# %%
+#| export
+@dataclass(frozen=True)
+class RdpEntry:
+    """One charge to an :class:`RdpBudget`: a label and its (lam, epsilon)-RDP cost."""
+
+    label: str
+    lam: float
+    epsilon: float
+
+
+class RdpBudget:
+    """A ledger of (lam, epsilon)-RDP charges, composed to (min lam, sum epsilon)-RDP (Mironov 2017).
+
+    Parameters
+    ----------
+    total : float, optional
+        Cap on the composed RDP epsilon (> 0); None means no cap.
+
+    Examples
+    --------
+    >>> budget = RdpBudget()
+    >>> budget.spend_rdp(0.5, 5, "class counts")
+    >>> budget.spend_rdp(0.5, 10, "feature table")
+    >>> budget.lam, budget.epsilon
+    (5.0, 1.0)
+    """
+
+    def __init__(self, total=None):
+        self.total = None if total is None else check.epsilon(total, "total")
+        self._entries = []
+
+    @property
+    def entries(self):
+        """Tuple of :class:`RdpEntry`, in the order charged."""
+        return tuple(self._entries)
+
+    @property
+    def lam(self):
+        """The order of the composed guarantee: the smallest order charged (None before any charge)."""
+        return min((e.lam for e in self._entries), default=None)
+
+    @property
+    def epsilon(self):
+        """The composed RDP epsilon at order :attr:`lam` (the sum of the charges)."""
+        return math.fsum(e.epsilon for e in self._entries)
+
+    def spend_rdp(self, epsilon, lam, label=""):
+        """Charge one (lam, epsilon)-RDP release; raises BudgetExceededError past ``total`` (nothing recorded)."""
+        epsilon = check.epsilon(epsilon, "epsilon", allow_zero=True)
+        lam = check.finite(lam, "lam")
+        if lam <= 1:
+            raise ValueError(f"lam (the Renyi order) must be > 1, got {lam}")
+        if self.total is not None and self.epsilon + epsilon > self.total * (1.0 + _SLACK):
+            raise BudgetExceededError(
+                f"charge {label!r} costs RDP epsilon = {epsilon:.6g} but only "
+                f"{max(self.total - self.epsilon, 0.0):.6g} of the total {self.total:.6g} is left")
+        self._entries.append(RdpEntry(str(label), lam, epsilon))
+
+    def to_dp(self, delta):
+        """The (epsilon_hat, delta)-DP of everything charged, via :func:`rdp_to_dp` at order :attr:`lam`."""
+        if not self._entries:
+            raise ValueError("nothing has been charged to this RdpBudget yet")
+        return rdp_to_dp(self.epsilon, self.lam, delta)
+
+    def __repr__(self):
+        head = f"RdpBudget(lam={self.lam}, epsilon={self.epsilon:g}, total={self.total})"
+        return "\n".join([head] + [f"  lam={e.lam:g}: {e.epsilon:g}  {e.label}" for e in self._entries])
+
+# %%
+rb = RdpBudget(total=1.0)
+rb.spend_rdp(0.25, 5, "class counts")
+rb.spend_rdp(0.5, 10, "feature tables")
+assert rb.lam == 5 and rb.epsilon == 0.75 and len(rb.entries) == 2
+assert rb.to_dp(1e-5) == rdp_to_dp(0.75, 5, 1e-5)
+try:
+    rb.spend_rdp(0.5, 5, "one too many")
+except BudgetExceededError as err:
+    assert "left" in str(err) and len(rb.entries) == 2
+else:
+    raise AssertionError("overspending accepted")
+for bad_call in [lambda: rb.spend_rdp(0.1, 1.0), lambda: rb.spend_rdp(-0.1, 5), lambda: RdpBudget().to_dp(1e-5)]:
+    try:
+        bad_call()
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("bad RDP charge accepted")
+print(rb)
+
+# %% [markdown]
 # zCDP: the discrete Gaussian's $\rho$ and its two generic conversions.
 
 # %%
