@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 from scipy import integrate, special, stats
 
 from dplit import datasets
-from dplit.accounting import rdp_to_dp
+from dplit.accounting import RdpBudget, rdp_to_dp
 from dplit.config import size
 
 rng = np.random.default_rng(20260417)
@@ -246,7 +246,7 @@ except TypeError as err:
 # ## 3. The mechanism, and what it spends
 #
 # `dirichlet_mechanism` releases one draw per histogram (a stack of histograms gives one draw per row) and, given
-# a ledger, records one $(\lambda, \epsilon)$-RDP charge. Rows must be histograms of *disjoint* groups of records
+# a ledger (`dplit.accounting.RdpBudget`), records one $(\lambda, \epsilon)$-RDP charge. Rows must be histograms of *disjoint* groups of records
 # (one per class, say): moving one record then changes one row by $\|\cdot\|_2^2 = 2$, or two rows by 1 each, and
 # since the bound of App. D is $\tfrac12\lambda r^2 \|f(x) - f(x')\|_2^2 \psi'(\cdot)$, linear in the squared change, the
 # rows together still cost at most $\epsilon$ (parallel composition). Randomness comes only from `rng`.
@@ -302,6 +302,11 @@ assert np.all(np.abs(draws.mean(0) - mean_exact) < 5 * se)
 bias = np.abs(mean_exact - f_demo / f_demo.sum())
 assert np.allclose(bias, a_chk * np.abs(f_demo.sum() - 6 * f_demo) / (f_demo.sum() * (r_chk * f_demo.sum() + 6 * a_chk)))
 print(f"r = {r_chk:.4f}, alpha = {a_chk:.4f}; bias of each coordinate: {np.round(bias, 4)}")
+ledger = RdpBudget()                                # the accounting ledger of RDP charges (01b)
+dirichlet_mechanism(f_demo, 0.4, 5, rng=rng, budget=ledger, label="histogram 1")
+dirichlet_mechanism(f_demo[::-1], 0.6, 5, rng=rng, budget=ledger, label="histogram 2")
+assert ledger.lam == 5 and math.isclose(ledger.epsilon, 1.0)
+print(ledger, f"\n-> ({ledger.to_dp(1e-5):.3f}, 1e-5)-DP")
 for bad, exc in [([1.0, -1.0], ValueError), ([3.0], ValueError), ([1.0, np.inf], ValueError),
                  (["a", "b"], TypeError), ([True, False], TypeError)]:
     try:

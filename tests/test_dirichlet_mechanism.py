@@ -77,16 +77,19 @@ def test_budget_is_charged_once():
     assert ledger.charges == [(0.2, 5, "h")]
 
 
-def test_budget_from_accounting_if_it_holds_rdp():
-    accounting = pytest.importorskip("dplit.accounting")
-    cls = getattr(accounting, "RdpBudget", None)
-    if cls is None:
-        pytest.skip("dplit.accounting has no RDP ledger")
-    budget = cls(5)
+def test_budget_from_accounting_holds_rdp_charges():
+    from dplit.accounting import RdpBudget
+
+    budget = RdpBudget()
     dirichlet_mechanism([1, 2, 3], 0.2, 5, rng=0, budget=budget)
-    dirichlet_mechanism([4, 0, 1], 0.3, 5, rng=0, budget=budget)
-    assert budget.epsilon == pytest.approx(0.5)
+    dirichlet_mechanism([4, 0, 1], 0.3, 10, rng=0, budget=budget, label="second")
+    assert budget.lam == 5 and budget.epsilon == pytest.approx(0.5)
+    assert [e.label for e in budget.entries] == ["Dirichlet mechanism", "second"]
     assert budget.to_dp(1e-5) == pytest.approx(dirichlet_mechanism_dp(0.5, 5, 1e-5))
+    capped = RdpBudget(total=0.25)
+    with pytest.raises(ValueError, match="left"):
+        dirichlet_mechanism([1, 2], 0.3, 5, rng=0, budget=capped)
+    assert capped.entries == ()
 
 
 def _beta_renyi_quadrature(u, v, lam):
