@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 __all__ = [
-    "real", "finite", "positive", "epsilon", "delta", "unit_interval",
+    "real", "finite", "positive", "nonnegative", "epsilon", "delta", "unit_interval",
     "threshold", "level", "count", "choice", "boolean", "rng", "real_array", "finite_array",
     "unit_interval_array", "run_settings",
 ]
@@ -46,6 +46,11 @@ def positive(value, name):
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value}")
     return value
+
+
+def nonnegative(value, name):
+    """Return a finite real scalar >= 0 as a float, or raise."""
+    return epsilon(value, name, allow_zero=True)
 
 
 def epsilon(value, name="epsilon", *, allow_zero=False, allow_inf=False):

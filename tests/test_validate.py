@@ -62,6 +62,15 @@ def test_positive():
         v.positive(True, "scale")
 
 
+def test_nonnegative():
+    assert v.nonnegative(0, "delta") == 0.0 and v.nonnegative(2.5, "delta") == 2.5
+    for bad in (-1e-9, math.inf, math.nan):
+        with pytest.raises(ValueError, match=r"^delta must be finite and >= 0, got"):
+            v.nonnegative(bad, "delta")
+    with pytest.raises(TypeError, match="^delta must be a real number"):
+        v.nonnegative(None, "delta")
+
+
 def test_epsilon_default_rule():
     assert v.epsilon(0.5) == 0.5
     assert v.epsilon(2, "eps1") == 2.0
