@@ -377,7 +377,7 @@ def naive_bayes_log_proba(model, codes, n_levels):
     return logit - special.logsumexp(logit, axis=1, keepdims=True)
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 52: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
+# %% notebooks/12_dirichlet_mechanism.py, cell 53: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
 def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", epsilon=1.0, lam=5.0, rng=None):
     """Estimate the conditional tables of a discrete Bayesian network, each node at (lam, epsilon/K)-RDP.
 

@@ -918,6 +918,18 @@ for name, res in nb_results.items():
 assert len(nb_results) >= 2
 assert sum(w == 1.0 for w in wins.values()) >= 2    # on at least two data sets, at every epsilon
 
+# %% [markdown]
+# **Reading (full size, 13 epsilons x 10 fits per data set).** As in the paper's Figure 3, the Dirichlet mechanism
+# has the lowest mean test cross-entropy at every $\epsilon$ on seven of the eight data sets, often by a factor of
+# 3-5 at small $\epsilon$ where the clipped additive noise puts near-zero probabilities on observed levels; on
+# Thyroid (a 93% majority class) the Gaussian and Laplace baselines edge ahead at the largest $\epsilon$ values. At small
+# $\epsilon$ its CE can still exceed that of the uniform guess ($\log d$, grey): Digit's 640 level probabilities per
+# class are then mostly prior. On Bank and Digit it even beats the non-private model at moderate $\epsilon$: the pull
+# of $\alpha$ towards uniform level laws tempers naive Bayes' overconfidence. Accuracy (Figure 4) shows no uniform
+# winner, as the paper says: the Dirichlet mechanism is ahead on Digit, Bank and CreditCard and behind on Spam,
+# Thyroid and German Credit at large $\epsilon$, where that same bias costs more than the noise it avoids. Our baselines are
+# calibrated to exactly the same $(\lambda, \epsilon)$ (Section 8), Laplace more tightly than in the paper's code.
+
 # %%
 # NBVAL_IGNORE_OUTPUT
 def plot_nb(metric, title):
@@ -1033,6 +1045,12 @@ for m in MECHS:
     print(f"{m:>10}:", np.round(mean_ll[m], 2).tolist())
 print(f"non-private: {bn_mle:.2f}")
 assert np.all(mean_ll["dirichlet"] > mean_ll["gaussian"]) and np.all(mean_ll["dirichlet"] > mean_ll["laplace"])
+
+# %% [markdown]
+# As in the paper's Figure 6, the Dirichlet mechanism gives the highest test log-likelihood at every $\epsilon$, and
+# the gap is widest at small $\epsilon$ (at $\epsilon = 10^{-3}$ about $-17$ per record against about $-60$ for the baselines,
+# whose clipped noise puts probability $\approx 10^{-6}$ on observed cells); by $\epsilon = 10$ all three approach the
+# non-private fit.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
