@@ -305,6 +305,19 @@ def baseline_noise_scale(mechanism, epsilon, lam, *, cells_changed=2):
 _MECHANISMS = ("dirichlet", "gaussian", "laplace", "mle")
 
 
+def _check_codes(codes, n_levels, name="codes"):
+    """Return integer level codes (n, K) with ``0 <= codes[:, k] < n_levels[k]``, or raise naming them."""
+    codes = np.asarray(codes)
+    if not np.issubdtype(codes.dtype, np.integer):
+        raise TypeError(f"{name} must hold integer levels, got dtype {codes.dtype}")
+    n_levels = np.asarray(n_levels)
+    if codes.ndim != 2 or codes.shape[1] != n_levels.size:
+        raise ValueError(f"{name} must be (n, K) with K = len(n_levels) = {n_levels.size}, got shape {codes.shape}")
+    if np.any(codes < 0) or np.any(codes >= n_levels):
+        raise ValueError(f"{name}[:, k] must lie in 0 .. n_levels[k] - 1")
+    return codes
+
+
 def _segments(n_levels):
     """Offsets of each feature's block in a concatenated (classes, sum(levels)) table."""
     n_levels = np.asarray(n_levels, dtype=np.int64)
@@ -351,8 +364,10 @@ def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet",
     (log_prior, log_theta) : ndarray (n_classes,), ndarray (n_classes, sum(n_levels))
         Log class probabilities and, per class, the concatenated log level probabilities of each feature.
     """
-    codes, y = np.asarray(codes), np.asarray(y)
-    n_levels = np.asarray(n_levels, dtype=np.int64)
+    codes, y, n_levels = _check_codes(codes, n_levels), np.asarray(y), np.asarray(n_levels, dtype=np.int64)
+    n_classes = V.count(n_classes, "n_classes")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise TypeError(f"y must hold integer classes, got dtype {y.dtype}")
     if codes.ndim != 2 or codes.shape[1] != n_levels.size or y.shape != (codes.shape[0],):
         raise ValueError("codes must be (n, K) with K = len(n_levels) and y must be (n,)")
     if np.any(codes < 0) or np.any(codes >= n_levels) or np.any(y < 0) or np.any(y >= n_classes):
@@ -396,10 +411,10 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", epsilon=1
     list of ndarray
         ``log_cpt[k]`` of shape (prod(n_levels[parents[k]]), n_levels[k]): log P(x_k | parent configuration).
     """
-    codes = np.asarray(codes)
     n_levels = np.asarray(n_levels, dtype=np.int64)
-    if len(parents) != n_levels.size:
-        raise ValueError("parents must name the parents of each of the K nodes")
+    codes = _check_codes(codes, n_levels)
+    if len(parents) != n_levels.size or any(k in pa for k, pa in enumerate(parents)):
+        raise ValueError("parents must name the parents of each of the K nodes (not the node itself)")
     V.choice(mechanism, "mechanism", _MECHANISMS)
     rng = V.rng(rng)
     eps_each = None if mechanism == "mle" else V.epsilon(epsilon) / n_levels.size

@@ -260,6 +260,9 @@ def test_bayes_net_mle_loglik():
     (lambda: laplace_rdp(5, 0.0), "scale"),
     (lambda: private_naive_bayes([[0]], [0], [1], 1, mechanism="noise"), "mechanism"),
     (lambda: private_naive_bayes([[0]], [0], [1], 1, epsilon=0.0), "epsilon"),
+    (lambda: private_naive_bayes([[0, 3]], [0], [2, 2], 1), "codes"),
+    (lambda: private_naive_bayes([[0]], [0], [1], 0), "n_classes"),
+    (lambda: bayes_net_cpts([[0, 1]], [2, 2], [[], [1]]), "parents"),
 ])
 def test_bad_input_raises_naming_the_argument(call, word):
     with pytest.raises(ValueError, match=word):
@@ -271,6 +274,7 @@ def test_bad_input_raises_naming_the_argument(call, word):
     (lambda: dirichlet_mechanism(["a", "b"], 1.0, 5), "counts"),
     (lambda: dirichlet_mechanism([True, False], 1.0, 5), "counts"),
     (lambda: dirichlet_mechanism_params(1.0, 5, g=3.0), "g"),
+    (lambda: private_naive_bayes([[0.5]], [0], [1], 1), "codes"),
 ])
 def test_wrong_types_raise_type_error(call, word):
     with pytest.raises(TypeError, match=word):
