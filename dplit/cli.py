@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dplit import _validate as check
+
 __all__ = ["main", "read_compositions"]
 
 _PAPER_CANDIDATES = "1e-6,1e-5,1e-4,1e-3,1e-2,0.1"
@@ -50,6 +52,7 @@ def read_compositions(path, *, close=False):
     ndarray, shape (n, d)
     """
     from dplit.dirichlet import check_compositions
+    from dplit.dirichlet import close as close_rows
 
     with open(path, newline="") as fh:
         rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
@@ -69,12 +72,10 @@ def read_compositions(path, *, close=False):
     except ValueError as err:
         raise ValueError(f"{path}: non-numeric entry ({err})") from err
     if close:
-        if not np.all(np.isfinite(X)) or np.any(X < 0):
-            raise ValueError(f"{path}: --close needs finite, non-negative amounts")
-        sums = X.sum(axis=1)
-        if np.any(sums <= 0):
-            raise ValueError(f"{path}: row {int(np.argmax(sums <= 0))} has no positive amount; cannot close it")
-        X = X / sums[:, None]
+        try:
+            X = close_rows(X)  # the checks of notebook 02: finite, non-negative, a positive sum per row
+        except ValueError as err:
+            raise ValueError(f"{path}: --close: {err}") from err
     return check_compositions(X, name=f"{path} (rows)", tol=1e-6 if close else 1e-8)
 
 
@@ -102,8 +103,7 @@ def _run_release(args):
 
     X = read_compositions(args.data, close=args.close)
     n = X.shape[0]
-    if not 0.0 <= args.split < 1.0:
-        raise ValueError(f"--split must lie in [0, 1), got {args.split}")
+    check.unit_interval(args.split, "--split", closed_low=True)
     n1 = int(round(args.split * n))
     if args.split > 0 and not 1 <= n1 < n:
         raise ValueError(f"--split {args.split} of n = {n} records leaves an empty part (n1 = {n1})")

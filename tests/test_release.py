@@ -262,6 +262,15 @@ def test_cli_release(tmp_path, capsys):
     assert "close" in capsys.readouterr().err
     assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out)]) == 0
     assert Release.from_json(out.read_text()).n1 == 0
+    # --close refuses a row with nothing to close (notebook 02's close), naming the file and the row
+    Z = X * 24.0
+    Z[5] = 0.0
+    _write(data, Z)
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out)]) == 2
+    assert "--close: amounts row 5 sums to 0" in capsys.readouterr().err
+    _write(data, X)
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--split", "1.0", "--out", str(out)]) == 2
+    assert "--split must lie in [0, 1)" in capsys.readouterr().err
 
 
 def test_cli_as_a_module(tmp_path):
