@@ -20,24 +20,17 @@ __all__ = [
 import numpy as np
 from scipy import integrate, special
 
-from dplit.dirichlet import _as_float_array
-from dplit.dirichlet import _check_alpha as _check_alpha_any
+from dplit import _validate as check
+from dplit.dirichlet import _check_alpha
 
 
-def _check_alpha(alpha, name="alpha"):
-    """Return alpha as a 1-D float array of positive finite entries, d >= 2 (notebook 02's check, 1-D only)."""
-    arr = _check_alpha_any(alpha, name)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array with at least 2 entries, got shape {arr.shape}")
-    return arr
-
-
-def _check_threshold(a, name="a"):
-    """Return the threshold(s) as a float array with every entry in (0, 1)."""
-    arr = _as_float_array(a, name)
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
-        raise ValueError(f"{name} must lie in the open interval (0, 1), got {a}")
-    return arr
+def _check_args(alpha, a, *, scalar=False):
+    """Return (alpha, a): a 1-D Dirichlet parameter (notebook 02's check) and threshold(s) in (0, 1)."""
+    alpha = _check_alpha(alpha, ndim=1)
+    a = check.unit_interval_array(a, "a")
+    if scalar and a.ndim != 0:
+        raise ValueError(f"a must be a scalar threshold here, got shape {a.shape}")
+    return alpha, (float(a) if scalar else a)
 
 
 def entry_censoring_prob(alpha, a):
@@ -55,8 +48,7 @@ def entry_censoring_prob(alpha, a):
     ndarray, shape ``np.shape(a) + (d,)``
         ``P(x_j < a) = I_a(alpha_j, beta_j)`` with ``beta_j = sum(alpha) - alpha_j`` (Guo et al., S1).
     """
-    alpha = _check_alpha(alpha)
-    a = _check_threshold(a)
+    alpha, a = _check_args(alpha, a)
     beta = alpha.sum() - alpha
     return special.betainc(alpha, beta, a[..., None])
 
@@ -64,16 +56,8 @@ def entry_censoring_prob(alpha, a):
 def expected_censored_proportion(alpha, a):
     """Expected proportion of censored entries, ``mean_j I_a(alpha_j, beta_j)`` (Guo et al., S1).
 
-    Parameters
-    ----------
-    alpha : array_like, shape (d,)
-        Dirichlet parameter.
-    a : float or array_like
-        Censoring threshold(s) in (0, 1).
-
-    Returns
-    -------
-    float or ndarray, shape ``np.shape(a)``
+    ``alpha`` and ``a`` as in :func:`entry_censoring_prob`; a float, or an array of shape
+    ``np.shape(a)``.
     """
     out = entry_censoring_prob(alpha, a).mean(axis=-1)
     return out[()] if out.ndim == 0 else out
@@ -100,9 +84,9 @@ def record_censoring_prob(alpha, a, *, method="auto", n_mc=200_000, rng=None):
     Parameters
     ----------
     alpha : array_like, shape (d,)
-        Dirichlet parameter.
+        Dirichlet parameter of the records.
     a : float
-        Censoring threshold in (0, 1).
+        One threshold in (0, 1).
     method : {"auto", "exact", "mc"}
         ``"exact"`` is available for ``d <= 3`` (closed form for d = 2, one quadrature for d = 3)
         and for ``a >= 1/d`` (then ``p = 1``); ``"auto"`` uses it when available, Monte Carlo otherwise.
@@ -118,15 +102,9 @@ def record_censoring_prob(alpha, a, *, method="auto", n_mc=200_000, rng=None):
     std_error : float
         Monte Carlo standard error; 0.0 for exact values.
     """
-    alpha = _check_alpha(alpha)
-    a_arr = _check_threshold(a)
-    if a_arr.ndim != 0:
-        raise ValueError(f"a must be a scalar threshold here, got shape {a_arr.shape}")
-    if method not in ("auto", "exact", "mc"):
-        raise ValueError(f"method must be 'auto', 'exact' or 'mc', got {method!r}")
-    if not (isinstance(n_mc, (int, np.integer)) and n_mc >= 2):
-        raise ValueError(f"n_mc must be an integer >= 2, got {n_mc!r}")
-    a = float(a_arr)
+    alpha, a = _check_args(alpha, a, scalar=True)
+    check.choice(method, "method", ("auto", "exact", "mc"))
+    n_mc = check.count(n_mc, "n_mc", 2)
     d = alpha.size
     exact_available = d <= 3 or a >= 1.0 / d
     if method == "exact" and not exact_available:
@@ -137,7 +115,7 @@ def record_censoring_prob(alpha, a, *, method="auto", n_mc=200_000, rng=None):
         if d == 2:
             return float(special.betainc(alpha[0], alpha[1], a) + special.betainc(alpha[1], alpha[0], a)), 0.0
         return _record_prob_d3(alpha, a), 0.0
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     hits = (rng.dirichlet(alpha, size=n_mc).min(axis=1) < a).mean()
     return float(hits), float(np.sqrt(max(hits * (1 - hits), 1.0 / n_mc) / n_mc))
 
@@ -154,22 +132,11 @@ def censoring_bias(alpha, a):
     """Bias of the censored log statistic, ``E[log max(x_j, a)] - E[log x_j]`` (Guo et al., S1).
 
     Computed as the stable integral ``int_0^inf I_{a exp(-u)}(alpha_j, beta_j) du`` (the S1
-    integral after integration by parts and ``x = a exp(-u)``).
-
-    Parameters
-    ----------
-    alpha : array_like, shape (d,)
-        Dirichlet parameter.
-    a : float or array_like
-        Censoring threshold(s) in (0, 1).
-
-    Returns
-    -------
-    ndarray, shape ``np.shape(a) + (d,)``
-        Non-negative biases, one per component.
+    integral after integration by parts and ``x = a exp(-u)``). ``alpha`` and ``a`` as in
+    :func:`entry_censoring_prob`; returns the non-negative biases, one per component, shape
+    ``np.shape(a) + (d,)``.
     """
-    alpha = _check_alpha(alpha)
-    a = _check_threshold(a)
+    alpha, a = _check_args(alpha, a)
     beta = alpha.sum() - alpha
     out = np.empty(a.shape + alpha.shape)
     for idx in np.ndindex(a.shape):
@@ -183,10 +150,8 @@ def censored_logx_moments(alpha, a):
 
     Parameters
     ----------
-    alpha : array_like, shape (d,)
-        Dirichlet parameter.
-    a : float
-        Censoring threshold in (0, 1).
+    alpha, a : array_like and float
+        One Dirichlet parameter, shape (d,), and one threshold in (0, 1).
 
     Returns
     -------
@@ -194,11 +159,7 @@ def censored_logx_moments(alpha, a):
         ``E[log max(x_j, a)] = psi(alpha_j) - psi(alpha_0) + bias_j`` and the variance, from the
         stable integrals of S1 (the mean of ``n`` records has variance ``var / n``).
     """
-    alpha = _check_alpha(alpha)
-    a_arr = _check_threshold(a)
-    if a_arr.ndim != 0:
-        raise ValueError(f"a must be a scalar threshold here, got shape {a_arr.shape}")
-    a = float(a_arr)
+    alpha, a = _check_args(alpha, a, scalar=True)
     beta = alpha.sum() - alpha
     log_a = np.log(a)
     mean0 = special.digamma(alpha) - special.digamma(alpha.sum())
@@ -229,21 +190,10 @@ def censoring_prob_bound(alpha, a):
 
     Uses the constant ``c_j = 2 (2 alpha_j - alpha_0) / (alpha_0 (alpha_0 + 2))`` for the lower tail
     (S1 prints the opposite sign, which does not give a bound; see the notebook). Returns 1 where
-    ``a >= E[x_j]``.
-
-    Parameters
-    ----------
-    alpha : array_like, shape (d,)
-        Dirichlet parameter.
-    a : float or array_like
-        Censoring threshold(s) in (0, 1).
-
-    Returns
-    -------
-    ndarray, shape ``np.shape(a) + (d,)``
+    ``a >= E[x_j]``. ``alpha`` and ``a`` as in :func:`entry_censoring_prob`, and the same shape
+    ``np.shape(a) + (d,)`` out.
     """
-    alpha = _check_alpha(alpha)
-    a = _check_threshold(a)
+    alpha, a = _check_args(alpha, a)
     return _beta_lower_tail_bound(alpha, alpha.sum() - alpha, a[..., None])
 
 
@@ -254,10 +204,8 @@ def bias_bound(alpha, a, *, tail="exact"):
 
     Parameters
     ----------
-    alpha : array_like, shape (d,)
-        Dirichlet parameter.
-    a : float or array_like
-        Censoring threshold(s) in (0, 1).
+    alpha, a : array_like
+        As in :func:`entry_censoring_prob`.
     tail : {"exact", "bernstein"}
         Evaluate the beta probability exactly, or bound it by :func:`censoring_prob_bound`'s formula.
 
@@ -265,10 +213,9 @@ def bias_bound(alpha, a, *, tail="exact"):
     -------
     ndarray, shape ``np.shape(a) + (d,)``
     """
-    alpha = _check_alpha(alpha)
-    a = _check_threshold(a)[..., None]
-    if tail not in ("exact", "bernstein"):
-        raise ValueError(f"tail must be 'exact' or 'bernstein', got {tail!r}")
+    alpha, a = _check_args(alpha, a)
+    a = a[..., None]
+    check.choice(tail, "tail", ("exact", "bernstein"))
     beta = alpha.sum() - alpha
     ok = alpha > 1.0
     p = np.where(ok, alpha - 1.0, 1.0)  # placeholder parameter where the bound does not apply

@@ -29,19 +29,9 @@ import numpy as np
 from numba import njit
 from scipy import special
 
+from dplit import _validate as check
+
 _EPS = float(np.finfo(float).eps)
-
-
-def _as_float_array(value, name, ndim=None):
-    """Convert to a float ndarray, raising TypeError for non-numeric input."""
-    arr = np.asarray(value)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
-                                 or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(float)
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got an array of shape {arr.shape}")
-    return arr
 
 
 # %% notebooks/02_dirichlet.py, cell 7: 2. Compositions in, statistics out
@@ -83,9 +73,8 @@ def check_compositions(X, *, name="X", tol=1e-8):
         If ``X`` is not 2-D with ``n >= 1`` and ``d >= 2``, or a row has a non-finite or negative
         entry or does not sum to 1 within ``tol`` (the message names the first such row).
     """
-    if not (isinstance(tol, (int, float, np.floating, np.integer)) and 0 <= tol < 1):
-        raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
-    X = _as_float_array(X, name)
+    tol = check.unit_interval(tol, "tol", closed_low=True)
+    X = check.real_array(X, name)
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n records, d parts), got shape {X.shape}; "
                          f"use {name}[None, :] for a single record")
@@ -102,6 +91,7 @@ def check_compositions(X, *, name="X", tol=1e-8):
     return X
 
 
+# %% notebooks/02_dirichlet.py, cell 11: 2. Compositions in, statistics out
 def close(amounts):
     """Close non-negative amounts into compositions (divide each row by its sum).
 
@@ -115,7 +105,7 @@ def close(amounts):
     ndarray, same shape as ``amounts``
         Each row divided by its sum.
     """
-    A = _as_float_array(amounts, "amounts")
+    A = check.real_array(amounts, "amounts")
     if A.ndim not in (1, 2):
         raise ValueError(f"amounts must be 1-D or 2-D, got shape {A.shape}")
     A2 = A.reshape(1, -1) if A.ndim == 1 else A
@@ -130,7 +120,7 @@ def close(amounts):
     return (A2 / sums[:, None]).reshape(A.shape)
 
 
-# %% notebooks/02_dirichlet.py, cell 10: 2. Compositions in, statistics out
+# %% notebooks/02_dirichlet.py, cell 14: 2. Compositions in, statistics out
 def sufficient_stat(X):
     """Sufficient statistic S0(D): column means of log x (Guo et al., Sec. 2.2).
 
@@ -151,15 +141,6 @@ def sufficient_stat(X):
     return np.log(X).mean(axis=0)
 
 
-def _check_threshold(a):
-    """Censoring threshold: a real number in (0, 1)."""
-    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, float, np.integer, np.floating)):
-        raise TypeError(f"a must be a real number, got {type(a).__name__}")
-    if not 0 < a < 1:
-        raise ValueError(f"a must lie in (0, 1), got {a!r}")
-    return float(a)
-
-
 def censored_stat(X, a):
     """Censored sufficient statistic S0(D, a): column means of log(max(x_ij, a)).
 
@@ -178,7 +159,7 @@ def censored_stat(X, a):
         Entries in ``[log a, 0]``.
     """
     X = check_compositions(X)
-    a = _check_threshold(a)
+    a = check.threshold(a)
     return np.log(np.maximum(X, a)).mean(axis=0)
 
 
@@ -195,7 +176,7 @@ def _censored_stat_kernel(X, a):
     return out
 
 
-# %% notebooks/02_dirichlet.py, cell 13: 3. Where an MLE exists: Range($S_0$) (Guo et al., Supplement S4)
+# %% notebooks/02_dirichlet.py, cell 17: 3. Where an MLE exists: Range($S_0$) (Guo et al., Supplement S4)
 @njit(cache=True)
 def _in_stat_range_kernel(s):
     """True when s is finite, has d >= 2 entries and sum(exp(s)) < 1."""
@@ -209,9 +190,9 @@ def _in_stat_range_kernel(s):
     return total < 1.0
 
 
-def _check_stat(s, name="s"):
-    """A statistic: 1-D float array with d >= 2 entries and no NaN."""
-    s = _as_float_array(s, name, ndim=1)
+def _check_stat(s, name="s", *, finite=False):
+    """A statistic: 1-D float array with d >= 2 entries and no NaN (no inf either when ``finite``)."""
+    s = (check.finite_array if finite else check.real_array)(s, name, ndim=1)
     if s.shape[0] < 2:
         raise ValueError(f"{name} must have d >= 2 entries, got {s.shape[0]}")
     if np.isnan(s).any():
@@ -237,24 +218,15 @@ def in_stat_range(s):
     return bool(_in_stat_range_kernel(s))
 
 
-# %% notebooks/02_dirichlet.py, cell 16: 4. The log-likelihood (eq. 1)
-def _check_alpha(alpha, name="alpha"):
-    """Dirichlet parameters: float array (..., d), d >= 2, finite and positive."""
-    alpha = _as_float_array(alpha, name)
+# %% notebooks/02_dirichlet.py, cell 20: 4. The log-likelihood (eq. 1)
+def _check_alpha(alpha, name="alpha", ndim=None):
+    """Dirichlet parameters: float array (..., d), d >= 2, finite and positive (``ndim`` fixes the rank)."""
+    alpha = check.real_array(alpha, name, ndim)
     if alpha.ndim < 1 or alpha.shape[-1] < 2:
         raise ValueError(f"{name} must have a last axis of length d >= 2, got shape {alpha.shape}")
     if not np.all(np.isfinite(alpha)) or not np.all(alpha > 0):
         raise ValueError(f"{name} must be finite and positive, got {alpha}")
     return alpha
-
-
-def _check_n(n, name="n"):
-    """A positive (possibly fractional) number of records."""
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(n).__name__}")
-    if not (math.isfinite(n) and n > 0):
-        raise ValueError(f"{name} must be positive and finite, got {n!r}")
-    return float(n)
 
 
 def loglik(alpha, s, n):
@@ -281,7 +253,7 @@ def loglik(alpha, s, n):
         raise ValueError(f"s must be finite, got {s}")
     if s.shape[0] != alpha.shape[-1]:
         raise ValueError(f"s has {s.shape[0]} entries but alpha has d = {alpha.shape[-1]}")
-    n = _check_n(n)
+    n = check.positive(n, "n")
     a0 = alpha.sum(axis=-1)
     out = n * (special.gammaln(a0) - special.gammaln(alpha).sum(axis=-1) + (alpha - 1.0) @ s)
     return out[()] if out.ndim == 0 else out
@@ -298,7 +270,7 @@ def _loglik_kernel(alpha, s, n):
     return n * (out + math.lgamma(a0))
 
 
-# %% notebooks/02_dirichlet.py, cell 19: 5. Digamma and trigamma inside numba
+# %% notebooks/02_dirichlet.py, cell 23: 5. Digamma and trigamma inside numba
 @njit(cache=True)
 def _digamma(x):
     """Digamma for x > 0: recurrence up to x >= 10, then the asymptotic series."""
@@ -336,7 +308,73 @@ def _trigamma(x):
     return acc + 1.0 / x + 0.5 * z + z / x * poly
 
 
-# %% notebooks/02_dirichlet.py, cell 22: 6. Moments of log x and the Fisher information (Guo et al., Sec. 4.2.4)
+# %% notebooks/02_dirichlet.py, cell 26: 5. Digamma and trigamma inside numba
+@njit(cache=True, nogil=True)
+def _gammainc_pq(a, x):
+    """Regularised incomplete gamma functions (P(a, x), Q(a, x)) by series or continued fraction."""
+    if x <= 0.0:
+        return 0.0, 1.0
+    log_pre = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1.0:
+        term = 1.0 / a
+        total = term
+        ap = a
+        for _ in range(100_000):
+            ap += 1.0
+            term *= x / ap
+            total += term
+            if abs(term) < abs(total) * 1e-16:
+                break
+        p = total * math.exp(log_pre)
+        return p, 1.0 - p
+    tiny = 1e-300                       # Lentz's method for the continued fraction of Q
+    bb = x + 1.0 - a
+    c = 1.0 / tiny
+    dd = 1.0 / bb
+    h = dd
+    for i in range(1, 100_000):
+        an = -i * (i - a)
+        bb += 2.0
+        dd = an * dd + bb
+        if abs(dd) < tiny:
+            dd = tiny
+        c = bb + an / c
+        if abs(c) < tiny:
+            c = tiny
+        dd = 1.0 / dd
+        delta = dd * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    q = math.exp(log_pre) * h
+    return 1.0 - q, q
+
+
+@njit(cache=True, nogil=True)
+def _ndtri_lower(p):
+    """Standard normal quantile for 0 < p <= 1/2 (Acklam's approximation, one Halley step)."""
+    if p <= 0.0:
+        return -np.inf
+    if p < 0.02425:
+        q = math.sqrt(-2.0 * math.log(p))
+        x = ((((((-7.784894002430293e-03 * q - 3.223964580411365e-01) * q - 2.400758277161838e00)
+                * q - 2.549732539343734e00) * q + 4.374664141464968e00) * q + 2.938163982698783e00)
+             / ((((7.784695709041462e-03 * q + 3.224671290700398e-01) * q + 2.445134137142996e00)
+                 * q + 3.754408661907416e00) * q + 1.0))
+    else:
+        q = p - 0.5
+        r = q * q
+        x = ((((((-3.969683028665376e01 * r + 2.209460984245205e02) * r - 2.759285104469687e02)
+                * r + 1.383577518672690e02) * r - 3.066479806614716e01) * r + 2.506628277459239e00)
+             * q / (((((-5.447609879822406e01 * r + 1.615858368580409e02) * r
+                       - 1.556989798598866e02) * r + 6.680131188771972e01) * r
+                     - 1.328068155288572e01) * r + 1.0))
+    e = 0.5 * math.erfc(-x / math.sqrt(2.0)) - p          # Halley step on Phi(x) = p
+    u = e * math.sqrt(2.0 * math.pi) * math.exp(0.5 * x * x)
+    return x - u / (1.0 + 0.5 * x * u)
+
+
+# %% notebooks/02_dirichlet.py, cell 29: 6. Moments of log x and the Fisher information (Guo et al., Sec. 4.2.4)
 def logx_mean(alpha):
     """Mean of log x for x ~ Dirichlet(alpha): psi(alpha_j) - psi(alpha_0).
 
@@ -355,19 +393,11 @@ def logx_mean(alpha):
 
 
 def logx_cov(alpha):
-    """Covariance of log x for one record x ~ Dirichlet(alpha).
+    """Covariance of log x for one record x ~ Dirichlet(alpha), shape (..., d, d).
 
-    ``diag(psi1(alpha_j)) - psi1(alpha_0) 1 1^T`` (``Sigma_alpha`` of Guo et al., Sec. 4.2.4).
-    The mean S0 of n records has covariance ``logx_cov(alpha) / n``.
-
-    Parameters
-    ----------
-    alpha : array_like, shape (..., d)
-        Positive parameters.
-
-    Returns
-    -------
-    ndarray, shape (..., d, d)
+    ``diag(psi1(alpha_j)) - psi1(alpha_0) 1 1^T`` (``Sigma_alpha`` of Guo et al., Sec. 4.2.4), for
+    ``alpha`` of shape (..., d) as in :func:`logx_mean`. The mean S0 of n records has covariance
+    ``logx_cov(alpha) / n``.
     """
     alpha = _check_alpha(alpha)
     d = alpha.shape[-1]
@@ -379,21 +409,14 @@ def logx_cov(alpha):
 def fisher_information(alpha, *, n=1):
     """Fisher information of ``n`` Dirichlet records about ``alpha``: ``n * logx_cov(alpha)``.
 
-    Parameters
-    ----------
-    alpha : array_like, shape (..., d)
-        Positive parameters.
-    n : float, optional
-        Number of records (default 1).
-
-    Returns
-    -------
-    ndarray, shape (..., d, d)
+    ``alpha`` of shape (..., d) as in :func:`logx_mean`; ``n`` (default 1) is the number of records,
+    any positive number. Returns an array of shape (..., d, d).
     """
-    n = _check_n(n)
+    n = check.positive(n, "n")
     return n * logx_cov(alpha)
 
 
+# %% notebooks/02_dirichlet.py, cell 32: 6. Moments of log x and the Fisher information (Guo et al., Sec. 4.2.4)
 @njit(cache=True)
 def _logx_mean_kernel(alpha):
     """numba twin of logx_mean for one alpha (d,)."""
@@ -414,7 +437,7 @@ def _logx_cov_kernel(alpha):
     return out
 
 
-# %% notebooks/02_dirichlet.py, cell 27: 7.2 A one-dimensional Newton problem
+# %% notebooks/02_dirichlet.py, cell 37: 7.2 A one-dimensional Newton problem
 @njit(cache=True)
 def _inv_digamma_start(y):
     """Minka's (2000) starting point for the inverse digamma of y."""
@@ -457,6 +480,7 @@ def _profile_kernel(s, c, r):
     return total - 1.0, dtotal / c, 4.0 * _EPS * floor + _EPS
 
 
+# %% notebooks/02_dirichlet.py, cell 41: 7.2 A one-dimensional Newton problem
 @njit(cache=True)
 def _dirichlet_mle_core(s, tol, max_iter):
     """MLE of alpha from s: (alpha, iterations, status 0 ok / 1 not converged / 2 outside the range)."""
@@ -524,7 +548,7 @@ def _dirichlet_mle_kernel(s, tol, max_iter):
     return alpha
 
 
-# %% notebooks/02_dirichlet.py, cell 29: 7.2 A one-dimensional Newton problem
+# %% notebooks/02_dirichlet.py, cell 43: 7.2 A one-dimensional Newton problem
 def _dml_reference(x):
     """psi(x) - log(x) with scipy: direct below 10, asymptotic series above."""
     x = np.asarray(x, dtype=float)
@@ -588,7 +612,7 @@ def _dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     return np.full(d, np.nan), max_iter, 1
 
 
-# %% notebooks/02_dirichlet.py, cell 31: 7.2 A one-dimensional Newton problem
+# %% notebooks/02_dirichlet.py, cell 45: 7.2 A one-dimensional Newton problem
 @dataclass(frozen=True)
 class MLEInfo:
     """Convergence report of :func:`dirichlet_mle`.
@@ -667,7 +691,27 @@ def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
     return alpha, info
 
 
-# %% notebooks/02_dirichlet.py, cell 39: 8. Fast Dirichlet draws
+# %% notebooks/02_dirichlet.py, cell 54: 8. Fast Dirichlet draws
+@njit(cache=True, nogil=True, inline="always")
+def _log_std_gamma_kernel(a, rng):
+    """log of one Gamma(a, 1) draw from rng.standard_gamma, any a > 0 (a < 1: log G(a+1) - E / a)."""
+    if a < 1.0:
+        return math.log(rng.standard_gamma(a + 1.0)) - rng.standard_exponential() / a
+    return math.log(rng.standard_gamma(a))
+
+
+def _log_dirichlet_draws_reference(alpha, m, rng):
+    """log of m Dirichlet(alpha) draws, (m, d), vectorised by column in log space (no underflow)."""
+    lg = np.empty((m, alpha.size))
+    for j, a_j in enumerate(alpha):
+        if a_j < 1.0:
+            lg[:, j] = np.log(rng.standard_gamma(a_j + 1.0, m)) - rng.standard_exponential(m) / a_j
+        else:
+            lg[:, j] = np.log(rng.standard_gamma(a_j, m))
+    return lg - np.logaddexp.reduce(lg, axis=1, keepdims=True)
+
+
+# %% notebooks/02_dirichlet.py, cell 56: 8. Fast Dirichlet draws
 @njit(cache=True)
 def _gamma_large_kernel(a, rng):
     """One Gamma(a, 1) draw for a >= 1 (Marsaglia & Tsang 2000), from the Generator rng."""
@@ -703,16 +747,22 @@ def _gamma_draw_kernel(a, rng):
     return _gamma_large_kernel(a + 1.0, rng) * math.exp(math.log(rng.random()) / a)
 
 
+# %% notebooks/02_dirichlet.py, cell 60: 8. Fast Dirichlet draws
+@njit(cache=True)
+def _any_below_one(alpha):
+    """True when some alpha_j < 1 (a gamma draw may then underflow: work in log space)."""
+    for j in range(alpha.shape[0]):
+        if alpha[j] < 1.0:
+            return True
+    return False
+
+
 @njit(cache=True)
 def _dirichlet_fill(alpha, n, rng, fast):
     """Shared body of the two draws kernels (fast: Marsaglia-Tsang gammas, else rng.standard_gamma)."""
     d = alpha.shape[0]
     out = np.empty((n, d))
-    small = False
-    for j in range(d):
-        if alpha[j] < 1.0:
-            small = True
-    if not small:                                  # every alpha_j >= 1: no underflow possible
+    if not _any_below_one(alpha):                                  # every alpha_j >= 1: no underflow possible
         for i in range(n):
             total = 0.0
             for j in range(d):
@@ -731,10 +781,8 @@ def _dirichlet_fill(alpha, n, rng, fast):
             a = alpha[j]
             if fast:
                 lg = _log_gamma_draw_kernel(a, rng)
-            elif a >= 1.0:
-                lg = math.log(rng.standard_gamma(a))
             else:
-                lg = math.log(rng.standard_gamma(a + 1.0)) + math.log(rng.random()) / a
+                lg = _log_std_gamma_kernel(a, rng)
             out[i, j] = lg
             if lg > top:
                 top = lg
@@ -763,6 +811,7 @@ def _dirichlet_draws_fast_kernel(alpha, n, rng):
     return _dirichlet_fill(alpha, n, rng, True)
 
 
+# %% notebooks/02_dirichlet.py, cell 64: 8. Fast Dirichlet draws
 @njit(cache=True)
 def _gamma_draws_kernel(alpha, n, rng):
     """The bare n x d rng.standard_gamma(alpha_j) draws: the floor of _dirichlet_draws_kernel."""
@@ -779,11 +828,7 @@ def _gamma_draws_fast_kernel(alpha, n, rng):
     """The bare n x d Gamma(alpha_j) draws by Marsaglia-Tsang: the floor of the fast kernel."""
     d = alpha.shape[0]
     out = np.empty((n, d))
-    small = False
-    for j in range(d):
-        if alpha[j] < 1.0:
-            small = True
-    if not small:                                  # the common case, kept branch-free (faster)
+    if not _any_below_one(alpha):                  # the common case, kept branch-free (faster)
         for i in range(n):
             for j in range(d):
                 out[i, j] = _gamma_large_kernel(alpha[j], rng)
@@ -794,6 +839,7 @@ def _gamma_draws_fast_kernel(alpha, n, rng):
     return out
 
 
+# %% notebooks/02_dirichlet.py, cell 68: 8. Fast Dirichlet draws
 def dirichlet_draws(alpha, n, *, rng=None):
     """Draw ``n`` compositions from Dirichlet(alpha) with a numba kernel.
 
@@ -811,12 +857,7 @@ def dirichlet_draws(alpha, n, *, rng=None):
     ndarray, shape (n, d)
         Rows on the simplex (an entry below the smallest double is exactly 0).
     """
-    alpha = _check_alpha(alpha)
-    if alpha.ndim != 1:
-        raise ValueError(f"alpha must be 1-D, got shape {alpha.shape}")
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an integer, got {type(n).__name__}")
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    rng = np.random.default_rng(rng)
-    return _dirichlet_draws_kernel(alpha, int(n), rng)
+    alpha = _check_alpha(alpha, ndim=1)
+    n = check.count(n, "n", 0)
+    rng = check.rng(rng)
+    return _dirichlet_draws_kernel(alpha, n, rng)

@@ -80,19 +80,9 @@ import numpy as np
 from numba import njit
 from scipy import special
 
+from dplit import _validate as check
+
 _EPS = float(np.finfo(float).eps)
-
-
-def _as_float_array(value, name, ndim=None):
-    """Convert to a float ndarray, raising TypeError for non-numeric input."""
-    arr = np.asarray(value)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
-                                 or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(float)
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got an array of shape {arr.shape}")
-    return arr
 
 # %% [markdown]
 # ## 2. Compositions in, statistics out
@@ -144,9 +134,8 @@ def check_compositions(X, *, name="X", tol=1e-8):
         If ``X`` is not 2-D with ``n >= 1`` and ``d >= 2``, or a row has a non-finite or negative
         entry or does not sum to 1 within ``tol`` (the message names the first such row).
     """
-    if not (isinstance(tol, (int, float, np.floating, np.integer)) and 0 <= tol < 1):
-        raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
-    X = _as_float_array(X, name)
+    tol = check.unit_interval(tol, "tol", closed_low=True)
+    X = check.real_array(X, name)
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n records, d parts), got shape {X.shape}; "
                          f"use {name}[None, :] for a single record")
@@ -162,7 +151,33 @@ def check_compositions(X, *, name="X", tol=1e-8):
                          f"use close() to turn raw amounts into compositions")
     return X
 
+# %% [markdown]
+# Checks: a valid array comes back as floats; each kind of bad input raises, naming the first bad row.
 
+# %%
+def raises(exc, fn, *args, match=None, **kwargs):
+    """True when fn(*args, **kwargs) raises exc (with `match` in the message)."""
+    try:
+        fn(*args, **kwargs)
+    except exc as err:
+        return match is None or match in str(err)
+    return False
+
+
+assert np.array_equal(check_compositions([[0.25, 0.75]]), [[0.25, 0.75]])
+assert raises(ValueError, check_compositions, [[0.5, 0.5], [0.3, 0.6]], match="row 1")
+assert raises(ValueError, check_compositions, [[0.5, 0.5], [1.2, -0.2]], match="row 1")
+assert raises(ValueError, check_compositions, [[np.nan, 1.0]], match="row 0")
+assert raises(ValueError, check_compositions, [0.5, 0.5], match="2-D")
+assert raises(ValueError, check_compositions, [[1.0]], match="2 columns")
+assert raises(TypeError, check_compositions, [["a", "b"]])
+assert raises(ValueError, check_compositions, [[0.5, 0.5]], tol=-1.0, match="tol")
+
+# %% [markdown]
+# Raw amounts become compositions only on request:
+
+# %%
+#| export
 def close(amounts):
     """Close non-negative amounts into compositions (divide each row by its sum).
 
@@ -176,7 +191,7 @@ def close(amounts):
     ndarray, same shape as ``amounts``
         Each row divided by its sum.
     """
-    A = _as_float_array(amounts, "amounts")
+    A = check.real_array(amounts, "amounts")
     if A.ndim not in (1, 2):
         raise ValueError(f"amounts must be 1-D or 2-D, got shape {A.shape}")
     A2 = A.reshape(1, -1) if A.ndim == 1 else A
@@ -195,24 +210,7 @@ minutes = np.array([[480.0, 600.0, 360.0], [720.0, 0.0, 720.0]])
 X_small = close(minutes)
 assert np.allclose(X_small.sum(axis=1), 1.0) and X_small[1, 1] == 0.0
 assert np.allclose(close(minutes[0]), minutes[0] / 1440)
-assert np.array_equal(check_compositions(X_small), X_small)
-
-
-def raises(exc, fn, *args, match=None, **kwargs):
-    """True when fn(*args, **kwargs) raises exc (with `match` in the message)."""
-    try:
-        fn(*args, **kwargs)
-    except exc as err:
-        return match is None or match in str(err)
-    return False
-
-
-assert raises(ValueError, check_compositions, [[0.5, 0.5], [0.3, 0.6]], match="row 1")
-assert raises(ValueError, check_compositions, [[0.5, 0.5], [1.2, -0.2]], match="row 1")
-assert raises(ValueError, check_compositions, [[np.nan, 1.0]], match="row 0")
-assert raises(ValueError, check_compositions, [0.5, 0.5], match="2-D")
-assert raises(ValueError, check_compositions, [[1.0]], match="2 columns")
-assert raises(TypeError, check_compositions, [["a", "b"]])
+assert np.array_equal(check_compositions(X_small), X_small)  # zeros are valid data
 assert raises(ValueError, close, [[1.0, 2.0], [0.0, 0.0]], match="row 1")
 assert raises(ValueError, close, [[1.0, -2.0]], match="negative")
 
@@ -248,15 +246,6 @@ def sufficient_stat(X):
     return np.log(X).mean(axis=0)
 
 
-def _check_threshold(a):
-    """Censoring threshold: a real number in (0, 1)."""
-    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, float, np.integer, np.floating)):
-        raise TypeError(f"a must be a real number, got {type(a).__name__}")
-    if not 0 < a < 1:
-        raise ValueError(f"a must lie in (0, 1), got {a!r}")
-    return float(a)
-
-
 def censored_stat(X, a):
     """Censored sufficient statistic S0(D, a): column means of log(max(x_ij, a)).
 
@@ -275,7 +264,7 @@ def censored_stat(X, a):
         Entries in ``[log a, 0]``.
     """
     X = check_compositions(X)
-    a = _check_threshold(a)
+    a = check.threshold(a)
     return np.log(np.maximum(X, a)).mean(axis=0)
 
 
@@ -336,9 +325,9 @@ def _in_stat_range_kernel(s):
     return total < 1.0
 
 
-def _check_stat(s, name="s"):
-    """A statistic: 1-D float array with d >= 2 entries and no NaN."""
-    s = _as_float_array(s, name, ndim=1)
+def _check_stat(s, name="s", *, finite=False):
+    """A statistic: 1-D float array with d >= 2 entries and no NaN (no inf either when ``finite``)."""
+    s = (check.finite_array if finite else check.real_array)(s, name, ndim=1)
     if s.shape[0] < 2:
         raise ValueError(f"{name} must have d >= 2 entries, got {s.shape[0]}")
     if np.isnan(s).any():
@@ -382,23 +371,14 @@ assert raises(ValueError, in_stat_range, [np.nan, -1.0]) and raises(ValueError, 
 
 # %%
 #| export
-def _check_alpha(alpha, name="alpha"):
-    """Dirichlet parameters: float array (..., d), d >= 2, finite and positive."""
-    alpha = _as_float_array(alpha, name)
+def _check_alpha(alpha, name="alpha", ndim=None):
+    """Dirichlet parameters: float array (..., d), d >= 2, finite and positive (``ndim`` fixes the rank)."""
+    alpha = check.real_array(alpha, name, ndim)
     if alpha.ndim < 1 or alpha.shape[-1] < 2:
         raise ValueError(f"{name} must have a last axis of length d >= 2, got shape {alpha.shape}")
     if not np.all(np.isfinite(alpha)) or not np.all(alpha > 0):
         raise ValueError(f"{name} must be finite and positive, got {alpha}")
     return alpha
-
-
-def _check_n(n, name="n"):
-    """A positive (possibly fractional) number of records."""
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(n).__name__}")
-    if not (math.isfinite(n) and n > 0):
-        raise ValueError(f"{name} must be positive and finite, got {n!r}")
-    return float(n)
 
 
 def loglik(alpha, s, n):
@@ -425,7 +405,7 @@ def loglik(alpha, s, n):
         raise ValueError(f"s must be finite, got {s}")
     if s.shape[0] != alpha.shape[-1]:
         raise ValueError(f"s has {s.shape[0]} entries but alpha has d = {alpha.shape[-1]}")
-    n = _check_n(n)
+    n = check.positive(n, "n")
     a0 = alpha.sum(axis=-1)
     out = n * (special.gammaln(a0) - special.gammaln(alpha).sum(axis=-1) + (alpha - 1.0) @ s)
     return out[()] if out.ndim == 0 else out
@@ -525,6 +505,96 @@ print(f"max relative error: digamma {np.max(np.abs(ours_psi / ref_psi - 1)[away]
       f"trigamma {np.max(np.abs(ours_psi1 / ref_psi1 - 1)):.1e}")
 
 # %% [markdown]
+# **The incomplete gamma function and the normal quantile.** The Gaussian-copula prior p4 (notebook 06) needs,
+# inside the samplers' kernels, $z = \Phi^{-1}(P(v, w\alpha))$ with $P$ the regularised lower incomplete gamma
+# function. `_gammainc_pq(a, x)` returns $(P, Q = 1 - P)$ both accurately (series for $x < a + 1$, Lentz's continued
+# fraction for $Q$ beyond), so that the upper tail is taken from $Q$ without cancellation; `_ndtri_lower(p)`
+# is $\Phi^{-1}(p)$ for $p \le 1/2$ (Acklam's rational approximation refined by one Halley step on
+# $\Phi(x) = p$), used as $-\Phi^{-1}(Q)$ in the upper half. They live here with digamma and trigamma: one home
+# for the numba special functions of the package.
+
+# %%
+#| export
+@njit(cache=True, nogil=True)
+def _gammainc_pq(a, x):
+    """Regularised incomplete gamma functions (P(a, x), Q(a, x)) by series or continued fraction."""
+    if x <= 0.0:
+        return 0.0, 1.0
+    log_pre = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1.0:
+        term = 1.0 / a
+        total = term
+        ap = a
+        for _ in range(100_000):
+            ap += 1.0
+            term *= x / ap
+            total += term
+            if abs(term) < abs(total) * 1e-16:
+                break
+        p = total * math.exp(log_pre)
+        return p, 1.0 - p
+    tiny = 1e-300                       # Lentz's method for the continued fraction of Q
+    bb = x + 1.0 - a
+    c = 1.0 / tiny
+    dd = 1.0 / bb
+    h = dd
+    for i in range(1, 100_000):
+        an = -i * (i - a)
+        bb += 2.0
+        dd = an * dd + bb
+        if abs(dd) < tiny:
+            dd = tiny
+        c = bb + an / c
+        if abs(c) < tiny:
+            c = tiny
+        dd = 1.0 / dd
+        delta = dd * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    q = math.exp(log_pre) * h
+    return 1.0 - q, q
+
+
+@njit(cache=True, nogil=True)
+def _ndtri_lower(p):
+    """Standard normal quantile for 0 < p <= 1/2 (Acklam's approximation, one Halley step)."""
+    if p <= 0.0:
+        return -np.inf
+    if p < 0.02425:
+        q = math.sqrt(-2.0 * math.log(p))
+        x = ((((((-7.784894002430293e-03 * q - 3.223964580411365e-01) * q - 2.400758277161838e00)
+                * q - 2.549732539343734e00) * q + 4.374664141464968e00) * q + 2.938163982698783e00)
+             / ((((7.784695709041462e-03 * q + 3.224671290700398e-01) * q + 2.445134137142996e00)
+                 * q + 3.754408661907416e00) * q + 1.0))
+    else:
+        q = p - 0.5
+        r = q * q
+        x = ((((((-3.969683028665376e01 * r + 2.209460984245205e02) * r - 2.759285104469687e02)
+                * r + 1.383577518672690e02) * r - 3.066479806614716e01) * r + 2.506628277459239e00)
+             * q / (((((-5.447609879822406e01 * r + 1.615858368580409e02) * r
+                       - 1.556989798598866e02) * r + 6.680131188771972e01) * r
+                     - 1.328068155288572e01) * r + 1.0))
+    e = 0.5 * math.erfc(-x / math.sqrt(2.0)) - p          # Halley step on Phi(x) = p
+    u = e * math.sqrt(2.0 * math.pi) * math.exp(0.5 * x * x)
+    return x - u / (1.0 + 0.5 * x * u)
+
+# %%
+shapes_g = np.array([0.05, 0.5, 1.0, 3.0, 40.0, 900.0])
+xs_g = np.logspace(-6, 4, 301)
+pq = np.array([[_gammainc_pq(a_, x_) for x_ in xs_g] for a_ in shapes_g])
+ref_p = special.gammainc(shapes_g[:, None], xs_g[None, :])
+ref_q = special.gammaincc(shapes_g[:, None], xs_g[None, :])
+assert np.allclose(pq[..., 0], ref_p, rtol=1e-11, atol=1e-300)
+tail = ref_q > 1e-300
+assert np.allclose(pq[..., 1][tail], ref_q[tail], rtol=1e-11)        # Q accurate far in the upper tail
+ps = np.concatenate([np.logspace(-300, -1, 600), np.linspace(0.1, 0.5, 200)])
+ours_z = np.array([_ndtri_lower(v) for v in ps])
+assert np.max(np.abs(ours_z / special.ndtri(ps) - 1)[ps < 0.49]) < 1e-14
+assert np.max(np.abs(ours_z - special.ndtri(ps))) < 1e-13 and _ndtri_lower(0.0) == -np.inf
+print("incomplete gamma and normal quantile agree with scipy.special")
+
+# %% [markdown]
 # ## 6. Moments of log x and the Fisher information (Guo et al., Sec. 4.2.4)
 #
 # $\boldsymbol\mu_\alpha$ and $\boldsymbol\Sigma_\alpha$ as derived in section 1; the Fisher
@@ -555,19 +625,11 @@ def logx_mean(alpha):
 
 
 def logx_cov(alpha):
-    """Covariance of log x for one record x ~ Dirichlet(alpha).
+    """Covariance of log x for one record x ~ Dirichlet(alpha), shape (..., d, d).
 
-    ``diag(psi1(alpha_j)) - psi1(alpha_0) 1 1^T`` (``Sigma_alpha`` of Guo et al., Sec. 4.2.4).
-    The mean S0 of n records has covariance ``logx_cov(alpha) / n``.
-
-    Parameters
-    ----------
-    alpha : array_like, shape (..., d)
-        Positive parameters.
-
-    Returns
-    -------
-    ndarray, shape (..., d, d)
+    ``diag(psi1(alpha_j)) - psi1(alpha_0) 1 1^T`` (``Sigma_alpha`` of Guo et al., Sec. 4.2.4), for
+    ``alpha`` of shape (..., d) as in :func:`logx_mean`. The mean S0 of n records has covariance
+    ``logx_cov(alpha) / n``.
     """
     alpha = _check_alpha(alpha)
     d = alpha.shape[-1]
@@ -579,39 +641,11 @@ def logx_cov(alpha):
 def fisher_information(alpha, *, n=1):
     """Fisher information of ``n`` Dirichlet records about ``alpha``: ``n * logx_cov(alpha)``.
 
-    Parameters
-    ----------
-    alpha : array_like, shape (..., d)
-        Positive parameters.
-    n : float, optional
-        Number of records (default 1).
-
-    Returns
-    -------
-    ndarray, shape (..., d, d)
+    ``alpha`` of shape (..., d) as in :func:`logx_mean`; ``n`` (default 1) is the number of records,
+    any positive number. Returns an array of shape (..., d, d).
     """
-    n = _check_n(n)
+    n = check.positive(n, "n")
     return n * logx_cov(alpha)
-
-
-@njit(cache=True)
-def _logx_mean_kernel(alpha):
-    """numba twin of logx_mean for one alpha (d,)."""
-    out = np.empty(alpha.shape[0])
-    p0 = _digamma(alpha.sum())
-    for j in range(alpha.shape[0]):
-        out[j] = _digamma(alpha[j]) - p0
-    return out
-
-
-@njit(cache=True)
-def _logx_cov_kernel(alpha):
-    """numba twin of logx_cov for one alpha (d,)."""
-    d = alpha.shape[0]
-    out = np.full((d, d), -_trigamma(alpha.sum()))
-    for j in range(d):
-        out[j, j] += _trigamma(alpha[j])
-    return out
 
 # %%
 alpha_m = np.array([0.5, 2.0, 7.0])
@@ -642,6 +676,33 @@ assert np.allclose(-H_fd, fisher_information(alpha_m), atol=2e-3)
 assert logx_mean(np.ones((4, 2))).shape == (4, 2) and logx_cov(np.ones((4, 2))).shape == (4, 2, 2)
 assert raises(ValueError, logx_mean, [1.0, 0.0]) and raises(ValueError, logx_cov, [1.0])
 assert raises(ValueError, fisher_information, [1.0, 2.0], n=-1)
+
+# %% [markdown]
+# The same two moments for one $\boldsymbol\alpha$ inside numba (the samplers' proposals), with the
+# digamma and trigamma of section 5; checked against the SciPy versions above.
+
+# %%
+#| export
+@njit(cache=True)
+def _logx_mean_kernel(alpha):
+    """numba twin of logx_mean for one alpha (d,)."""
+    out = np.empty(alpha.shape[0])
+    p0 = _digamma(alpha.sum())
+    for j in range(alpha.shape[0]):
+        out[j] = _digamma(alpha[j]) - p0
+    return out
+
+
+@njit(cache=True)
+def _logx_cov_kernel(alpha):
+    """numba twin of logx_cov for one alpha (d,)."""
+    d = alpha.shape[0]
+    out = np.full((d, d), -_trigamma(alpha.sum()))
+    for j in range(d):
+        out[j, j] += _trigamma(alpha[j])
+    return out
+
+# %%
 assert np.allclose(_logx_mean_kernel(alpha_m), logx_mean(alpha_m), rtol=1e-13)       # numba twins
 assert np.allclose(_logx_cov_kernel(alpha_m), logx_cov(alpha_m), rtol=1e-13)
 
@@ -769,7 +830,20 @@ def _profile_kernel(s, c, r):
         floor += rj * (2.0 + abs(s[j]))
     return total - 1.0, dtotal / c, 4.0 * _EPS * floor + _EPS
 
+# %% [markdown]
+# Check: at the statistic of a known $\boldsymbol\alpha$, $\mathbf s = \boldsymbol\mu_\alpha$, and at its
+# $c = \alpha_0$, the inner Newton solves to $r_j = \alpha_j / \alpha_0$, so the profile $H(c)$ is zero.
 
+# %%
+r_chk = np.empty(3)
+H_chk, dH_chk, floor_chk = _profile_kernel(logx_mean(alpha_m), alpha_m.sum(), r_chk)
+assert np.allclose(r_chk, alpha_m / alpha_m.sum(), rtol=1e-12) and abs(H_chk) < 1e-12 and dH_chk < 0
+
+# %% [markdown]
+# The outer loop: safeguarded Newton on $c$ inside a shrinking bracket.
+
+# %%
+#| export
 @njit(cache=True)
 def _dirichlet_mle_core(s, tol, max_iter):
     """MLE of alpha from s: (alpha, iterations, status 0 ok / 1 not converged / 2 outside the range)."""
@@ -1129,6 +1203,52 @@ assert raises(RuntimeError, dirichlet_mle, logx_mean(np.array([1.0, 2.0, 3.0])),
 # that the samplers' benchmarks compare against. `_gamma_draw_kernel(a, rng)` and
 # `_log_gamma_draw_kernel(a, rng)` are single Marsaglia–Tsang draws for other kernels.
 
+# %% [markdown]
+# **Draws in log space.** When some $\alpha_j < 1$ a gamma draw can underflow to 0 (and $\log x_{ij} = -\infty$);
+# samplers that work with $\log \mathbf x$ (the latent records of notebook 07) draw $\log G$ directly:
+# $\log G_{a} = \log G_{a+1} - E/a$ with $E$ standard exponential (since $G_{a+1} U^{1/a} \sim G_a$ and
+# $-\log U \sim E$), and normalise with a log-sum-exp. `_log_std_gamma_kernel(a, rng)` is that draw from
+# numba's `standard_gamma` (inlined into its callers: the record sweep of notebook 07 normalises the row
+# inside its own loop, and a call per record measured 10-20% slower), and
+# `_log_dirichlet_draws_reference(alpha, m, rng)` is the vectorised NumPy version (column by column), used to
+# start chains. The draws kernels below use `_log_std_gamma_kernel` too.
+
+# %%
+#| export
+@njit(cache=True, nogil=True, inline="always")
+def _log_std_gamma_kernel(a, rng):
+    """log of one Gamma(a, 1) draw from rng.standard_gamma, any a > 0 (a < 1: log G(a+1) - E / a)."""
+    if a < 1.0:
+        return math.log(rng.standard_gamma(a + 1.0)) - rng.standard_exponential() / a
+    return math.log(rng.standard_gamma(a))
+
+
+def _log_dirichlet_draws_reference(alpha, m, rng):
+    """log of m Dirichlet(alpha) draws, (m, d), vectorised by column in log space (no underflow)."""
+    lg = np.empty((m, alpha.size))
+    for j, a_j in enumerate(alpha):
+        if a_j < 1.0:
+            lg[:, j] = np.log(rng.standard_gamma(a_j + 1.0, m)) - rng.standard_exponential(m) / a_j
+        else:
+            lg[:, j] = np.log(rng.standard_gamma(a_j, m))
+    return lg - np.logaddexp.reduce(lg, axis=1, keepdims=True)
+
+# %%
+alpha_small = np.array([0.02, 0.5, 3.0])
+lg_k = np.array([[_log_std_gamma_kernel(a_, rng) for a_ in alpha_small] for _ in range(n_ks_gamma)])
+rows_k = lg_k - np.logaddexp.reduce(lg_k, axis=1, keepdims=True)
+rows_r = _log_dirichlet_draws_reference(alpha_small, n_ks_gamma, rng)
+assert np.all(np.isfinite(rows_k)) and np.all(np.isfinite(rows_r))       # no underflow to log 0
+assert np.allclose(np.logaddexp.reduce(rows_r, axis=1), 0.0)
+for j in range(3):   # x_j has the Beta(alpha_j, alpha_0 - alpha_j) marginal law, both ways
+    beta_cdf = stats.beta(alpha_small[j], alpha_small.sum() - alpha_small[j]).cdf
+    assert stats.kstest(np.exp(rows_k[:, j]), beta_cdf).pvalue > 1e-3
+    assert stats.kstest(np.exp(rows_r[:, j]), beta_cdf).pvalue > 1e-3
+    wrong = stats.beta(alpha_small[j] * 1.2, alpha_small.sum() - alpha_small[j]).cdf
+    assert stats.kstest(np.exp(rows_k[:, j]), wrong).pvalue < 1e-3
+# shape >= 1: exactly the log of numpy's standard_gamma draw, from the same stream
+assert _log_std_gamma_kernel(2.5, np.random.default_rng(3)) == np.log(np.random.default_rng(3).standard_gamma(2.5))
+
 # %%
 #| export
 @njit(cache=True)
@@ -1165,17 +1285,38 @@ def _gamma_draw_kernel(a, rng):
         return _gamma_large_kernel(a, rng)
     return _gamma_large_kernel(a + 1.0, rng) * math.exp(math.log(rng.random()) / a)
 
+# %% [markdown]
+# Check: the gamma draws themselves, for shapes below, at and above 1 (Kolmogorov-Smirnov against SciPy;
+# a 10% wrong shape must fail).
+
+# %%
+for shape in [0.05, 0.5, 1.0, 3.3, 40.0]:
+    g_draws = np.array([_gamma_draw_kernel(shape, rng) for _ in range(n_ks_gamma)])
+    assert stats.kstest(g_draws, stats.gamma(shape).cdf).pvalue > 1e-3, shape
+    assert stats.kstest(g_draws, stats.gamma(shape * 1.1).cdf).pvalue < 1e-3, shape
+    lg = np.array([_log_gamma_draw_kernel(shape, rng) for _ in range(n_ks_gamma)])
+    assert stats.kstest(np.exp(lg), stats.gamma(shape).cdf).pvalue > 1e-3, shape
+
+# %% [markdown]
+# The draws kernels: one shared body, two sources of gammas.
+
+# %%
+#| export
+@njit(cache=True)
+def _any_below_one(alpha):
+    """True when some alpha_j < 1 (a gamma draw may then underflow: work in log space)."""
+    for j in range(alpha.shape[0]):
+        if alpha[j] < 1.0:
+            return True
+    return False
+
 
 @njit(cache=True)
 def _dirichlet_fill(alpha, n, rng, fast):
     """Shared body of the two draws kernels (fast: Marsaglia-Tsang gammas, else rng.standard_gamma)."""
     d = alpha.shape[0]
     out = np.empty((n, d))
-    small = False
-    for j in range(d):
-        if alpha[j] < 1.0:
-            small = True
-    if not small:                                  # every alpha_j >= 1: no underflow possible
+    if not _any_below_one(alpha):                                  # every alpha_j >= 1: no underflow possible
         for i in range(n):
             total = 0.0
             for j in range(d):
@@ -1194,10 +1335,8 @@ def _dirichlet_fill(alpha, n, rng, fast):
             a = alpha[j]
             if fast:
                 lg = _log_gamma_draw_kernel(a, rng)
-            elif a >= 1.0:
-                lg = math.log(rng.standard_gamma(a))
             else:
-                lg = math.log(rng.standard_gamma(a + 1.0)) + math.log(rng.random()) / a
+                lg = _log_std_gamma_kernel(a, rng)
             out[i, j] = lg
             if lg > top:
                 top = lg
@@ -1225,7 +1364,21 @@ def _dirichlet_draws_fast_kernel(alpha, n, rng):
     """n draws from Dirichlet(alpha), gammas by dplit's Marsaglia-Tsang kernel (faster, other stream)."""
     return _dirichlet_fill(alpha, n, rng, True)
 
+# %% [markdown]
+# Check: both kernels give rows on the simplex, also in the log-space branch, from different streams.
 
+# %%
+for a_chk in (alpha_m, np.array([0.05, 0.5, 2.0])):
+    x_def = _dirichlet_draws_kernel(a_chk, 500, np.random.default_rng(8))
+    x_fast = _dirichlet_draws_fast_kernel(a_chk, 500, np.random.default_rng(8))
+    assert np.allclose(x_def.sum(axis=1), 1.0) and np.allclose(x_fast.sum(axis=1), 1.0)
+    assert np.all(x_fast >= 0) and not np.array_equal(x_def, x_fast)
+
+# %% [markdown]
+# The bare gamma draws, the floors the benchmarks compare the draws kernels with.
+
+# %%
+#| export
 @njit(cache=True)
 def _gamma_draws_kernel(alpha, n, rng):
     """The bare n x d rng.standard_gamma(alpha_j) draws: the floor of _dirichlet_draws_kernel."""
@@ -1242,11 +1395,7 @@ def _gamma_draws_fast_kernel(alpha, n, rng):
     """The bare n x d Gamma(alpha_j) draws by Marsaglia-Tsang: the floor of the fast kernel."""
     d = alpha.shape[0]
     out = np.empty((n, d))
-    small = False
-    for j in range(d):
-        if alpha[j] < 1.0:
-            small = True
-    if not small:                                  # the common case, kept branch-free (faster)
+    if not _any_below_one(alpha):                  # the common case, kept branch-free (faster)
         for i in range(n):
             for j in range(d):
                 out[i, j] = _gamma_large_kernel(alpha[j], rng)
@@ -1256,7 +1405,21 @@ def _gamma_draws_fast_kernel(alpha, n, rng):
             out[i, j] = _gamma_draw_kernel(alpha[j], rng)
     return out
 
+# %% [markdown]
+# Check: the stream property of the default kernel (all $\alpha_j \ge 1$): bit for bit NumPy's
+# `standard_gamma`.
 
+# %%
+g_np = np.random.default_rng(5).standard_gamma(alpha_m + 1, size=(1000, 3))
+assert np.allclose(_dirichlet_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)),
+                   g_np / g_np.sum(axis=1, keepdims=True), rtol=1e-14)
+assert np.array_equal(_gamma_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)), g_np)
+
+# %% [markdown]
+# The public driver checks its arguments and calls the default kernel.
+
+# %%
+#| export
 def dirichlet_draws(alpha, n, *, rng=None):
     """Draw ``n`` compositions from Dirichlet(alpha) with a numba kernel.
 
@@ -1274,33 +1437,16 @@ def dirichlet_draws(alpha, n, *, rng=None):
     ndarray, shape (n, d)
         Rows on the simplex (an entry below the smallest double is exactly 0).
     """
-    alpha = _check_alpha(alpha)
-    if alpha.ndim != 1:
-        raise ValueError(f"alpha must be 1-D, got shape {alpha.shape}")
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an integer, got {type(n).__name__}")
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    rng = np.random.default_rng(rng)
-    return _dirichlet_draws_kernel(alpha, int(n), rng)
+    alpha = _check_alpha(alpha, ndim=1)
+    n = check.count(n, "n", 0)
+    rng = check.rng(rng)
+    return _dirichlet_draws_kernel(alpha, n, rng)
 
 # %%
 draws = dirichlet_draws(alpha_m, 1000, rng=1)
 assert draws.shape == (1000, 3) and np.allclose(draws.sum(axis=1), 1.0)
 assert np.array_equal(draws, dirichlet_draws(alpha_m, 1000, rng=np.random.default_rng(1)))  # same seed
 assert not np.array_equal(draws, dirichlet_draws(alpha_m, 1000, rng=2))
-# the gamma draws themselves, for shapes below, at and above 1 (KS against scipy; a wrong shape must fail)
-for shape in [0.05, 0.5, 1.0, 3.3, 40.0]:
-    g_draws = np.array([_gamma_draw_kernel(shape, rng) for _ in range(n_ks_gamma)])
-    assert stats.kstest(g_draws, stats.gamma(shape).cdf).pvalue > 1e-3, shape
-    assert stats.kstest(g_draws, stats.gamma(shape * 1.1).cdf).pvalue < 1e-3, shape
-    lg = np.array([_log_gamma_draw_kernel(shape, rng) for _ in range(n_ks_gamma)])
-    assert stats.kstest(np.exp(lg), stats.gamma(shape).cdf).pvalue > 1e-3, shape
-# the stream property of the default kernel (all alpha_j >= 1): bit-for-bit NumPy's standard_gamma
-g_np = np.random.default_rng(5).standard_gamma(alpha_m + 1, size=(1000, 3))
-assert np.allclose(_dirichlet_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)),
-                   g_np / g_np.sum(axis=1, keepdims=True), rtol=1e-14)
-assert np.array_equal(_gamma_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)), g_np)
 tiny = dirichlet_draws([0.01, 0.01, 0.01], 2000, rng=3)
 assert np.all(np.isfinite(tiny)) and np.allclose(tiny.sum(axis=1), 1.0)   # no 0/0
 assert dirichlet_draws([1.0, 2.0], 0, rng=0).shape == (0, 2)
