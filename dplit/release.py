@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import digamma
 
+from dplit import _validate as check
 from dplit.censoring import censored_logx_moments
 from dplit.dirichlet import censored_stat, check_compositions
 from dplit.mechanisms import audit_epsilon, geometric_mechanism, laplace_mechanism
@@ -36,51 +37,11 @@ FORMAT = "dplit.release/1"
 COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
 
 
-def _check_real(value, name):
-    """Return value as a finite float, or raise naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return value
-
-
-def _check_epsilon(value, name):
-    """Return a privacy budget as a float > 0, or raise."""
-    value = _check_real(value, name)
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-    return value
-
-
-def _check_unit(value, name):
-    """Return value as a float in the open interval (0, 1), or raise."""
-    value = _check_real(value, name)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must lie in the open interval (0, 1), got {value}")
-    return value
-
-
-def _check_int(value, name, low):
-    """Return value as an int >= low, or raise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return int(value)
-
-
 def _check_candidates(candidates):
     """Return the candidate thresholds sorted increasingly, or raise (in (0, 1), distinct, >= 1)."""
-    try:
-        arr = np.asarray(candidates, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError("candidates must be a sequence of real thresholds") from err
+    arr = check.unit_interval_array(candidates, "candidates")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"candidates must be a non-empty 1-D sequence of thresholds, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
-        raise ValueError(f"candidates must lie in the open interval (0, 1), got {arr.tolist()}")
     out = np.sort(arr)
     repeated = out[1:][np.diff(out) == 0]
     if repeated.size:
@@ -107,10 +68,10 @@ def laplace_scale(d, a, n, eps1):
     float
         The scale; the global l1 sensitivity of ``S_0(D, a)`` is ``-d log(a) / n = b * eps1``.
     """
-    d = _check_int(d, "d", 2)
-    a = _check_unit(a, "a")
-    n = _check_int(n, "n", 1)
-    eps1 = _check_epsilon(eps1, "eps1")
+    d = check.count(d, "d", 2)
+    a = check.unit_interval(a, "a")
+    n = check.count(n, "n", 1)
+    eps1 = check.epsilon(eps1, "eps1")
     return -d * math.log(a) / (n * eps1)
 
 
@@ -163,6 +124,7 @@ def noisy_censoring_rates(s_G):
     return np.cumsum(s)[:-1] / total
 
 
+# %% notebooks/04_release.py, cell 11: 2. Choosing the threshold under DP (Sec. 3.2)
 def select_threshold(p_hat_G, candidates, tc):
     """The threshold rule of Guo et al. (Sec. 3.2, Alg. 1).
 
@@ -184,7 +146,7 @@ def select_threshold(p_hat_G, candidates, tc):
     cands = np.asarray(candidates, dtype=float)
     if cands.ndim != 1 or np.any(np.diff(cands) <= 0):
         raise ValueError("candidates must be strictly increasing here (sort them first)")
-    tc = _check_unit(tc, "tc")
+    tc = check.unit_interval(tc, "tc")
     p = np.asarray(p_hat_G, dtype=float)
     if p.shape[-1] != cands.size:
         raise ValueError(f"p_hat_G must have one rate per candidate ({cands.size}), got shape {p.shape}")
@@ -194,7 +156,7 @@ def select_threshold(p_hat_G, candidates, tc):
     return float(out) if np.ndim(out) == 0 else out
 
 
-# %% notebooks/04_release.py, cell 11: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
+# %% notebooks/04_release.py, cell 15: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
 
@@ -221,197 +183,10 @@ def _same(x, y):
     return np.array_equal(np.asarray(x), np.asarray(y))
 
 
-@dataclass(frozen=True, eq=False)
-class Release:
-    """What a curator publishes by Algorithm 1 of Guo et al. (an (eps1 + eps2)-DP release).
-
-    Build it with :func:`release` (from data), :meth:`from_statistic` (a statistic released elsewhere)
-    or :meth:`from_json`. Every field is public; the constructor validates types, ranges and the
-    consistency of the fields, and raises ``ValueError`` naming the first bad field.
-
-    Attributes
-    ----------
-    s_G : ndarray of int64, shape (M + 1,) or None
-        Noisy counts ``max(0, s_m + noise)`` for the candidates sorted increasingly.
-    p_hat_G : ndarray, shape (M,) or None
-        Noisy censoring rates (Sec. 3.2).
-    a : float
-        The selected censoring threshold.
-    s_L : ndarray, shape (d,)
-        Noisy censored statistic ``S_L(D, a)``, or ``S_L(D2, a)`` when the data were split.
-    s_L1 : ndarray, shape (d,) or None
-        ``S_L(D1, a)``; None when ``n1 == 0``.
-    n, n1, n2 : int
-        Records in D, D1 and D2 (``n2 = n - n1``; ``n1 = 0`` means no split and ``n2 = n``).
-    d : int
-        Number of components.
-    eps1, eps2 : float
-        Budgets of the Laplace part and of the threshold selection (``eps2 = 0`` when no selection).
-    candidates : ndarray, shape (M,) or None
-        Candidate thresholds, increasing.
-    tc : float or None
-        Tolerated censoring rate.
-    scale : float
-        Laplace scale of ``s_L``: ``-d log(a) / (n2 eps1)``.
-    scale1 : float or None
-        Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
-    """
-
-    s_G: np.ndarray | None
-    p_hat_G: np.ndarray | None
-    a: float
-    s_L: np.ndarray
-    s_L1: np.ndarray | None
-    n: int
-    n1: int
-    n2: int
-    d: int
-    eps1: float
-    eps2: float
-    candidates: np.ndarray | None
-    tc: float | None
-    scale: float
-    scale1: float | None
-
-    def __post_init__(self):
-        set_ = object.__setattr__
-        n = _check_int(self.n, "n", 1)
-        n1 = _check_int(self.n1, "n1", 0)
-        if n1 >= n:
-            raise ValueError(f"n1 must be < n = {n} (n1 = 0 means no split), got {n1}")
-        n2 = _check_int(self.n2, "n2", 1)
-        if n2 != n - n1:
-            raise ValueError(f"n2 must equal n - n1 = {n - n1}, got {n2}")
-        d = _check_int(self.d, "d", 2)
-        a = _check_unit(self.a, "a")
-        eps1 = _check_epsilon(self.eps1, "eps1")
-        eps2 = _check_real(self.eps2, "eps2")
-        if eps2 < 0:
-            raise ValueError(f"eps2 must be >= 0, got {eps2}")
-        for name, value in (("n", n), ("n1", n1), ("n2", n2), ("d", d), ("a", a), ("eps1", eps1), ("eps2", eps2)):
-            set_(self, name, value)
-        set_(self, "s_L", _float_vector(self.s_L, "s_L", d))
-        if (n1 == 0) != (self.s_L1 is None):
-            raise ValueError("s_L1 must be given exactly when n1 > 0 (the data were split)")
-        if (n1 == 0) != (self.scale1 is None):
-            raise ValueError("scale1 must be given exactly when n1 > 0 (the data were split)")
-        scale = _check_epsilon(self.scale, "scale")
-        if not math.isclose(scale, laplace_scale(d, a, n2, eps1), rel_tol=1e-9):
-            raise ValueError(f"scale must be -d log(a) / (n2 eps1) = {laplace_scale(d, a, n2, eps1)!r}, got {scale!r}")
-        set_(self, "scale", scale)
-        if n1 > 0:
-            set_(self, "s_L1", _float_vector(self.s_L1, "s_L1", d))
-            scale1 = _check_epsilon(self.scale1, "scale1")
-            if not math.isclose(scale1, laplace_scale(d, a, n1, eps1), rel_tol=1e-9):
-                raise ValueError(f"scale1 must be -d log(a) / (n1 eps1) = {laplace_scale(d, a, n1, eps1)!r}, "
-                                 f"got {scale1!r}")
-            set_(self, "scale1", scale1)
-        self._validate_selection()
-
-    def _validate_selection(self):
-        """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
-        parts = {k: getattr(self, k) for k in ("s_G", "p_hat_G", "candidates", "tc")}
-        if self.eps2 == 0:
-            if any(v is not None for v in parts.values()):
-                raise ValueError("eps2 = 0 means no threshold selection: s_G, p_hat_G, candidates and tc must be None")
-            return
-        missing = [k for k, v in parts.items() if v is None]
-        if missing:
-            raise ValueError(f"eps2 > 0 needs the threshold selection fields; missing: {', '.join(missing)}")
-        cands = _float_vector(self.candidates, "candidates")
-        if cands.size == 0 or np.any(cands <= 0) or np.any(cands >= 1) or np.any(np.diff(cands) <= 0):
-            raise ValueError("candidates must be strictly increasing thresholds in (0, 1)")
-        s_G = np.array(self.s_G)
-        if s_G.ndim != 1 or s_G.size != cands.size + 1:
-            raise ValueError(f"s_G must hold M + 1 = {cands.size + 1} counts, got shape {s_G.shape}")
-        if s_G.size and not (np.issubdtype(s_G.dtype, np.integer) or np.all(s_G == np.round(s_G))):
-            raise ValueError("s_G must hold integers")
-        s_G = s_G.astype(np.int64)
-        if np.any(s_G < 0):
-            raise ValueError("s_G must be non-negative (noisy counts are clamped at 0)")
-        s_G.flags.writeable = False
-        p_hat = _float_vector(self.p_hat_G, "p_hat_G", cands.size)
-        if not np.allclose(p_hat, noisy_censoring_rates(s_G), rtol=1e-12, atol=1e-15):
-            raise ValueError("p_hat_G is inconsistent with s_G (p_hat_G,m = sum_{l<=m} s_G,l / sum_l s_G,l)")
-        tc = _check_unit(self.tc, "tc")
-        chosen = select_threshold(noisy_censoring_rates(s_G), cands, tc)
-        if self.a != chosen:
-            raise ValueError(f"a = {self.a!r} is not the threshold the rule selects from s_G, candidates and tc "
-                             f"({chosen!r})")
-        for name, value in (("s_G", s_G), ("p_hat_G", p_hat), ("candidates", cands), ("tc", tc)):
-            object.__setattr__(self, name, value)
-
-    def __eq__(self, other):
-        if not isinstance(other, Release):
-            return NotImplemented
-        return all(_same(getattr(self, k), getattr(other, k)) for k in _FIELDS)
-
-    __hash__ = None
-
-    @property
-    def budget(self):
-        """Total privacy budget spent, ``eps1 + eps2`` (Theorem 2; parallel composition over D1, D2)."""
-        return self.eps1 + self.eps2
-
-    @property
-    def split(self):
-        """True when the data were split into D1 and D2 (``n1 > 0``)."""
-        return self.n1 > 0
-
-    @property
-    def fallback(self):
-        """True when no candidate's noisy rate met tc and the rule fell back to ``a_1``."""
-        return self.p_hat_G is not None and bool(self.p_hat_G[0] > self.tc)
-
-    def part(self, which="D2"):
-        """``(s_L, n, scale)`` of one released part: ``"D1"``, ``"D2"``, or ``"D"`` (unsplit only).
-
-        When the data were not split, ``"D2"`` is the whole data set (``n2 = n``).
-        """
-        if which == "D1":
-            if not self.split:
-                raise ValueError("part 'D1' needs a split release (n1 > 0)")
-            return self.s_L1, self.n1, self.scale1
-        if which == "D2" or (which == "D" and not self.split):
-            return self.s_L, self.n2, self.scale
-        if which == "D":
-            raise ValueError("part 'D' is not released when the data were split; use 'D1' or 'D2'")
-        raise ValueError(f"which must be 'D', 'D1' or 'D2', got {which!r}")
-
-    def caution(self, factor=2.0):
-        """A warning text when ``a = a_1`` and its noisy censoring rate exceeds ``factor * tc``, else None.
-
-        Guo et al. (Sec. 4.1, S4) warn that then ``S_0(D, a)`` may be far from ``S_0(D)``: many records
-        are censored even at the smallest candidate, and inferences carry censoring bias.
-        """
-        factor = _check_epsilon(factor, "factor")
-        if self.p_hat_G is None or self.a != self.candidates[0] or self.p_hat_G[0] <= factor * self.tc:
-            return None
-        return (f"the selected threshold is the smallest candidate a_1 = {self.a:g}, but its noisy censoring rate "
-                f"{self.p_hat_G[0]:.3g} is far above tc = {self.tc:g}: the censored statistic may be biased "
-                f"(consider smaller candidates)")
-
-    def summary(self):
-        """A readable, multi-line description of the release."""
-        lines = [f"dplit release: n = {self.n} records, d = {self.d} components, "
-                 f"budget eps1 + eps2 = {self.eps1:g} + {self.eps2:g} = {self.budget:g}"]
-        if self.candidates is not None:
-            lines.append(f"threshold a = {self.a:g} chosen from {len(self.candidates)} candidates with tc = {self.tc:g}")
-            lines.append("  candidate   noisy rate p_hat_G")
-            lines += [f"  {c:<10.3g}  {p:.4f}" for c, p in zip(self.candidates, self.p_hat_G)]
-        else:
-            lines.append(f"threshold a = {self.a:g} fixed in advance (no selection, eps2 = 0)")
-        if self.split:
-            lines.append(f"split: D1 = {self.n1} records (scale {self.scale1:.4g}), D2 = {self.n2} records "
-                         f"(scale {self.scale:.4g}); parallel composition: eps1 covers both")
-            lines.append(f"S_L(D1, a) = {np.array2string(self.s_L1, precision=4)}")
-            lines.append(f"S_L(D2, a) = {np.array2string(self.s_L, precision=4)}")
-        else:
-            lines.append(f"S_L(D, a) = {np.array2string(self.s_L, precision=4)} (Laplace scale {self.scale:.4g})")
-        warning = self.caution()
-        if warning:
-            lines.append("WARNING: " + warning)
-        return "\n".join(lines)
+# %% notebooks/04_release.py, cell 18: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
+class _ReleaseBuild:
+    """Ways to build a :class:`Release` other than :func:`release`: from JSON (the format ``FORMAT``,
+    every field by name), from a dict, from a statistic released elsewhere; and the way back to JSON."""
 
     def to_dict(self):
         """The fields as plain Python values (lists, floats, ints, None)."""
@@ -475,7 +250,7 @@ class Release:
         """
         s_L = np.asarray(s_L, dtype=float)
         d = int(s_L.size)
-        n2 = _check_int(n, "n", 1) - _check_int(n1, "n1", 0)
+        n2 = check.count(n, "n", 1) - check.count(n1, "n1", 0)
         if n2 < 1:
             raise ValueError(f"n1 must be < n = {n}, got {n1}")
         p_hat = None
@@ -488,6 +263,203 @@ class Release:
                    scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None)
 
 
+# %% notebooks/04_release.py, cell 20: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
+class _ReleaseChecks:
+    """The validation of a :class:`Release` (its ``__post_init__``), naming the first bad field."""
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        n = check.count(self.n, "n", 1)
+        n1 = check.count(self.n1, "n1", 0)
+        if n1 >= n:
+            raise ValueError(f"n1 must be < n = {n} (n1 = 0 means no split), got {n1}")
+        n2 = check.count(self.n2, "n2", 1)
+        if n2 != n - n1:
+            raise ValueError(f"n2 must equal n - n1 = {n - n1}, got {n2}")
+        d = check.count(self.d, "d", 2)
+        a = check.unit_interval(self.a, "a")
+        eps1 = check.epsilon(self.eps1, "eps1")
+        eps2 = check.epsilon(self.eps2, "eps2", allow_zero=True)
+        for name, value in (("n", n), ("n1", n1), ("n2", n2), ("d", d), ("a", a), ("eps1", eps1), ("eps2", eps2)):
+            set_(self, name, value)
+        set_(self, "s_L", _float_vector(self.s_L, "s_L", d))
+        if (n1 == 0) != (self.s_L1 is None):
+            raise ValueError("s_L1 must be given exactly when n1 > 0 (the data were split)")
+        if (n1 == 0) != (self.scale1 is None):
+            raise ValueError("scale1 must be given exactly when n1 > 0 (the data were split)")
+        scale = check.positive(self.scale, "scale")
+        if not math.isclose(scale, laplace_scale(d, a, n2, eps1), rel_tol=1e-9):
+            raise ValueError(f"scale must be -d log(a) / (n2 eps1) = {laplace_scale(d, a, n2, eps1)!r}, got {scale!r}")
+        set_(self, "scale", scale)
+        if n1 > 0:
+            set_(self, "s_L1", _float_vector(self.s_L1, "s_L1", d))
+            scale1 = check.positive(self.scale1, "scale1")
+            if not math.isclose(scale1, laplace_scale(d, a, n1, eps1), rel_tol=1e-9):
+                raise ValueError(f"scale1 must be -d log(a) / (n1 eps1) = {laplace_scale(d, a, n1, eps1)!r}, "
+                                 f"got {scale1!r}")
+            set_(self, "scale1", scale1)
+        self._validate_selection()
+
+    def _validate_selection(self):
+        """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
+        parts = {k: getattr(self, k) for k in ("s_G", "p_hat_G", "candidates", "tc")}
+        if self.eps2 == 0:
+            if any(v is not None for v in parts.values()):
+                raise ValueError("eps2 = 0 means no threshold selection: s_G, p_hat_G, candidates and tc must be None")
+            return
+        missing = [k for k, v in parts.items() if v is None]
+        if missing:
+            raise ValueError(f"eps2 > 0 needs the threshold selection fields; missing: {', '.join(missing)}")
+        cands = _float_vector(self.candidates, "candidates")
+        if cands.size == 0 or np.any(cands <= 0) or np.any(cands >= 1) or np.any(np.diff(cands) <= 0):
+            raise ValueError("candidates must be strictly increasing thresholds in (0, 1)")
+        s_G = np.array(self.s_G)
+        if s_G.ndim != 1 or s_G.size != cands.size + 1:
+            raise ValueError(f"s_G must hold M + 1 = {cands.size + 1} counts, got shape {s_G.shape}")
+        if s_G.size and not (np.issubdtype(s_G.dtype, np.integer) or np.all(s_G == np.round(s_G))):
+            raise ValueError("s_G must hold integers")
+        s_G = s_G.astype(np.int64)
+        if np.any(s_G < 0):
+            raise ValueError("s_G must be non-negative (noisy counts are clamped at 0)")
+        s_G.flags.writeable = False
+        p_hat = _float_vector(self.p_hat_G, "p_hat_G", cands.size)
+        if not np.allclose(p_hat, noisy_censoring_rates(s_G), rtol=1e-12, atol=1e-15):
+            raise ValueError("p_hat_G is inconsistent with s_G (p_hat_G,m = sum_{l<=m} s_G,l / sum_l s_G,l)")
+        tc = check.unit_interval(self.tc, "tc")
+        chosen = select_threshold(noisy_censoring_rates(s_G), cands, tc)
+        if self.a != chosen:
+            raise ValueError(f"a = {self.a!r} is not the threshold the rule selects from s_G, candidates and tc "
+                             f"({chosen!r})")
+        for name, value in (("s_G", s_G), ("p_hat_G", p_hat), ("candidates", cands), ("tc", tc)):
+            object.__setattr__(self, name, value)
+
+
+# %% notebooks/04_release.py, cell 22: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
+@dataclass(frozen=True, eq=False)
+class Release(_ReleaseChecks, _ReleaseBuild):
+    """What a curator publishes by Algorithm 1 of Guo et al. (an (eps1 + eps2)-DP release).
+
+    Build it with :func:`release` (from data), :meth:`from_statistic` (a statistic released elsewhere)
+    or :meth:`from_json`. Every field is public; the constructor validates types, ranges and the
+    consistency of the fields, and raises ``ValueError`` naming the first bad field.
+
+    Attributes
+    ----------
+    s_G : ndarray of int64, shape (M + 1,) or None
+        Noisy counts ``max(0, s_m + noise)`` for the candidates sorted increasingly.
+    p_hat_G : ndarray, shape (M,) or None
+        Noisy censoring rates (Sec. 3.2).
+    a : float
+        The selected censoring threshold.
+    s_L : ndarray, shape (d,)
+        Noisy censored statistic ``S_L(D, a)``, or ``S_L(D2, a)`` when the data were split.
+    s_L1 : ndarray, shape (d,) or None
+        ``S_L(D1, a)``; None when ``n1 == 0``.
+    n, n1, n2 : int
+        Records in D, D1 and D2 (``n2 = n - n1``; ``n1 = 0`` means no split and ``n2 = n``).
+    d : int
+        Number of components.
+    eps1, eps2 : float
+        Budgets of the Laplace part and of the threshold selection (``eps2 = 0`` when no selection).
+    candidates : ndarray, shape (M,) or None
+        Candidate thresholds, increasing.
+    tc : float or None
+        Tolerated censoring rate.
+    scale : float
+        Laplace scale of ``s_L``: ``-d log(a) / (n2 eps1)``.
+    scale1 : float or None
+        Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
+    """
+
+    s_G: np.ndarray | None
+    p_hat_G: np.ndarray | None
+    a: float
+    s_L: np.ndarray
+    s_L1: np.ndarray | None
+    n: int
+    n1: int
+    n2: int
+    d: int
+    eps1: float
+    eps2: float
+    candidates: np.ndarray | None
+    tc: float | None
+    scale: float
+    scale1: float | None
+
+    def __eq__(self, other):
+        if not isinstance(other, Release):
+            return NotImplemented
+        return all(_same(getattr(self, k), getattr(other, k)) for k in _FIELDS)
+
+    __hash__ = None
+
+    @property
+    def budget(self):
+        """Total privacy budget spent, ``eps1 + eps2`` (Theorem 2; parallel composition over D1, D2)."""
+        return self.eps1 + self.eps2
+
+    @property
+    def split(self):
+        """True when the data were split into D1 and D2 (``n1 > 0``)."""
+        return self.n1 > 0
+
+    @property
+    def fallback(self):
+        """True when no candidate's noisy rate met tc and the rule fell back to ``a_1``."""
+        return self.p_hat_G is not None and bool(self.p_hat_G[0] > self.tc)
+
+    def part(self, which="D2"):
+        """``(s_L, n, scale)`` of one released part: ``"D1"``, ``"D2"``, or ``"D"`` (unsplit only).
+
+        When the data were not split, ``"D2"`` is the whole data set (``n2 = n``).
+        """
+        check.choice(which, "which", ("D", "D1", "D2"))
+        if which == "D1":
+            if not self.split:
+                raise ValueError("part 'D1' needs a split release (n1 > 0)")
+            return self.s_L1, self.n1, self.scale1
+        if which == "D2" or (which == "D" and not self.split):
+            return self.s_L, self.n2, self.scale
+        raise ValueError("part 'D' is not released when the data were split; use 'D1' or 'D2'")
+
+    def caution(self, factor=2.0):
+        """A warning text when ``a = a_1`` and its noisy censoring rate exceeds ``factor * tc``, else None.
+
+        Guo et al. (Sec. 4.1, S4) warn that then ``S_0(D, a)`` may be far from ``S_0(D)``: many records
+        are censored even at the smallest candidate, and inferences carry censoring bias.
+        """
+        factor = check.positive(factor, "factor")
+        if self.p_hat_G is None or self.a != self.candidates[0] or self.p_hat_G[0] <= factor * self.tc:
+            return None
+        return (f"the selected threshold is the smallest candidate a_1 = {self.a:g}, but its noisy censoring rate "
+                f"{self.p_hat_G[0]:.3g} is far above tc = {self.tc:g}: the censored statistic may be biased "
+                f"(consider smaller candidates)")
+
+    def summary(self):
+        """A readable, multi-line description of the release."""
+        lines = [f"dplit release: n = {self.n} records, d = {self.d} components, "
+                 f"budget eps1 + eps2 = {self.eps1:g} + {self.eps2:g} = {self.budget:g}"]
+        if self.candidates is not None:
+            lines.append(f"threshold a = {self.a:g} chosen from {len(self.candidates)} candidates with tc = {self.tc:g}")
+            lines.append("  candidate   noisy rate p_hat_G")
+            lines += [f"  {c:<10.3g}  {p:.4f}" for c, p in zip(self.candidates, self.p_hat_G)]
+        else:
+            lines.append(f"threshold a = {self.a:g} fixed in advance (no selection, eps2 = 0)")
+        if self.split:
+            lines.append(f"split: D1 = {self.n1} records (scale {self.scale1:.4g}), D2 = {self.n2} records "
+                         f"(scale {self.scale:.4g}); parallel composition: eps1 covers both")
+            lines.append(f"S_L(D1, a) = {np.array2string(self.s_L1, precision=4)}")
+            lines.append(f"S_L(D2, a) = {np.array2string(self.s_L, precision=4)}")
+        else:
+            lines.append(f"S_L(D, a) = {np.array2string(self.s_L, precision=4)} (Laplace scale {self.scale:.4g})")
+        warning = self.caution()
+        if warning:
+            lines.append("WARNING: " + warning)
+        return "\n".join(lines)
+
+
+# %% notebooks/04_release.py, cell 26: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
 def _split(n, n1, rng):
     """Indices of D1 (n1 records) and D2 (the rest), a uniformly random partition."""
     perm = rng.permutation(n)
@@ -532,14 +504,14 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True):
     """
     X = check_compositions(X, name="X")
     n, d = X.shape
-    eps1 = _check_epsilon(eps1, "eps1")
-    eps2 = _check_epsilon(eps2, "eps2")
+    eps1 = check.epsilon(eps1, "eps1")
+    eps2 = check.epsilon(eps2, "eps2")
     cands = _check_candidates(candidates)
-    tc = _check_unit(tc, "tc")
-    n1 = _check_int(n1, "n1", 0)
+    tc = check.unit_interval(tc, "tc")
+    n1 = check.count(n1, "n1", 0)
     if n1 >= n:
         raise ValueError(f"n1 must satisfy 0 <= n1 < n = {n} (each part needs at least one record), got {n1}")
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     # Threshold selection on all of D (eps2).
     noisy = geometric_mechanism(_counts(X, cands), COUNT_SENSITIVITY, eps2, rng=rng, secure=secure)
     s_G = np.maximum(noisy, 0)
@@ -559,7 +531,7 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True):
                    scale1=laplace_scale(d, a, n1, eps1) if n1 else None)
 
 
-# %% notebooks/04_release.py, cell 22: 4. The bias-variance trade-off in $a$
+# %% notebooks/04_release.py, cell 37: 4. The bias-variance trade-off in $a$
 def release_mse(alpha, a, n, eps1):
     """Mean squared error of ``S_L(D, a)`` as an estimate of ``E[log x]`` for ``x ~ Dirichlet(alpha)``.
 
@@ -588,7 +560,7 @@ def release_mse(alpha, a, n, eps1):
     return float(np.sum(bias**2 + var_c / n) + 2 * d * laplace_scale(d, a, n, eps1) ** 2)
 
 
-# %% notebooks/04_release.py, cell 31: 6. Privacy audit of `release` (Theorem 2)
+# %% notebooks/04_release.py, cell 46: 6. Privacy audit of `release` (Theorem 2)
 def neighbouring_datasets(n, d, a, *, move="cell"):
     """Worst-case neighbouring data sets for auditing a release (they differ in record 0 only).
 
@@ -612,9 +584,10 @@ def neighbouring_datasets(n, d, a, *, move="cell"):
     -------
     X, X_prime : ndarray, shape (n, d)
     """
-    n = _check_int(n, "n", 2)
-    d = _check_int(d, "d", 2)
-    a = _check_unit(a, "a")
+    n = check.count(n, "n", 2)
+    d = check.count(d, "d", 2)
+    a = check.unit_interval(a, "a")
+    check.choice(move, "move", ("cell", "statistic"))
     if a >= 1.0 / (d - 1):
         raise ValueError(f"a must be < 1 / (d - 1) = {1 / (d - 1):g} for a corner record below a, got {a}")
     X = np.full((n, d), 1.0 / d)
@@ -622,15 +595,14 @@ def neighbouring_datasets(n, d, a, *, move="cell"):
     if move == "cell":
         X[0] = a / 2
         X[0, 0] = 1.0 - (d - 1) * a / 2
-    elif move == "statistic":
+    else:                                           # "statistic"
         k = d // 2
         X[0, :k], X[0, k:] = 0.0, 1.0 / (d - k)
         X_prime[0, :k], X_prime[0, k:] = 1.0 / k, 0.0
-    else:
-        raise ValueError(f"move must be 'cell' or 'statistic', got {move!r}")
     return X, X_prime
 
 
+# %% notebooks/04_release.py, cell 50: 6. Privacy audit of `release` (Theorem 2)
 def audit_release(X, X_prime, eps1, eps2, candidates, tc, *, n_runs=10_000, release_fn=None, rng=None,
                   confidence=0.95):
     """Audit both parts of :func:`release` on two neighbouring data sets.
@@ -665,9 +637,9 @@ def audit_release(X, X_prime, eps1, eps2, candidates, tc, *, n_runs=10_000, rele
     X_prime = check_compositions(X_prime, name="X_prime")
     if X.shape != X_prime.shape or np.sum(np.any(X != X_prime, axis=1)) != 1:
         raise ValueError("X and X_prime must be neighbours: same shape, exactly one record different")
-    n_runs = _check_int(n_runs, "n_runs", 40)
+    n_runs = check.count(n_runs, "n_runs", 40)
     release_fn = release if release_fn is None else release_fn
-    rng = np.random.default_rng(rng)
+    rng = check.rng(rng)
     cands = _check_candidates(candidates)
     counts = {0: _counts(X, cands), 1: _counts(X_prime, cands)}
     out = {0: ([], [], []), 1: ([], [], [])}
