@@ -19,7 +19,7 @@ EXECUTE := DPLIT_QUICK=0 $(BIN)/jupyter nbconvert --log-level WARN --to notebook
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]*_*.py))
 NAMES     := $(basename $(notdir $(NOTEBOOKS)))
 
-.PHONY: setup tutorial lab test export notebooks nb bench clean
+.PHONY: setup tutorial lab test doctest coverage export notebooks nb bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,11 +43,23 @@ tutorial: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/
 
-# The whole test suite: literate checks, lint, unit tests and every notebook (quick size), in parallel.
+# The whole test suite: literate checks, lint, docstring examples, unit tests and every notebook
+# (quick size), in parallel.
 test: $(STAMP)
 	$(BIN)/python -m dplit.export --check
 	$(BIN)/ruff check .
+	$(MAKE) --no-print-directory doctest
 	DPLIT_QUICK=1 $(BIN)/python -m pytest -n auto --dist loadscope -q
+
+# The Examples sections of the docstrings, run as doctests.
+doctest: $(STAMP)
+	DPLIT_QUICK=1 $(BIN)/python -m pytest -q --doctest-modules dplit
+
+# Developers: line coverage of dplit/ with the JIT off (numba kernels run as Python, so their lines
+# count), unit tests only, quick size, slow statistical tests skipped. Not part of `make test`.
+coverage: $(STAMP)
+	NUMBA_DISABLE_JIT=1 DPLIT_QUICK=1 $(BIN)/python -m pytest -q -n auto -m "not slow" \
+	  --cov=dplit --cov-report=term:skip-covered tests
 
 # Developers: regenerate modules from notebooks.
 export: $(STAMP)

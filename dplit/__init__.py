@@ -15,9 +15,9 @@ __version__ = "0.1.0"
 LAYERS = (
     ("config", "export"),                   # hand-written, no dplit imports
     ("_validate", "results"),               # argument checks; the one ArviZ adapter
-    ("testing",),                           # statistical test helpers (SBC, goodness of fit)
     ("mechanisms",),                        # 01: noise
     ("accounting",),                        # 01b: budgets, RDP, zCDP
+    ("testing",),                           # statistical checks (SBC, goodness of fit, audits)
     ("dirichlet",),                         # 02: the model, numba special functions, draws
     ("censoring",),                         # 03
     ("release",),                           # 04: the curator's side

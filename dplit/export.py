@@ -115,8 +115,8 @@ def _public_names(code: str) -> list[str]:
 def render_modules(nb_path) -> dict[str, str]:
     """Return ``{module_name: text}`` for one notebook (empty if it exports nothing).
 
-    ``#| export`` sends a cell to the notebook's ``#| default_exp`` module; ``#| export other``
-    sends it to ``dplit/other.py`` (one notebook may feed a second, small module).
+    ``#| export`` sends a cell to the notebook's ``#| default_exp`` module. A notebook exports one
+    module: ``#| export other`` naming another module is an error (split the notebook instead).
     """
     jupytext = _jupytext()
     nb_path = Path(nb_path)
@@ -139,6 +139,9 @@ def render_modules(nb_path) -> dict[str, str]:
             if target is None:
                 raise ValueError(
                     f"{nb_path.name}: '#| export' cell before any '#| default_exp <module>'")
+            if target != default:
+                raise ValueError(f"{nb_path.name}: '#| export {target}' names a second module; one notebook "
+                                 f"exports one module ({default!r}): split the notebook")
             code = _strip_directives(cell.source)
             if code:
                 marker = f"# %% {rel}, cell {index}" + (f": {heading}" if heading else "")

@@ -10,121 +10,34 @@ __all__ = [
     "dp_mcmc",
     "dp_remcmc",
     "p5_prior",
-    "mpsrf",
 ]
 
 
 # %% notebooks/07_mcmc.py, cell 6: The prior inside the kernel
 import math
-import os
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 from scipy import special
 
-from dplit.bootstrap import _check_count, truncated_statistic
-from dplit.dirichlet import in_stat_range
-from dplit.priors import DrawsPrior, GammaPrior, Prior, make_prior
+from dplit import _validate as V
+from dplit.bootstrap import truncated_statistic
+from dplit.dirichlet import _log_dirichlet_draws_reference, _log_std_gamma_kernel, in_stat_range
+from dplit.priors import (
+    DrawsPrior,
+    GammaPrior,
+    KernelForm,
+    Prior,
+    _prior_logpdf_kernel,
+    make_prior,
+)
 from dplit.release import Release
-from dplit.results import to_arviz
-
-_PRIOR_GAMMA = 0    # independent gamma priors (p1, p3)
-_PRIOR_COPULA = 1   # Gaussian copula with gamma marginals (p4)
+from dplit.sampling import Sampler, run, run_chains
+from dplit.testing import sbc_ranks
 
 
-@njit(cache=True, nogil=True)
-def _gammainc_pq(a, x):
-    """Regularised incomplete gamma functions (P(a, x), Q(a, x)) by series or continued fraction."""
-    if x <= 0.0:
-        return 0.0, 1.0
-    log_pre = a * math.log(x) - x - math.lgamma(a)
-    if x < a + 1.0:
-        term = 1.0 / a
-        total = term
-        ap = a
-        for _ in range(100_000):
-            ap += 1.0
-            term *= x / ap
-            total += term
-            if abs(term) < abs(total) * 1e-16:
-                break
-        p = total * math.exp(log_pre)
-        return p, 1.0 - p
-    tiny = 1e-300                       # Lentz's method for the continued fraction of Q
-    bb = x + 1.0 - a
-    c = 1.0 / tiny
-    dd = 1.0 / bb
-    h = dd
-    for i in range(1, 100_000):
-        an = -i * (i - a)
-        bb += 2.0
-        dd = an * dd + bb
-        if abs(dd) < tiny:
-            dd = tiny
-        c = bb + an / c
-        if abs(c) < tiny:
-            c = tiny
-        dd = 1.0 / dd
-        delta = dd * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-16:
-            break
-    q = math.exp(log_pre) * h
-    return 1.0 - q, q
-
-
-@njit(cache=True, nogil=True)
-def _ndtri_lower(p):
-    """Standard normal quantile for 0 < p <= 1/2 (Acklam's approximation, one Halley step)."""
-    if p <= 0.0:
-        return -np.inf
-    if p < 0.02425:
-        q = math.sqrt(-2.0 * math.log(p))
-        x = ((((((-7.784894002430293e-03 * q - 3.223964580411365e-01) * q - 2.400758277161838e00)
-                * q - 2.549732539343734e00) * q + 4.374664141464968e00) * q + 2.938163982698783e00)
-             / ((((7.784695709041462e-03 * q + 3.224671290700398e-01) * q + 2.445134137142996e00)
-                 * q + 3.754408661907416e00) * q + 1.0))
-    else:
-        q = p - 0.5
-        r = q * q
-        x = ((((((-3.969683028665376e01 * r + 2.209460984245205e02) * r - 2.759285104469687e02)
-                * r + 1.383577518672690e02) * r - 3.066479806614716e01) * r + 2.506628277459239e00)
-             * q / (((((-5.447609879822406e01 * r + 1.615858368580409e02) * r
-                       - 1.556989798598866e02) * r + 6.680131188771972e01) * r
-                     - 1.328068155288572e01) * r + 1.0))
-    e = 0.5 * math.erfc(-x / math.sqrt(2.0)) - p          # Halley step on Phi(x) = p
-    u = e * math.sqrt(2.0 * math.pi) * math.exp(0.5 * x * x)
-    return x - u / (1.0 + 0.5 * x * u)
-
-
-@njit(cache=True, nogil=True)
-def _prior_logpdf_kernel(alpha, kind, shape, rate, prec):
-    """Log prior density of alpha up to a constant: independent gammas, or their Gaussian copula."""
-    d = alpha.size
-    out = 0.0
-    for j in range(d):
-        if not alpha[j] > 0.0:
-            return -np.inf
-        out += (shape[j] - 1.0) * math.log(alpha[j]) - rate[j] * alpha[j]
-    if kind == _PRIOR_COPULA:
-        z = np.empty(d)
-        for j in range(d):
-            p, q = _gammainc_pq(shape[j], rate[j] * alpha[j])
-            if p <= 0.0 or q <= 0.0:
-                return -np.inf
-            z[j] = _ndtri_lower(p) if p < 0.5 else -_ndtri_lower(q)
-        quad = 0.0
-        for j in range(d):
-            for k in range(d):
-                quad += z[j] * prec[j, k] * z[k]
-        out -= 0.5 * quad
-    return out
-
-
-# %% notebooks/07_mcmc.py, cell 10: Step (i): $\boldsymbol\alpha \mid \mathbf D$ by a hyperrectangle slice sampler (Neal 2003, Fig. 8)
+# %% notebooks/07_mcmc.py, cell 8: Step (i): $\boldsymbol\alpha \mid \mathbf D$ by a hyperrectangle slice sampler (Neal 2003, Fig. 8)
 @njit(cache=True, nogil=True)
 def _log_target_kernel(theta, s, n, kind, shape, rate, prec):
     """Log of eq. (1) in theta = log(alpha), Jacobian included, up to a constant."""
@@ -186,38 +99,7 @@ def _slice_kernel(theta, n_cycles, width, chol, chol_inv, s, n, kind, shape, rat
     return n_eval
 
 
-def _log_target_reference(theta, s, n, prior_logpdf):
-    """NumPy/SciPy twin of `_log_target_kernel` with any prior log density."""
-    alpha = np.exp(theta)
-    return (n * (special.gammaln(alpha.sum()) - special.gammaln(alpha).sum())
-            + n * np.dot(alpha - 1.0, s) + theta.sum() + prior_logpdf(alpha))
-
-
-def _slice_reference(theta, n_cycles, width, chol, s, n, prior_logpdf, rng):
-    """NumPy twin of `_slice_kernel` (same random stream); returns (theta, evaluations)."""
-    d = theta.size
-    z0 = np.linalg.solve(chol, theta)
-    f0 = _log_target_reference(theta, s, n, prior_logpdf)
-    n_eval = 1
-    for _ in range(n_cycles):
-        y = f0 - rng.standard_exponential()
-        left = np.array([z0[j] - width * rng.random() for j in range(d)])
-        right = left + width
-        while True:
-            z1 = np.array([left[j] + rng.random() * (right[j] - left[j]) for j in range(d)])
-            f1 = _log_target_reference(chol @ z1, s, n, prior_logpdf)
-            n_eval += 1
-            if f1 > y:
-                z0, f0 = z1, f1
-                break
-            left = np.where(z1 < z0, z1, left)
-            right = np.where(z1 < z0, right, z1)
-            if np.max(right - left) < 1e-12:
-                break
-    return chol @ z0, n_eval
-
-
-# %% notebooks/07_mcmc.py, cell 14: Step (ii): the record sweep (Ju et al. 2022; Guo et al., Sec. 4.2.2)
+# %% notebooks/07_mcmc.py, cell 12: Step (ii): the record sweep (Ju et al. 2022; Guo et al., Sec. 4.2.2)
 @njit(cache=True, nogil=True)
 def _record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
     """One Metropolis-Hastings sweep over the latent records (rows of logx = log x_i), in place.
@@ -243,14 +125,10 @@ def _record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
         small = small or alpha_prop[j] < 1.0
     accepted = 0
     for i in range(m):
-        if small:
+        if small:                       # some alpha_j < 1: log gammas, log-sum-exp (no underflow)
             top = -np.inf
             for j in range(d):
-                if alpha_prop[j] < 1.0:
-                    lg[j] = (math.log(rng.standard_gamma(alpha_prop[j] + 1.0))
-                             - rng.standard_exponential() / alpha_prop[j])
-                else:
-                    lg[j] = math.log(rng.standard_gamma(alpha_prop[j]))
+                lg[j] = _log_std_gamma_kernel(alpha_prop[j], rng)
                 top = max(top, lg[j])
             tot = 0.0
             for j in range(d):
@@ -266,7 +144,7 @@ def _record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
         new = 0.0
         extra = 0.0
         for j in range(d):
-            lg[j] -= lnorm
+            lg[j] -= lnorm              # log x* ~ Dirichlet(alpha_prop), folded into the ratio's loop
             dc[j] = max(lg[j], log_a) - max(logx[i, j], log_a)
             new -= abs(s_L[j] - (C[j] + dc[j]) / m) * inv_scale
             extra += coef[j] * (lg[j] - logx[i, j])
@@ -328,7 +206,7 @@ def _sweep_arguments(alpha, power, mode):
     return alpha_prop, coef
 
 
-# %% notebooks/07_mcmc.py, cell 18: One chain: the kernel and its driver
+# %% notebooks/07_mcmc.py, cell 16: One chain: the kernel and its driver
 @njit(cache=True, nogil=True)
 def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
                   T0, n0, n_iter, thin, n_slice, width, chol, chol_inv,
@@ -372,9 +250,10 @@ def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
     return draws, acc, evals
 
 
+# %% notebooks/07_mcmc.py, cell 18: The chain as a `dplit.sampling.Sampler`
 @dataclass
 class _Spec:
-    """What a chain needs: latent blocks, the exact part, prior arrays and sampler settings."""
+    """What a chain needs: latent blocks, the exact part, the prior's kernel form and sampler settings."""
 
     s_L: np.ndarray          # (k, d) released statistic of each latent block
     m: np.ndarray            # (k,) latent records per block
@@ -383,10 +262,7 @@ class _Spec:
     log_a: float
     T0: np.ndarray           # (d,) n0 * exact statistic; zeros when there is none
     n0: float
-    kind: int
-    shape: np.ndarray
-    rate: np.ndarray
-    prec: np.ndarray
+    prior: KernelForm        # the prior's log density as the kernel reads it
     init_s: np.ndarray       # statistic whose posterior mode starts every chain (MCMC; DP chains draw one)
     n_slice: int = 20
     width: float = 3.0
@@ -394,22 +270,11 @@ class _Spec:
 
     @property
     def d(self):
-        return self.shape.size
+        return self.prior.shape.size
 
     @property
     def n_eff(self):
         return float(self.n0 + np.sum(self.power * self.m))
-
-
-def _log_dirichlet_draws(alpha, m, rng):
-    """log of m Dirichlet(alpha) draws, in log space so that small alpha cannot underflow."""
-    lg = np.empty((m, alpha.size))
-    for j, a_j in enumerate(alpha):
-        if a_j < 1.0:
-            lg[:, j] = np.log(rng.standard_gamma(a_j + 1.0, m)) - rng.standard_exponential(m) / a_j
-        else:
-            lg[:, j] = np.log(rng.standard_gamma(a_j, m))
-    return lg - np.logaddexp.reduce(lg, axis=1, keepdims=True)
 
 
 def _mode_theta(spec, s=None):
@@ -418,7 +283,7 @@ def _mode_theta(spec, s=None):
     Damped Newton (gradient ascent where the Hessian is not negative definite). It is where
     every chain starts, before a random dispersion; the copula factor of p4 is left out.
     """
-    n, v, w = spec.n_eff, spec.shape, spec.rate
+    n, v, w = spec.n_eff, spec.prior.shape, spec.prior.rate
     s = spec.init_s if s is None else s
 
     def f(th):
@@ -456,15 +321,9 @@ def _slice_transform(alpha, spec):
     """Cholesky factor L (and L^-1) of the approximate covariance of log(alpha) | D."""
     fisher = np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum())
     prec = spec.n_eff * (alpha[:, None] * fisher * alpha[None, :])
-    prec[np.diag_indices_from(prec)] += spec.rate * alpha + 1e-9
+    prec[np.diag_indices_from(prec)] += spec.prior.rate * alpha + 1e-9
     chol = np.linalg.cholesky(np.linalg.inv(prec))
     return chol, np.linalg.inv(chol)
-
-
-def _warmup_windows(n_warmup):
-    """Lengths of the warm-up windows; the slice transform is refitted after each."""
-    cuts = np.unique(np.round(n_warmup * np.array([0, 0.05, 0.15, 0.35, 0.6, 1.0])).astype(int))
-    return [int(w) for w in np.diff(cuts) if w > 0]
 
 
 def _start_statistic(spec, rng):
@@ -483,89 +342,57 @@ def _start_statistic(spec, rng):
     return (weight[:, None] * draws).sum(axis=0) / weight.sum()
 
 
-def _run_chain(spec, rng, n_iter, n_warmup, thin, tick=None):
-    """One chain: start near the mode for a plausible S0 (dispersed), adapt the slice map in warm-up, then sample."""
-    d = spec.d
-    theta = _mode_theta(spec, _start_statistic(spec, rng)) + 0.3 * rng.standard_normal(d)
-    k = spec.m.size
-    starts = np.concatenate([[0], np.cumsum(spec.m)]).astype(np.int64)
-    logx = _log_dirichlet_draws(np.exp(theta), int(starts[-1]), rng)
-    T = np.zeros((k, d))
-    for b in range(k):
-        T[b] = logx[starts[b]:starts[b + 1]].sum(axis=0)
-    chol, chol_inv = _slice_transform(np.exp(theta), spec)
+# %% notebooks/07_mcmc.py, cell 19: The chain as a `dplit.sampling.Sampler`
+@dataclass
+class _ChainState:
+    """One chain's state: log alpha, the latent log records of all blocks, their sums, the slice map."""
 
-    def run(n, th):
-        return _chain_kernel(theta, logx, starts, T, spec.s_L, spec.log_a, spec.inv_scale,
-                             spec.power, spec.mode, spec.T0, float(spec.n0), n, th, spec.n_slice,
-                             spec.width, chol, chol_inv, spec.kind, spec.shape, spec.rate, spec.prec, rng)
-
-    for w in _warmup_windows(n_warmup):
-        dr, _, _ = run(w, 1)
-        chol, chol_inv = _slice_transform(np.exp(np.log(dr[w // 2:]).mean(axis=0)), spec)
-        if tick is not None:
-            tick(w)
-    n_save = n_iter // thin
-    per_call = max(1, min(n_save, 2000 // thin))      # chunks, so that the progress bar moves
-    out = []
-    while sum(len(o[0]) for o in out) < n_save:
-        c = min(per_call, n_save - sum(len(o[0]) for o in out))
-        out.append(run(c * thin, thin))
-        if tick is not None:
-            tick(c * thin)
-    return tuple(np.concatenate([o[i] for o in out]) for i in range(3))
+    theta: np.ndarray
+    logx: np.ndarray
+    starts: np.ndarray
+    T: np.ndarray
+    chol: np.ndarray
+    chol_inv: np.ndarray
 
 
-def _run_chains(spec, rng, n_iter, n_warmup, n_chains, thin, progress, n_jobs=None):
-    """Run the chains, in threads when cores allow (the kernels release the GIL).
+def _sampler(spec):
+    """The DPMCMC / DPreMCMC / MCMC chain for dplit.sampling: init, run_chain (the numba kernel), adapt."""
+    latent = spec.m.size > 0
 
-    Each chain has its own Generator spawned from rng, so the result does not depend on
-    n_jobs or on thread timing. Returns (draws, acceptance, evaluations, runtime, chain seeds).
-    """
-    chain_rngs = rng.spawn(n_chains)
-    if n_jobs is None:
-        n_jobs = min(n_chains, os.cpu_count() or 1)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=n_chains * (n_iter // thin * thin + n_warmup), desc="MCMC iterations")
-    tick = None if bar is None else bar.update
-    t0 = time.perf_counter()
-    try:
-        if n_jobs > 1:
-            with ThreadPoolExecutor(n_jobs) as pool:
-                res = list(pool.map(lambda r: _run_chain(spec, r, n_iter, n_warmup, thin, tick),
-                                    chain_rngs))
-        else:
-            res = [_run_chain(spec, r, n_iter, n_warmup, thin, tick) for r in chain_rngs]
-    finally:
-        if bar is not None:
-            bar.close()
-    runtime = time.perf_counter() - t0
-    seeds = [f"{r.bit_generator.seed_seq.entropy}/{r.bit_generator.seed_seq.spawn_key}" for r in chain_rngs]
-    return (np.stack([r[0] for r in res]), np.stack([r[1] for r in res]),
-            np.stack([r[2] for r in res]), runtime, seeds)
+    def init(rng):
+        theta = _mode_theta(spec, _start_statistic(spec, rng)) + 0.3 * rng.standard_normal(spec.d)
+        starts = np.concatenate([[0], np.cumsum(spec.m)]).astype(np.int64)
+        logx = _log_dirichlet_draws_reference(np.exp(theta), int(starts[-1]), rng)
+        T = np.array([logx[starts[b]:starts[b + 1]].sum(axis=0) for b in range(spec.m.size)]).reshape(-1, spec.d)
+        return _ChainState(theta, logx, starts, T, *_slice_transform(np.exp(theta), spec))
+
+    def run_chain(st, n_steps, thin, rng):
+        f = spec.prior
+        draws, acc, evals = _chain_kernel(st.theta, st.logx, st.starts, st.T, spec.s_L, spec.log_a, spec.inv_scale,
+                                          spec.power, spec.mode, spec.T0, float(spec.n0), n_steps, thin,
+                                          spec.n_slice, spec.width, st.chol, st.chol_inv, f.kind, f.shape, f.rate,
+                                          f.prec, rng)
+        stats = {"record_acceptance": acc, "slice_evaluations": evals} if latent else {"slice_evaluations": evals}
+        return {"alpha": draws, "mean_composition": draws / draws.sum(axis=-1, keepdims=True)}, stats
+
+    def adapt(st, draws, stats):
+        dr = draws["alpha"]
+        st.chol, st.chol_inv = _slice_transform(np.exp(np.log(dr[len(dr) // 2:]).mean(axis=0)), spec)
+        return st
+
+    dims = {"alpha": ["component"], "mean_composition": ["component"]}
+    return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords={"component": np.arange(spec.d)})
 
 
-# %% notebooks/07_mcmc.py, cell 20: The public samplers
+# %% notebooks/07_mcmc.py, cell 21: The public samplers
 _PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
 
 def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs=None):
-    """Check the keywords shared by every sampler."""
-    if n_jobs is not None:
-        _check_count(n_jobs, "n_jobs")
-    n_iter = _check_count(n_iter, "n_iter")
-    n_warmup = _check_count(n_warmup, "n_warmup", 0)
-    n_chains = _check_count(n_chains, "n_chains")
-    thin = _check_count(thin, "thin")
-    if thin > n_iter:
-        raise ValueError(f"thin must be <= n_iter = {n_iter} (at least one draw per chain), got {thin}")
-    n_slice = _check_count(n_slice, "n_slice")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
-    return n_iter, n_warmup, n_chains, thin, n_slice
+    """Check the keywords shared by every sampler (dplit._validate.run_settings) and n_slice."""
+    V.run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs)
+    return V.count(n_slice, "n_slice")
 
 
 def _check_release(release):
@@ -576,38 +403,14 @@ def _check_release(release):
     return release
 
 
-def _kernel_prior(prior, d):
-    """(kind, shape, rate, prec) of a prior the kernel evaluates: independent gammas or their copula.
-
-    The kernel form is checked against the prior's own logpdf at a few points.
-    """
-    if not callable(getattr(prior, "logpdf", None)):
+def _kernel_form(prior, d):
+    """The prior's KernelForm (it states its own log density for the kernel; see notebook 06)."""
+    if not isinstance(prior, Prior):
         raise TypeError(f"prior must be a name in {_PRIOR_NAMES} or a dplit.priors.Prior, "
                         f"got {type(prior).__name__}")
-    shape, rate = getattr(prior, "shape", None), getattr(prior, "rate", None)
-    if shape is None or rate is None:
-        raise TypeError(f"prior {getattr(prior, 'name', prior)!r} has no kernel form: MCMC supports independent "
-                        "gamma priors (p1, p3) and a Gaussian copula with gamma marginals (p4)")
-    shape = np.broadcast_to(np.asarray(shape, dtype=float), (d,)).copy()
-    rate = np.broadcast_to(np.asarray(rate, dtype=float), (d,)).copy()
-    corr = None
-    for attr in ("corr", "correlation", "R"):
-        if getattr(prior, attr, None) is not None:
-            corr = np.asarray(getattr(prior, attr), dtype=float)
-            break
-    if corr is None:
-        kind, prec = _PRIOR_GAMMA, np.zeros((d, d))
-    else:
-        if corr.shape != (d, d):
-            raise ValueError(f"the prior's correlation matrix has shape {corr.shape}, expected {(d, d)}")
-        kind, prec = _PRIOR_COPULA, np.linalg.inv(corr) - np.eye(d)
-    pts = [shape / rate * f for f in (np.ones(d), np.linspace(0.6, 1.4, d), np.linspace(1.3, 0.8, d))]
-    ours = np.array([_prior_logpdf_kernel(p, kind, shape, rate, prec) for p in pts])
-    theirs = np.array([float(np.asarray(prior.logpdf(p)).ravel()[0]) for p in pts])
-    if not np.allclose(np.diff(ours), np.diff(theirs), rtol=1e-6, atol=1e-8):
-        raise ValueError(f"prior {getattr(prior, 'name', prior)!r}: its logpdf does not match the gamma/copula "
-                         "form read from its attributes (shape, rate, corr)")
-    return kind, shape, rate, prec
+    if prior.d != d:
+        raise ValueError(f"prior has d = {prior.d} components, the release has d = {d}")
+    return prior.kernel_form()
 
 
 def _prior_name(prior):
@@ -650,30 +453,16 @@ def _blocks(release, both, b=None):
     return out
 
 
-def _spec_from_blocks(blocks, a, prior_arrays, n_slice, mode=_UPDATE_JU):
-    """Build the chain specification from blocks and the prior's kernel arrays."""
-    kind, shape, rate, prec = prior_arrays
-    d = shape.size
+def _spec_from_blocks(blocks, a, form, n_slice, mode=_UPDATE_JU):
+    """Build the chain specification from blocks and the prior's KernelForm."""
+    d = form.shape.size
     s_L = np.array([blk[0] for blk in blocks])
     n_part = np.array([blk[1] for blk in blocks], dtype=float)
     m = np.array([blk[2] for blk in blocks], dtype=np.int64)
     init_s = (n_part[:, None] * s_L).sum(axis=0) / n_part.sum()
     return _Spec(s_L=s_L, m=m, power=n_part / m, inv_scale=np.array([1.0 / blk[3] for blk in blocks]),
-                 log_a=float(np.log(a)), T0=np.zeros(d), n0=0.0, kind=kind, shape=shape, rate=rate,
-                 prec=prec, init_s=init_s, n_slice=n_slice, mode=mode)
-
-
-def _package(draws, acc, evals, runtime, seeds, attrs, observed):
-    """ArviZ object with alpha, mean_composition, sample stats and attrs."""
-    d = draws.shape[-1]
-    stats_ = {"slice_evaluations": evals}
-    if acc is not None:
-        stats_["record_acceptance"] = acc
-    attrs = dict(attrs, seeds=seeds, runtime=float(runtime))
-    return to_arviz({"alpha": draws, "mean_composition": draws / draws.sum(axis=-1, keepdims=True)},
-                    dims={"alpha": ["component"], "mean_composition": ["component"]},
-                    coords={"component": np.arange(d)}, sample_stats=stats_, attrs=attrs,
-                    observed_data=observed)
+                 log_a=float(np.log(a)), T0=np.zeros(d), n0=0.0, prior=form, init_s=init_s, n_slice=n_slice,
+                 mode=mode)
 
 
 def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, thin=1, n_slice=2,
@@ -717,49 +506,43 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
     if not in_stat_range(s):
         raise ValueError("statistic must lie in Range(S0) (sum(exp(statistic)) < 1), as an exact S0(D) does; "
                          "for a noisy released statistic use dp_mcmc")
-    n = _check_count(n, "n")
-    n_iter, n_warmup, n_chains, thin, n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice,
-                                                           progress, n_jobs)
-    rng = np.random.default_rng(rng)
+    n = V.count(n, "n")
+    n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs)
+    rng = V.rng(rng)
     if isinstance(prior, str) and prior.lower() != "p1":
         raise ValueError(f"mcmc takes prior 'p1' or a Prior object (p2-p5 are built from a release), got {prior!r}")
-    prior_obj = _resolve_prior(prior, None, s.size, rng)[0]
-    kind, shape, rate, prec = _kernel_prior(prior_obj, s.size)
+    form = _kernel_form(_resolve_prior(prior, None, s.size, rng)[0], s.size)
     spec = _Spec(s_L=np.zeros((0, s.size)), m=np.zeros(0, dtype=np.int64), power=np.zeros(0),
-                 inv_scale=np.zeros(0), log_a=0.0, T0=n * s, n0=float(n), kind=kind, shape=shape, rate=rate,
-                 prec=prec, init_s=s, n_slice=n_slice)
-    draws, _, evals, runtime, seeds = _run_chains(spec, rng, n_iter, n_warmup, n_chains, thin, progress, n_jobs)
-    attrs = {"method": "MCMC", "prior": _prior_name(prior), "eps": float("inf"), "n": n, "n_iter": n_iter,
-             "n_warmup": n_warmup, "thin": thin, "n_slice": n_slice}
-    return _package(draws, None, evals, runtime, seeds, attrs, {"statistic": s})
+                 inv_scale=np.zeros(0), log_a=0.0, T0=n * s, n0=float(n), prior=form, init_s=s, n_slice=n_slice)
+    attrs = {"method": "MCMC", "prior": _prior_name(prior), "eps": float("inf"), "n": n, "n_slice": n_slice}
+    return run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
+               progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"statistic": s},
+               report_vars=["alpha"], desc="MCMC iterations")
 
 
 def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs,
             method):
     """Shared body of dp_mcmc and dp_remcmc."""
     release = _check_release(release)
-    n_iter, n_warmup, n_chains, thin, n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice,
-                                                           progress, n_jobs)
-    if record_update not in _RECORD_UPDATES:
-        raise ValueError(f"record_update must be one of {tuple(_RECORD_UPDATES)}, got {record_update!r}")
-    rng = np.random.default_rng(rng)
+    n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs)
+    V.choice(record_update, "record_update", tuple(_RECORD_UPDATES))
+    rng = V.rng(rng)
     prior_obj, both = _resolve_prior(prior, release, release.d, rng)
     blocks = _blocks(release, both, b)
-    spec = _spec_from_blocks(blocks, release.a, _kernel_prior(prior_obj, release.d), n_slice,
+    spec = _spec_from_blocks(blocks, release.a, _kernel_form(prior_obj, release.d), n_slice,
                              mode=_RECORD_UPDATES[record_update])
-    draws, acc, evals, runtime, seeds = _run_chains(spec, rng, n_iter, n_warmup, n_chains, thin, progress,
-                                                    n_jobs)
     attrs = {"method": method, "prior": _prior_name(prior), "eps": release.eps1, "a": release.a,
              "n": release.n, "n1": release.n1, "n2": release.n2, "parts": "+".join(
                  ["D1", "D2"] if len(blocks) == 2 else (["D2"] if release.split else ["D"])),
-             "latent_records": int(spec.m.sum()), "n_iter": n_iter, "n_warmup": n_warmup, "thin": thin,
-             "n_slice": n_slice}
+             "latent_records": int(spec.m.sum()), "n_slice": n_slice}
     if method == "DPreMCMC":
         attrs.update(b=int(b), record_update=record_update)
     observed = {"s_L": np.asarray(release.s_L)}
     if release.split:
         observed["s_L1"] = np.asarray(release.s_L1)
-    return _package(draws, acc, evals, runtime, seeds, attrs, observed)
+    return run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
+               progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data=observed, report_vars=["alpha"],
+               desc="MCMC iterations")
 
 
 def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=10, n_slice=20,
@@ -803,7 +586,20 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
         Posterior ``alpha`` and ``mean_composition`` (chain, draw, component); sample stats
         ``record_acceptance`` (per iteration, averaged over the thinning window) and
         ``slice_evaluations``; attrs ``method="DPMCMC"``, ``prior``, ``eps``, ``a``, ``n``,
-        ``n1``, ``n2``, ``parts``, ``seeds``, ``runtime``.
+        ``n1``, ``n2``, ``parts``, ``seeds``, ``runtime``, and the convergence report of
+        :func:`dplit.sampling.run` (``rhat_max``, ``ess_bulk_min``, ``mpsrf``, ``converged``;
+        a ``ConvergenceWarning`` when the chains have not converged).
+
+    Examples
+    --------
+    >>> from dplit.dirichlet import dirichlet_draws
+    >>> from dplit.release import release
+    >>> X = dirichlet_draws([2.0, 3.0, 4.0], 500, rng=1)
+    >>> r = release(X, 1.0, 0.5, [1e-3, 1e-2], 0.01, rng=2, secure=False)
+    >>> res = dp_mcmc(r, n_iter=4000, n_warmup=1000, n_chains=2, rng=3, progress=False)
+    >>> mean = res.posterior["mean_composition"].mean(("chain", "draw")).values
+    >>> bool(np.abs(mean - np.array([2.0, 3.0, 4.0]) / 9).max() < 0.05)      # E[x] recovered
+    True
     """
     return _dp_run(release, prior, None, "ju", n_iter, n_warmup, n_chains, thin, n_slice, rng,
                    progress, n_jobs, "DPMCMC")
@@ -835,12 +631,12 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
     arviz.InferenceData
         As :func:`dp_mcmc`, with ``method="DPreMCMC"`` and attrs ``b`` and ``record_update``.
     """
-    b = _check_count(b, "b")
+    b = V.count(b, "b")
     return _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress,
                    n_jobs, "DPreMCMC")
 
 
-# %% notebooks/07_mcmc.py, cell 25: Prior p5 (Guo et al., Sec. 4.2.1)
+# %% notebooks/07_mcmc.py, cell 26: Prior p5 (Guo et al., Sec. 4.2.1)
 def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=False,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
@@ -864,9 +660,9 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     release = _check_release(release)
     if not release.split:
         raise ValueError("p5 needs a split release (n1 > 0): it is the posterior given S_L(D1, a)")
-    n_draws = _check_count(n_draws, "n_draws")
-    n_chains = _check_count(n_chains, "n_chains")
-    thin = _check_count(thin, "thin")
+    n_draws = V.count(n_draws, "n_draws")
+    n_chains = V.count(n_chains, "n_chains")
+    thin = V.count(thin, "thin")
     d1 = Release.from_statistic(release.s_L1, release.n1, release.a, release.eps1)
     per_chain = -(-n_draws // n_chains)
     res = dp_mcmc(d1, prior="p1", n_iter=per_chain * thin, n_warmup=n_warmup, n_chains=n_chains, thin=thin,
@@ -875,66 +671,27 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     return DrawsPrior(draws, name="p5", source=f"DPMCMC_p1 on S_L(D1, a), n1 = {release.n1}")
 
 
-# %% notebooks/07_mcmc.py, cell 28: Convergence: the multivariate Gelman-Rubin statistic (Guo et al., S5)
-def mpsrf(result, var="alpha"):
-    """Multivariate potential scale reduction factor (Brooks and Gelman 1998), as in Guo et al. S5.
-
-    Parameters
-    ----------
-    result : arviz.InferenceData or array_like
-        A sampler's result, or draws with shape (chain, draw, p).
-    var : str, default "alpha"
-        Posterior variable when ``result`` is an ArviZ object.
-
-    Returns
-    -------
-    float
-        ``(t-1)/t + (m+1)/m * lambda_1`` with ``lambda_1`` the largest eigenvalue of ``W^-1 B/t``.
-    """
-    x = np.asarray(result.posterior[var].values if hasattr(result, "posterior") else result, dtype=float)
-    if x.ndim == 2:
-        x = x[..., None]
-    if x.ndim != 3:
-        raise ValueError(f"draws must have shape (chain, draw, p), got {x.shape}")
-    m, t, _ = x.shape
-    if m < 2 or t < 2:
-        raise ValueError(f"mpsrf needs at least 2 chains of 2 draws, got {m} chains of {t}")
-    means = x.mean(axis=1)
-    centred = x - means[:, None, :]
-    W = np.einsum("cti,ctj->ij", centred, centred) / (m * (t - 1))
-    dev = means - means.mean(axis=0)
-    B_t = dev.T @ dev / (m - 1)
-    lam = np.max(np.real(np.linalg.eigvals(np.linalg.solve(W, B_t))))
-    return float((t - 1) / t + (m + 1) / m * lam)
-
-
-# %% notebooks/07_mcmc.py, cell 31: Exactness: simulation-based calibration (Talts et al. 2018)
+# %% notebooks/07_mcmc.py, cell 32: Exactness: simulation-based calibration (Talts et al. 2018)
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
                rng=None):
-    """Ranks (n_rep, d) of prior draws among L thinned DPMCMC draws (simulation-based calibration).
+    """Ranks (n_rep, d) of p1 draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks).
 
     Data are simulated from p1 and the release of Guo et al. (Laplace scale -d log(a) / (n eps));
     the sampler is told a scale multiplied by ``scale_factor`` (1 = correct) and uses ``b`` latent
     records (None = n, DPMCMC).
     """
-    rng = np.random.default_rng(rng)
-    shape, rate = np.ones(d), np.full(d, 0.1)
+    p1 = GammaPrior(1.0, 0.1, d=d)
     scale = -d * np.log(a) / (n * eps)
-    m = n if b is None else b
-    ranks = np.empty((n_rep, d), dtype=np.int64)
-    for r in range(n_rep):
-        alpha = rng.gamma(shape, 1.0 / rate)
-        logx = _log_dirichlet_draws(alpha, n, rng)
-        s_L = np.maximum(logx, np.log(a)).mean(axis=0) + rng.laplace(0.0, scale, d)
-        spec = _spec_from_blocks([(s_L, n, m, scale * scale_factor)], a,
-                                 (_PRIOR_GAMMA, shape, rate, np.zeros((d, d))), n_slice)
-        draws = _run_chain(spec, rng, L * thin, n_warmup, thin)[0]
-        ranks[r] = (draws < alpha).sum(axis=0)
-    return ranks
 
+    def simulate(g):
+        alpha = g.gamma(p1.shape, 1.0 / p1.rate)
+        logx = _log_dirichlet_draws_reference(alpha, n, g)
+        return alpha, np.maximum(logx, np.log(a)).mean(axis=0) + g.laplace(0.0, scale, d)
 
-def _rank_uniformity_pvalues(ranks, L=19, n_bins=10):
-    """Chi-square p-value per component for ranks uniform on {0, ..., L} (L + 1 divisible by n_bins)."""
-    from scipy import stats
-    counts = np.stack([np.bincount(r * n_bins // (L + 1), minlength=n_bins) for r in ranks.T])
-    return stats.chisquare(counts, axis=1).pvalue
+    def posterior(s_L, n_draws, g):
+        spec = _spec_from_blocks([(s_L, n, n if b is None else b, scale * scale_factor)], a, p1.kernel_form(),
+                                 n_slice)
+        draws = run_chains(_sampler(spec), n_iter=n_draws * thin, n_warmup=n_warmup, n_chains=1, thin=thin, rng=g)
+        return draws[0]["alpha"][0]
+
+    return sbc_ranks(simulate, posterior, n_rep, L=L, rng=rng)

@@ -9,6 +9,10 @@ __all__ = [
     "PRIOR_NAMES",
     "NoDensityError",
     "Prior",
+    "PRIOR_GAMMA",
+    "PRIOR_COPULA",
+    "KernelForm",
+    "kernel_logpdf",
     "GammaPrior",
     "fit_gamma",
     "fit_gammas",
@@ -22,11 +26,15 @@ __all__ = [
 
 # %% notebooks/06_priors.py, cell 6: One interface
 import math
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 from scipy import special, stats
 
-from dplit.bootstrap import _check_count, dp_boots
+from dplit import _validate as V
+from dplit.bootstrap import dp_boots
+from dplit.dirichlet import _gammainc_pq, _ndtri_lower
 from dplit.release import Release
 
 PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
@@ -64,7 +72,7 @@ class Prior:
     has_density = False
 
     def __init__(self, d, name=None):
-        self.d = _check_count(d, "d", minimum=2)
+        self.d = V.count(d, "d", minimum=2)
         if name is not None:
             if not isinstance(name, str):
                 raise TypeError(f"name must be a str, got {type(name).__name__}")
@@ -94,6 +102,15 @@ class Prior:
         """Log density of valid rows of alpha (k, d) -> (k,)."""
         raise NotImplementedError
 
+    def kernel_form(self):
+        """The log density as the samplers' numba kernels evaluate it: a :class:`KernelForm`."""
+        if not self.has_density:
+            raise NoDensityError(f"prior {self.name} is known only through draws and has no density, "
+                                 "which MCMC needs; use a prior with a density (p1, p3, p4)")
+        raise TypeError(f"prior {self.name!r} ({type(self).__name__}) has no kernel form: the samplers evaluate "
+                        "independent gammas (GammaPrior) and Gaussian copulas with gamma marginals "
+                        "(GaussianCopulaPrior); define kernel_form() returning a KernelForm")
+
     def describe(self):
         """A one-line description."""
         return f"{self.name}: a prior on alpha in (0, inf)^{self.d}"
@@ -103,10 +120,60 @@ class Prior:
 
     def _rng_size(self, size, rng):
         """Validated (size, Generator)."""
-        return _check_count(size, "size", minimum=0), np.random.default_rng(rng)
+        return V.count(size, "size", minimum=0), V.rng(rng)
 
 
-# %% notebooks/06_priors.py, cell 8: p1 and p3: independent gammas
+# %% notebooks/06_priors.py, cell 8: The prior inside a numba kernel
+PRIOR_GAMMA = 0     # independent gammas (p1, p3)
+PRIOR_COPULA = 1    # Gaussian copula with gamma marginals (p4)
+
+
+class KernelForm(NamedTuple):
+    """A prior's log density as numba kernels read it (see ``_prior_logpdf_kernel``)."""
+
+    kind: int               # PRIOR_GAMMA or PRIOR_COPULA
+    shape: np.ndarray       # (d,) gamma shapes v
+    rate: np.ndarray        # (d,) gamma rates w
+    prec: np.ndarray        # (d, d) R^-1 - I for the copula; zeros for independent gammas
+    const: float            # log normalising constant, left out by the kernel
+
+
+@njit(cache=True, nogil=True)
+def _prior_logpdf_kernel(alpha, kind, shape, rate, prec):
+    """Log prior density of alpha without its constant: independent gammas, or their Gaussian copula."""
+    d = alpha.size
+    out = 0.0
+    for j in range(d):
+        if not alpha[j] > 0.0:
+            return -np.inf
+        out += (shape[j] - 1.0) * math.log(alpha[j]) - rate[j] * alpha[j]
+    if kind == PRIOR_COPULA:
+        z = np.empty(d)
+        for j in range(d):
+            p, q = _gammainc_pq(shape[j], rate[j] * alpha[j])
+            if p <= 0.0 or q <= 0.0:
+                return -np.inf
+            z[j] = _ndtri_lower(p) if p < 0.5 else -_ndtri_lower(q)
+        quad = 0.0
+        for j in range(d):
+            for k in range(d):
+                quad += z[j] * prec[j, k] * z[k]
+        out -= 0.5 * quad
+    return out
+
+
+def kernel_logpdf(form, alpha):
+    """Log density of one alpha (d,) from a KernelForm, constant included (equals ``Prior.logpdf``)."""
+    alpha = np.asarray(alpha, dtype=float)
+    return _prior_logpdf_kernel(alpha, form.kind, form.shape, form.rate, form.prec) + form.const
+
+
+def _gamma_const(shape, rate):
+    """log of the gamma normalising constants, sum_j v_j log w_j - log Gamma(v_j)."""
+    return float(np.sum(shape * np.log(rate) - special.gammaln(shape)))
+
+
+# %% notebooks/06_priors.py, cell 10: p1 and p3: independent gammas
 class GammaPrior(Prior):
     """Independent ``alpha_j ~ Gamma(shape_j, rate_j)`` (p1 with the defaults; p3 when fitted).
 
@@ -144,6 +211,11 @@ class GammaPrior(Prior):
         """The frozen ``scipy.stats.gamma`` law of component ``j``."""
         return stats.gamma(self.shape[j], scale=1.0 / self.rate[j])
 
+    def kernel_form(self):
+        """Independent gammas for the samplers' kernels (see :class:`KernelForm`)."""
+        return KernelForm(PRIOR_GAMMA, self.shape.copy(), self.rate.copy(), np.zeros((self.d, self.d)),
+                          _gamma_const(self.shape, self.rate))
+
     def describe(self):
         """A one-line description."""
         if np.all(self.shape == self.shape[0]) and np.all(self.rate == self.rate[0]):
@@ -154,7 +226,7 @@ class GammaPrior(Prior):
         return f"{self.name}: independent alpha_j ~ {par}, d = {self.d}"
 
 
-# %% notebooks/06_priors.py, cell 11: p1 and p3: independent gammas
+# %% notebooks/06_priors.py, cell 13: p1 and p3: independent gammas
 def fit_gamma(y, *, tol=1e-12, max_iter=100):
     """Maximum-likelihood ``(shape, rate)`` of a gamma law from a positive sample.
 
@@ -200,7 +272,7 @@ def fit_gammas(draws):
     return np.array([f[0] for f in fits]), np.array([f[1] for f in fits])
 
 
-# %% notebooks/06_priors.py, cell 14: p2 and p5: priors known through draws
+# %% notebooks/06_priors.py, cell 16: p2 and p5: priors known through draws
 class DrawsPrior(Prior):
     """A prior known only through draws: the empirical law of ``draws`` (p2, p5).
 
@@ -242,7 +314,7 @@ class DrawsPrior(Prior):
         return f"{self.name}: empirical law of {len(self.draws)} draws ({self.source}{dropped}), d = {self.d}"
 
 
-# %% notebooks/06_priors.py, cell 17: p4: a Gaussian copula with gamma marginals
+# %% notebooks/06_priors.py, cell 19: p4: a Gaussian copula with gamma marginals
 def normal_scores_correlation(draws):
     """Correlation matrix of the normal scores ``Phi^-1(rank / (N + 1))`` of each column of draws (N, d)."""
     draws = np.asarray(draws, dtype=float)
@@ -329,6 +401,11 @@ class GaussianCopulaPrior(Prior):
         """The frozen ``scipy.stats.gamma`` law of component ``j``."""
         return stats.gamma(self.shape[j], scale=1.0 / self.rate[j])
 
+    def kernel_form(self):
+        """Gamma marginals and the copula's R^-1 - I for the samplers' kernels (see :class:`KernelForm`)."""
+        return KernelForm(PRIOR_COPULA, self.shape.copy(), self.rate.copy(), self._prec_minus_eye.copy(),
+                          _gamma_const(self.shape, self.rate) - 0.5 * self._logdet)
+
     def describe(self):
         """A one-line description."""
         off = self.corr[np.triu_indices(self.d, 1)]
@@ -337,7 +414,7 @@ class GaussianCopulaPrior(Prior):
                 f"[{off.min():.2f}, {off.max():.2f}], d = {self.d}")
 
 
-# %% notebooks/06_priors.py, cell 21: Building the priors from a release: `make_prior`
+# %% notebooks/06_priors.py, cell 23: Building the priors from a release: `make_prior`
 def _split_part(release, name):
     """Check that ``release`` is a split Release (priors p2-p5 learn from its D1 part)."""
     if release is None:
@@ -355,38 +432,45 @@ def p2_draws(release, n_draws=10_000, *, rng=None, **boots_options):
     Rows of failed replicates (NaN) are kept; :class:`DrawsPrior` drops them.
     """
     _split_part(release, "p2")
-    n_draws = _check_count(n_draws, "n_draws", minimum=10)
+    n_draws = V.count(n_draws, "n_draws", minimum=10)
     return dp_boots(release, n_draws, part="D1", rng=rng, **boots_options).alpha
 
 
 def make_prior(name, release=None, *, d=None, rng=None, n_draws=None, draws=None, shape=1.0, rate=0.1,
                **options):
-    """Build one of the priors p1-p5 of Guo et al. (Sec. 4.2.1, Table 1).
+    """Build one of the priors p1-p4 of Guo et al. (Sec. 4.2.1, Table 1); p5 is ``dplit.mcmc.p5_prior``.
 
     Parameters
     ----------
-    name : {"p1", "p2", "p3", "p4", "p5"}
-        Which prior.
+    name : {"p1", "p2", "p3", "p4"}
+        Which prior (``"p5"`` raises a ValueError pointing to ``dplit.mcmc.p5_prior``).
     release : dplit.release.Release, optional
-        A split release (``n1 > 0``); required for p2-p5, which learn from ``S_L(D1, a)``.
+        A split release (``n1 > 0``); required for p2-p4, which learn from ``S_L(D1, a)``.
     d : int, optional
         Number of components for p1 (default ``release.d``).
     rng : None, int or numpy.random.Generator
-        Randomness of the p2 sample (p2-p4) or of the p5 sampler.
+        Randomness of the p2 sample (p2-p4).
     n_draws : int, optional
-        Size of the p2 sample (p2-p4; default 10,000), or number of p5 draws (default: that of
-        ``dplit.mcmc.p5_prior``).
+        Size of the p2 sample (p2-p4; default 10,000).
     draws : array_like, shape (N, d), optional
         A p2 sample to reuse instead of running DPBoots (p2-p4).
     shape, rate : float or array_like
         Parameters of p1 (default Gamma(1, 0.1)).
     **options
-        p2-p4: passed to :func:`dplit.bootstrap.dp_boots`; p5: passed to ``dplit.mcmc.p5_prior``.
+        Passed to :func:`dplit.bootstrap.dp_boots`.
 
     Returns
     -------
     Prior
-        ``GammaPrior`` (p1, p3), ``DrawsPrior`` (p2, p5) or ``GaussianCopulaPrior`` (p4).
+        ``GammaPrior`` (p1, p3), ``DrawsPrior`` (p2) or ``GaussianCopulaPrior`` (p4).
+
+    Examples
+    --------
+    >>> p1 = make_prior("p1", d=3)
+    >>> p1.describe()
+    'p1: independent alpha_j ~ Gamma(shape=1, rate=0.1), d = 3'
+    >>> bool(abs(p1.logpdf([1.0, 2.0, 3.0]) - 3 * np.log(0.1) + 0.6) < 1e-12)
+    True
     """
     if name not in PRIOR_NAMES:
         raise ValueError(f"name must be one of {PRIOR_NAMES}, got {name!r}")
@@ -398,15 +482,8 @@ def make_prior(name, release=None, *, d=None, rng=None, n_draws=None, draws=None
         return GammaPrior(shape, rate, d=d, name="p1")
     release = _split_part(release, name)
     if name == "p5":
-        try:
-            from dplit.mcmc import p5_prior  # the one upward import (notebook 07): see the notebook
-        except ImportError as err:
-            raise ImportError("prior p5 is the DPMCMC posterior given the D1 release and needs dplit.mcmc "
-                              "(notebook 07) with p5_prior(release, *, rng, **options); it is not available: "
-                              f"{err}") from err
-        if n_draws is not None:
-            options["n_draws"] = n_draws
-        return p5_prior(release, rng=rng, **options)
+        raise ValueError("prior p5 is the DPMCMC_p1 posterior given S_L(D1, a): build it with "
+                         "dplit.mcmc.p5_prior(release) (notebook 07), or pass prior='p5' to a sampler")
     if draws is None:
         draws = p2_draws(release, 10_000 if n_draws is None else n_draws, rng=rng, **options)
     elif options:

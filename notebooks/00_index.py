@@ -32,13 +32,15 @@
 # | notebook | exported module | what it covers | paper, section |
 # |---|---|---|---|
 # | `00_index` | (none) | this page | |
-# | `01_mechanisms` | `dplit.mechanisms`, `dplit.accounting` | Laplace, geometric, discrete Gaussian, randomized response; budgets, RDP, privacy audit | Guo et al. Sec. 2.1; dapper Ex. 1-2; Dirichlet mech. App. B |
+# | `01_mechanisms` | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; privacy audit | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
+# | `01b_accounting` | `dplit.accounting` | budgets, Rényi DP, zCDP, exact discrete-Gaussian epsilon | Guo et al. Sec. 2.1; dapper Ex. 2; Dirichlet mech. App. B |
 # | `02_dirichlet` | `dplit.dirichlet` | the Dirichlet model: statistics, likelihood, MLE, fast draws | Guo et al. Sec. 2.2, 4.2.4 |
 # | `03_censoring` | `dplit.censoring` | how much censoring at threshold $a$ costs | Guo et al. Supp. S1 |
 # | `04_release` | `dplit.release` | the curator's release: threshold selection + Laplace noise | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
 # | `05_dpboots` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
 # | `06_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
-# | `07_mcmc` | `dplit.mcmc` | MCMC, DPMCMC, DPreMCMC | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
+# | `06b_sampling` | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
+# | `07_mcmc` | `dplit.mcmc` | MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
 # | `08_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
 # | `09_approx` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
 # | `10_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
@@ -47,7 +49,7 @@
 # | `13_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic | dapper |
 # | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins | Nixon et al. |
 #
-# Notebooks are added as their issues land; a module only imports modules with a lower number.
+# Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).
 
 # %% [markdown]
 # ## Parameters

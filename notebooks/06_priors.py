@@ -75,11 +75,15 @@ print(f"quick mode: {is_quick()}; n_draws = {n_draws}, n_check = {n_check}")
 # %%
 #| export
 import math
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 from scipy import special, stats
 
-from dplit.bootstrap import _check_count, dp_boots
+from dplit import _validate as V
+from dplit.bootstrap import dp_boots
+from dplit.dirichlet import _gammainc_pq, _ndtri_lower
 from dplit.release import Release
 
 PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
@@ -117,7 +121,7 @@ class Prior:
     has_density = False
 
     def __init__(self, d, name=None):
-        self.d = _check_count(d, "d", minimum=2)
+        self.d = V.count(d, "d", minimum=2)
         if name is not None:
             if not isinstance(name, str):
                 raise TypeError(f"name must be a str, got {type(name).__name__}")
@@ -147,6 +151,15 @@ class Prior:
         """Log density of valid rows of alpha (k, d) -> (k,)."""
         raise NotImplementedError
 
+    def kernel_form(self):
+        """The log density as the samplers' numba kernels evaluate it: a :class:`KernelForm`."""
+        if not self.has_density:
+            raise NoDensityError(f"prior {self.name} is known only through draws and has no density, "
+                                 "which MCMC needs; use a prior with a density (p1, p3, p4)")
+        raise TypeError(f"prior {self.name!r} ({type(self).__name__}) has no kernel form: the samplers evaluate "
+                        "independent gammas (GammaPrior) and Gaussian copulas with gamma marginals "
+                        "(GaussianCopulaPrior); define kernel_form() returning a KernelForm")
+
     def describe(self):
         """A one-line description."""
         return f"{self.name}: a prior on alpha in (0, inf)^{self.d}"
@@ -156,7 +169,74 @@ class Prior:
 
     def _rng_size(self, size, rng):
         """Validated (size, Generator)."""
-        return _check_count(size, "size", minimum=0), np.random.default_rng(rng)
+        return V.count(size, "size", minimum=0), V.rng(rng)
+
+# %% [markdown]
+# ## The prior inside a numba kernel
+#
+# The samplers of notebook 07 evaluate the prior millions of times inside compiled code, so each prior also
+# states its log density in a small, explicit form that a numba kernel reads: `kernel_form()` returns a
+# `KernelForm(kind, shape, rate, prec, const)`. Two kinds cover p1, p3 and p4:
+#
+# * `PRIOR_GAMMA`: $\sum_j (v_j - 1)\log\alpha_j - w_j\alpha_j$, independent gammas;
+# * `PRIOR_COPULA`: the same plus the Gaussian-copula term $-\tfrac12 \mathbf z^\top (R^{-1} - I)\mathbf z$ with
+#   $z_j = \Phi^{-1}(F_j(\alpha_j))$ (the regularised incomplete gamma function and the normal quantile are numba
+#   special functions of `dplit.dirichlet`).
+#
+# The kernel leaves out the normalising constant `const` (the samplers do not need it; adding it would change
+# their floating-point comparisons); `kernel_logpdf(form, alpha)` adds it back, and the check below asks that
+# it equals `Prior.logpdf` for every prior kind: the density is written once per prior, and the kernel's form
+# is tested against it, not guessed from attributes. Priors known through draws (p2, p5) have no kernel form.
+
+# %%
+#| export
+PRIOR_GAMMA = 0     # independent gammas (p1, p3)
+PRIOR_COPULA = 1    # Gaussian copula with gamma marginals (p4)
+
+
+class KernelForm(NamedTuple):
+    """A prior's log density as numba kernels read it (see ``_prior_logpdf_kernel``)."""
+
+    kind: int               # PRIOR_GAMMA or PRIOR_COPULA
+    shape: np.ndarray       # (d,) gamma shapes v
+    rate: np.ndarray        # (d,) gamma rates w
+    prec: np.ndarray        # (d, d) R^-1 - I for the copula; zeros for independent gammas
+    const: float            # log normalising constant, left out by the kernel
+
+
+@njit(cache=True, nogil=True)
+def _prior_logpdf_kernel(alpha, kind, shape, rate, prec):
+    """Log prior density of alpha without its constant: independent gammas, or their Gaussian copula."""
+    d = alpha.size
+    out = 0.0
+    for j in range(d):
+        if not alpha[j] > 0.0:
+            return -np.inf
+        out += (shape[j] - 1.0) * math.log(alpha[j]) - rate[j] * alpha[j]
+    if kind == PRIOR_COPULA:
+        z = np.empty(d)
+        for j in range(d):
+            p, q = _gammainc_pq(shape[j], rate[j] * alpha[j])
+            if p <= 0.0 or q <= 0.0:
+                return -np.inf
+            z[j] = _ndtri_lower(p) if p < 0.5 else -_ndtri_lower(q)
+        quad = 0.0
+        for j in range(d):
+            for k in range(d):
+                quad += z[j] * prec[j, k] * z[k]
+        out -= 0.5 * quad
+    return out
+
+
+def kernel_logpdf(form, alpha):
+    """Log density of one alpha (d,) from a KernelForm, constant included (equals ``Prior.logpdf``)."""
+    alpha = np.asarray(alpha, dtype=float)
+    return _prior_logpdf_kernel(alpha, form.kind, form.shape, form.rate, form.prec) + form.const
+
+
+def _gamma_const(shape, rate):
+    """log of the gamma normalising constants, sum_j v_j log w_j - log Gamma(v_j)."""
+    return float(np.sum(shape * np.log(rate) - special.gammaln(shape)))
 
 # %% [markdown]
 # ## p1 and p3: independent gammas
@@ -203,6 +283,11 @@ class GammaPrior(Prior):
     def marginal(self, j):
         """The frozen ``scipy.stats.gamma`` law of component ``j``."""
         return stats.gamma(self.shape[j], scale=1.0 / self.rate[j])
+
+    def kernel_form(self):
+        """Independent gammas for the samplers' kernels (see :class:`KernelForm`)."""
+        return KernelForm(PRIOR_GAMMA, self.shape.copy(), self.rate.copy(), np.zeros((self.d, self.d)),
+                          _gamma_const(self.shape, self.rate))
 
     def describe(self):
         """A one-line description."""
@@ -479,6 +564,11 @@ class GaussianCopulaPrior(Prior):
         """The frozen ``scipy.stats.gamma`` law of component ``j``."""
         return stats.gamma(self.shape[j], scale=1.0 / self.rate[j])
 
+    def kernel_form(self):
+        """Gamma marginals and the copula's R^-1 - I for the samplers' kernels (see :class:`KernelForm`)."""
+        return KernelForm(PRIOR_COPULA, self.shape.copy(), self.rate.copy(), self._prec_minus_eye.copy(),
+                          _gamma_const(self.shape, self.rate) - 0.5 * self._logdet)
+
     def describe(self):
         """A one-line description."""
         off = self.corr[np.triu_indices(self.d, 1)]
@@ -526,12 +616,11 @@ except ValueError as err:
 # (they use its $D_1$ part): p2 is `n_draws` DPBoots draws on $S_L(D_1, a)$ (`dp_boots(release, part="D1")`), p3 and p4
 # are fitted to that same sample (pass `draws=` to reuse a p2 sample). Failed DPBoots replicates, if any, are dropped.
 #
-# **p5 and the one upward import.** p5 is the DPMCMC posterior under p1 given the $D_1$ release, and DPMCMC lives in
-# `dplit.mcmc` (notebook 07, a higher number than this one). Our layering rule says a module imports only lower
-# numbers; the single exception is here: `make_prior("p5", ...)` imports `dplit.mcmc.p5_prior` **inside the function**,
-# at call time, so `dplit.priors` itself never depends on `dplit.mcmc` and there is no import cycle. The contract:
-# `p5_prior(release, *, rng=None, **options)` returns a `Prior` (a `DrawsPrior` of posterior draws named "p5").
-# If `dplit.mcmc` or its `p5_prior` is not available, `make_prior("p5")` raises an `ImportError` saying so.
+# **p5 lives above the samplers.** p5 is the DPMCMC posterior under p1 given the $D_1$ release, and DPMCMC lives in
+# `dplit.mcmc` (notebook 07), which uses the priors of this notebook. A module imports only modules below it
+# (`dplit.LAYERS`, checked by a test), so p5 is built where DPMCMC is: `dplit.mcmc.p5_prior(release)` returns a
+# `DrawsPrior` of posterior draws named "p5", and the samplers accept `prior="p5"`. `make_prior("p5", ...)` raises a
+# `ValueError` that says so.
 
 # %%
 #| export
@@ -552,38 +641,45 @@ def p2_draws(release, n_draws=10_000, *, rng=None, **boots_options):
     Rows of failed replicates (NaN) are kept; :class:`DrawsPrior` drops them.
     """
     _split_part(release, "p2")
-    n_draws = _check_count(n_draws, "n_draws", minimum=10)
+    n_draws = V.count(n_draws, "n_draws", minimum=10)
     return dp_boots(release, n_draws, part="D1", rng=rng, **boots_options).alpha
 
 
 def make_prior(name, release=None, *, d=None, rng=None, n_draws=None, draws=None, shape=1.0, rate=0.1,
                **options):
-    """Build one of the priors p1-p5 of Guo et al. (Sec. 4.2.1, Table 1).
+    """Build one of the priors p1-p4 of Guo et al. (Sec. 4.2.1, Table 1); p5 is ``dplit.mcmc.p5_prior``.
 
     Parameters
     ----------
-    name : {"p1", "p2", "p3", "p4", "p5"}
-        Which prior.
+    name : {"p1", "p2", "p3", "p4"}
+        Which prior (``"p5"`` raises a ValueError pointing to ``dplit.mcmc.p5_prior``).
     release : dplit.release.Release, optional
-        A split release (``n1 > 0``); required for p2-p5, which learn from ``S_L(D1, a)``.
+        A split release (``n1 > 0``); required for p2-p4, which learn from ``S_L(D1, a)``.
     d : int, optional
         Number of components for p1 (default ``release.d``).
     rng : None, int or numpy.random.Generator
-        Randomness of the p2 sample (p2-p4) or of the p5 sampler.
+        Randomness of the p2 sample (p2-p4).
     n_draws : int, optional
-        Size of the p2 sample (p2-p4; default 10,000), or number of p5 draws (default: that of
-        ``dplit.mcmc.p5_prior``).
+        Size of the p2 sample (p2-p4; default 10,000).
     draws : array_like, shape (N, d), optional
         A p2 sample to reuse instead of running DPBoots (p2-p4).
     shape, rate : float or array_like
         Parameters of p1 (default Gamma(1, 0.1)).
     **options
-        p2-p4: passed to :func:`dplit.bootstrap.dp_boots`; p5: passed to ``dplit.mcmc.p5_prior``.
+        Passed to :func:`dplit.bootstrap.dp_boots`.
 
     Returns
     -------
     Prior
-        ``GammaPrior`` (p1, p3), ``DrawsPrior`` (p2, p5) or ``GaussianCopulaPrior`` (p4).
+        ``GammaPrior`` (p1, p3), ``DrawsPrior`` (p2) or ``GaussianCopulaPrior`` (p4).
+
+    Examples
+    --------
+    >>> p1 = make_prior("p1", d=3)
+    >>> p1.describe()
+    'p1: independent alpha_j ~ Gamma(shape=1, rate=0.1), d = 3'
+    >>> bool(abs(p1.logpdf([1.0, 2.0, 3.0]) - 3 * np.log(0.1) + 0.6) < 1e-12)
+    True
     """
     if name not in PRIOR_NAMES:
         raise ValueError(f"name must be one of {PRIOR_NAMES}, got {name!r}")
@@ -595,15 +691,8 @@ def make_prior(name, release=None, *, d=None, rng=None, n_draws=None, draws=None
         return GammaPrior(shape, rate, d=d, name="p1")
     release = _split_part(release, name)
     if name == "p5":
-        try:
-            from dplit.mcmc import p5_prior  # the one upward import (notebook 07): see the notebook
-        except ImportError as err:
-            raise ImportError("prior p5 is the DPMCMC posterior given the D1 release and needs dplit.mcmc "
-                              "(notebook 07) with p5_prior(release, *, rng, **options); it is not available: "
-                              f"{err}") from err
-        if n_draws is not None:
-            options["n_draws"] = n_draws
-        return p5_prior(release, rng=rng, **options)
+        raise ValueError("prior p5 is the DPMCMC_p1 posterior given S_L(D1, a): build it with "
+                         "dplit.mcmc.p5_prior(release) (notebook 07), or pass prior='p5' to a sampler")
     if draws is None:
         draws = p2_draws(release, 10_000 if n_draws is None else n_draws, rng=rng, **options)
     elif options:
@@ -663,15 +752,52 @@ assert np.all(np.abs(z4) < 4)
 assert np.max(np.abs(z3)) > 6  # p2's dependence is clear, and an independent prior misses it
 
 # %% [markdown]
-# p5 needs `dplit.mcmc`. If it is available, we build p5 too (a short DPMCMC run, which it controls); otherwise the
-# call shows the error a user would see.
+# **The kernel form equals the density.** For each prior with a density (p1, p3, p4 here, and the copula with a strong
+# correlation above), the numba kernel's log density plus the form's constant equals `logpdf` at draws of the prior
+# and at points far in its tails (where the copula's scores use the upper incomplete gamma function). The priors
+# known through draws (p2, and p5 of notebook 07) refuse with `NoDensityError`, and a prior class of a user's that
+# states no kernel form is refused with a `TypeError` rather than guessed at.
 
 # %%
+def kernel_matches_logpdf(prior, n_pts=50, seed=0):
+    """Largest |kernel_logpdf - logpdf| over prior draws and tail points."""
+    form = prior.kernel_form()
+    pts = np.vstack([prior.sample(n_pts, seed), prior.sample(5, seed + 1) * 8, prior.sample(5, seed + 2) / 8])
+    return max(abs(kernel_logpdf(form, a) - prior.logpdf(a)) for a in pts)
+
+
+for name in ("p1", "p3", "p4"):
+    err_k = kernel_matches_logpdf(priors[name])
+    print(f"{name}: max |kernel - logpdf| = {err_k:.1e}")
+    assert err_k < 1e-8
+assert kernel_matches_logpdf(cop) < 1e-8 and kernel_matches_logpdf(p_mixed) < 1e-8
+assert priors["p1"].kernel_form().kind == PRIOR_GAMMA and priors["p4"].kernel_form().kind == PRIOR_COPULA
 try:
-    priors["p5"] = make_prior("p5", rel, rng=rng)
-    print(priors["p5"].describe())
-except ImportError as err:
-    print("p5 not built here:", err)
+    priors["p2"].kernel_form()
+except NoDensityError as err:
+    print("p2 refused:", err)
+else:
+    raise AssertionError("p2 has no density")
+
+
+class MyPrior(Prior):
+    """A user's prior with a density but no kernel form."""
+    has_density = True
+
+    def _logpdf(self, alpha):
+        return -alpha.sum(axis=1)
+
+
+try:
+    MyPrior(3, name="mine").kernel_form()
+except TypeError as err:
+    assert "no kernel form" in str(err)
+else:
+    raise AssertionError("a prior without a kernel form was accepted")
+try:
+    make_prior("p5", rel)
+except ValueError as err:
+    print("p5 here:", err)
 
 # %% [markdown]
 # **Priors are picklable** (the simulation study sends them to worker processes): every prior survives a round trip,
@@ -688,7 +814,7 @@ for name, p in priors.items():
     else:
         try:
             q.logpdf(np.ones(3))
-        except NotImplementedError:  # NoDensityError; p5 is built by dplit.mcmc, which raises dplit.priors's own class
+        except NoDensityError:
             pass
         else:
             raise AssertionError(f"{name} must have no density")

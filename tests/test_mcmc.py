@@ -6,7 +6,10 @@ from scipy import integrate, special, stats
 
 from dplit import mcmc as M
 from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
+from dplit.priors import GammaPrior
 from dplit.release import Release
+from dplit.sampling import mpsrf
+from dplit.testing import rank_uniformity_pvalues
 
 FAST = dict(n_iter=1_000, n_warmup=300, n_chains=2, thin=2, progress=False)
 
@@ -30,51 +33,35 @@ def _mean_and_se(result):
     return summ["mean"].to_numpy(), summ["mcse_mean"].to_numpy()
 
 
-# ---------------------------------------------------------------- special functions and the prior
-def test_incomplete_gamma_and_normal_quantile_match_scipy():
-    for a, x in [(0.5, 0.01), (2.2, 1.0), (3.3, 10.0), (50.0, 40.0), (1.0, 1e-5), (200.0, 260.0)]:
-        p, q = M._gammainc_pq(a, x)
-        assert np.isclose(p, special.gammainc(a, x), rtol=1e-11, atol=1e-300)
-        assert np.isclose(q, special.gammaincc(a, x), rtol=1e-9, atol=1e-300)
-    for p in [1e-300, 1e-12, 0.02, 0.3, 0.5]:
-        assert np.isclose(M._ndtri_lower(p), special.ndtri(p), rtol=1e-13, atol=1e-14)
+# ---------------------------------------------------------------- the prior's kernel form
+class _NotAPrior:
+    """An object with gamma-like attributes but not a dplit Prior: no kernel form is guessed from it."""
 
-
-def test_copula_prior_kernel_matches_definition():
-    shape, rate = np.array([20.0, 30.0, 45.0]), np.array([9.0, 9.0, 10.0])
-    R = np.array([[1.0, 0.6, 0.5], [0.6, 1.0, 0.7], [0.5, 0.7, 1.0]])
-    prec = np.linalg.inv(R) - np.eye(3)
-
-    def scipy_logpdf(al):
-        z = stats.norm.ppf(stats.gamma.cdf(al, shape, scale=1 / rate))
-        return (stats.gamma.logpdf(al, shape, scale=1 / rate).sum()
-                + stats.multivariate_normal(np.zeros(3), R).logpdf(z) - stats.norm.logpdf(z).sum())
-
-    pts = [np.array([2.2, 3.3, 4.4]), np.array([1.5, 4.0, 5.0]), np.array([3.5, 2.5, 3.0])]
-    ours = [M._prior_logpdf_kernel(p, M._PRIOR_COPULA, shape, rate, prec) for p in pts]
-    assert np.allclose(np.diff(ours), np.diff([scipy_logpdf(p) for p in pts]), rtol=1e-10)
-
-
-class _GammaLike:
-    """A prior object with the gamma kernel form (shape, rate, logpdf)."""
-
-    name = "test-gamma"
-
-    def __init__(self, shape, rate, wrong=False):
-        self.shape, self.rate, self.wrong = shape, rate, wrong
+    name, shape, rate = "impostor", 1.0, 0.1
 
     def logpdf(self, alpha):
-        lp = stats.gamma.logpdf(np.asarray(alpha), self.shape, scale=1 / np.asarray(self.rate)).sum(-1)
-        return lp + (np.sum(alpha) if self.wrong else 0.0)
+        return 0.0
 
 
-def test_prior_object_kernel_form_is_checked_against_its_logpdf():
-    kind, shape, rate, _ = M._kernel_prior(_GammaLike(2.0, [0.5, 1.0, 2.0]), 3)
-    assert kind == M._PRIOR_GAMMA and np.allclose(shape, 2.0) and np.allclose(rate, [0.5, 1.0, 2.0])
-    with pytest.raises(ValueError, match="does not match"):
-        M._kernel_prior(_GammaLike(2.0, 1.0, wrong=True), 3)
-    with pytest.raises(TypeError, match="kernel form"):
-        M._kernel_prior(type("NoForm", (), {"logpdf": lambda self, a: 0.0})(), 3)
+def test_only_priors_with_a_kernel_form_are_accepted():
+    from dplit.priors import PRIOR_GAMMA, GammaPrior, Prior
+
+    form = M._kernel_form(GammaPrior(2.0, [0.5, 1.0, 2.0]), 3)
+    assert form.kind == PRIOR_GAMMA and np.allclose(form.shape, 2.0) and np.allclose(form.rate, [0.5, 1.0, 2.0])
+    with pytest.raises(TypeError, match="dplit.priors.Prior"):
+        M._kernel_form(_NotAPrior(), 3)
+
+    class Mine(Prior):
+        has_density = True
+
+        def _logpdf(self, alpha):
+            return -alpha.sum(axis=1)
+
+    rel, _ = _release(n=60, seed=2)
+    with pytest.raises(TypeError, match="no kernel form"):
+        M.dp_mcmc(rel, prior=Mine(3, name="mine"), **FAST)
+    with pytest.raises(ValueError, match="d = 2 components"):
+        M.dp_mcmc(rel, prior=GammaPrior(1.0, 0.1, d=2), **FAST)
 
 
 # ---------------------------------------------------------------- kernels against their twins
@@ -92,15 +79,16 @@ def test_record_sweep_kernel_equals_reference(alpha):
         assert np.allclose(k[1], L1.sum(0)) and np.allclose(k[2], np.maximum(L1, np.log(1e-3)).sum(0))
 
 
-def test_slice_kernel_equals_reference():
+def test_slice_kernel_equals_its_python_function():
+    # the compiled kernel and the same code run by the interpreter (.py_func), from the same stream
+    from dplit.priors import PRIOR_GAMMA
     s = np.array([-1.5, -1.2, -0.8])
     chol = np.linalg.cholesky(np.array([[0.04, 0.03, 0.03], [0.03, 0.05, 0.04], [0.03, 0.04, 0.06]]))
     th0 = np.log([2.0, 3.0, 4.0])
-    th_k = th0.copy()
-    ev_k = M._slice_kernel(th_k, 30, 3.0, chol, np.linalg.inv(chol), s, 100.0, M._PRIOR_GAMMA, np.ones(3),
-                           np.full(3, 0.1), np.zeros((3, 3)), np.random.default_rng(3))
-    th_r, ev_r = M._slice_reference(th0.copy(), 30, 3.0, chol, s, 100.0,
-                                    lambda al: stats.expon.logpdf(al, scale=10).sum(), np.random.default_rng(3))
+    args = (30, 3.0, chol, np.linalg.inv(chol), s, 100.0, PRIOR_GAMMA, np.ones(3), np.full(3, 0.1), np.zeros((3, 3)))
+    th_k, th_r = th0.copy(), th0.copy()
+    ev_k = M._slice_kernel(th_k, *args, np.random.default_rng(3))
+    ev_r = M._slice_kernel.py_func(th_r, *args, np.random.default_rng(3))
     assert ev_k == ev_r and ev_k > 30 and np.allclose(th_k, th_r, rtol=1e-10)
 
 
@@ -155,10 +143,11 @@ def test_mcmc_matches_quadrature_posterior_d2():
 
 
 # ---------------------------------------------------------------- exactness of DPMCMC: SBC
+@pytest.mark.slow
 def test_sbc_of_dp_mcmc_is_uniform_and_detects_a_wrong_scale():
     kw = dict(n=100, d=2, a=1e-2, eps=1.0, rng=3)
-    p_good = M._rank_uniformity_pvalues(M._sbc_ranks(200, **kw))
-    p_bad = M._rank_uniformity_pvalues(M._sbc_ranks(200, scale_factor=0.3, **kw))
+    p_good = rank_uniformity_pvalues(M._sbc_ranks(200, **kw))
+    p_bad = rank_uniformity_pvalues(M._sbc_ranks(200, scale_factor=0.3, **kw))
     assert np.all(p_good > 1e-3)
     assert np.min(p_bad) < 1e-3
 
@@ -207,7 +196,7 @@ def test_split_release_p1_uses_both_parts_and_p5_is_the_same_target():
     assert r1.posterior.attrs["parts"] == "D1+D2" and r1.posterior.attrs["latent_records"] == 200
     assert np.array_equal(r1.posterior["alpha"].values, r5.posterior["alpha"].values)
     assert r5.posterior.attrs["prior"] == "p5"
-    only_d2 = M.dp_mcmc(rel, prior=_GammaLike(1.0, 0.1), rng=3, **FAST)
+    only_d2 = M.dp_mcmc(rel, prior=GammaPrior(1.0, 0.1, d=3, name='vague'), rng=3, **FAST)
     assert only_d2.posterior.attrs["parts"] == "D2" and only_d2.posterior.attrs["latent_records"] == 150
 
 
@@ -222,7 +211,7 @@ def test_chains_start_inside_the_range_when_s_L_is_outside():
     X = dirichlet_draws(np.array([2.2, 3.3, 4.4]), 400, rng=g)
     rel = release(X, 0.75, 0.25, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, n1=100, rng=g, secure=False)
     assert not in_stat_range(rel.s_L)
-    spec = M._spec_from_blocks(M._blocks(rel, False), rel.a, M._kernel_prior(make_prior("p1", d=3), 3), 20)
+    spec = M._spec_from_blocks(M._blocks(rel, False), rel.a, make_prior("p1", d=3).kernel_form(), 20)
     start = M._start_statistic(spec, np.random.default_rng(1))
     assert in_stat_range(start) and np.all(M._mode_theta(spec, start) < 7.0)
     p4 = make_prior("p4", rel, rng=2, n_draws=1000)
@@ -254,10 +243,10 @@ def test_result_structure_and_determinism():
 def test_mpsrf():
     rng = np.random.default_rng(0)
     same = rng.normal(size=(4, 1000, 3))
-    assert 1.0 <= M.mpsrf(same) < 1.02
-    assert M.mpsrf(same + np.array([0, 0, 0, 1.0])[:, None, None]) > 1.1
+    assert 1.0 <= mpsrf(same) < 1.02
+    assert mpsrf(same + np.array([0, 0, 0, 1.0])[:, None, None]) > 1.1
     with pytest.raises(ValueError, match="2 chains"):
-        M.mpsrf(same[:1])
+        mpsrf(same[:1])
 
 
 # ---------------------------------------------------------------- bad input

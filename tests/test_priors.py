@@ -1,7 +1,6 @@
 """Tests of dplit.priors: p1-p5, the copula, gamma fitting, pickling and make_prior."""
 
 import pickle
-import sys
 
 import numpy as np
 import pytest
@@ -157,20 +156,44 @@ def test_make_prior_bad_input(split_release):
 
 
 def test_p5_is_drawn_by_dplit_mcmc(split_release):
-    p5 = make_prior("p5", split_release, rng=1, n_draws=200, n_warmup=200, n_chains=1, thin=2)
+    from dplit.mcmc import p5_prior
+    p5 = p5_prior(split_release, rng=1, n_draws=200, n_warmup=200, n_chains=1, thin=2)
     assert isinstance(p5, DrawsPrior) and p5.name == "p5" and not p5.has_density and p5.d == 3
     assert p5.draws.shape == (200, 3)  # n_draws reaches the p5 sampler
     draws = p5.sample(500, 2)
     assert draws.shape == (500, 3) and np.all(draws > 0)
     with pytest.raises(NotImplementedError, match="no density"):
         p5.logpdf(np.ones(3))
+    with pytest.raises(NoDensityError):
+        p5.kernel_form()
 
 
-def test_p5_without_dplit_mcmc_is_a_clear_error(split_release, monkeypatch):
-    # make_prior imports dplit.mcmc lazily (the one upward import): simulate a package without it.
-    monkeypatch.setitem(sys.modules, "dplit.mcmc", None)
-    with pytest.raises(ImportError, match="p5 .*needs dplit.mcmc"):
+def test_make_prior_p5_points_to_dplit_mcmc(split_release):
+    # priors sits below the samplers (dplit.LAYERS): it does not import dplit.mcmc, even lazily
+    with pytest.raises(ValueError, match="dplit.mcmc.p5_prior"):
         make_prior("p5", split_release, rng=1)
+
+
+def test_kernel_density_equals_logpdf_for_every_prior_kind(split_release, p2_sample):
+    from dplit.mcmc import p5_prior
+    from dplit.priors import PRIOR_COPULA, PRIOR_GAMMA, kernel_logpdf
+
+    priors = {"p1": make_prior("p1", d=3)}
+    priors.update({n: make_prior(n, split_release, draws=p2_sample) for n in ("p2", "p3", "p4")})
+    priors["p5"] = p5_prior(split_release, rng=1, n_draws=50, n_warmup=100, n_chains=1, thin=1)
+    priors["copula"] = GaussianCopulaPrior([4.0, 9.0, 2.5], [1.0, 0.5, 2.0], R)
+    kinds = {"p1": PRIOR_GAMMA, "p3": PRIOR_GAMMA, "p4": PRIOR_COPULA, "copula": PRIOR_COPULA}
+    for name, prior in priors.items():
+        if name in ("p2", "p5"):     # known through draws: no density, no kernel form
+            with pytest.raises(NoDensityError):
+                prior.kernel_form()
+            continue
+        form = prior.kernel_form()
+        assert form.kind == kinds[name]
+        pts = np.vstack([prior.sample(40, 3), prior.sample(5, 4) * 10, prior.sample(5, 5) / 10])
+        got = np.array([kernel_logpdf(form, a) for a in pts])
+        assert np.allclose(got, prior.logpdf(pts), rtol=1e-10, atol=1e-8), name
+        assert kernel_logpdf(form, -pts[0]) == -np.inf
 
 
 def test_priors_are_picklable(split_release, p2_sample):

@@ -1,0 +1,85 @@
+"""The module order of dplit.LAYERS: no module imports one of its own layer or above, no cycles."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import dplit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def dplit_imports(source: str) -> set[str]:
+    """Names of the dplit modules a source imports, anywhere in it (lazy imports in functions too)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("dplit.")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("dplit."):
+                found.add(node.module.split(".")[1])
+            elif node.module == "dplit":
+                found |= {a.name for a in node.names if a.name not in ("LAYERS", "__version__")}
+    return found
+
+
+def layering_problems(graph: dict[str, set[str]], layers) -> list[str]:
+    """Every edge of ``graph`` (module -> modules it imports) that breaks the declared ``layers``."""
+    rank = {m: i for i, layer in enumerate(layers) for m in layer}
+    problems = [f"{m} is not declared in dplit.LAYERS" for m in graph if m not in rank]
+    for module, imports in sorted(graph.items()):
+        for other in sorted(imports):
+            if other not in rank:
+                problems.append(f"{module} imports {other}, which is not declared in dplit.LAYERS")
+            elif module in rank and rank[other] >= rank[module]:
+                where = "its own layer" if rank[other] == rank[module] else "a higher layer"
+                problems.append(f"{module} (layer {rank[module]}) imports {other} from {where} "
+                                f"(layer {rank[other]})")
+    return problems
+
+
+def package_graph(folder: Path) -> dict[str, set[str]]:
+    return {p.stem: dplit_imports(p.read_text()) for p in sorted(folder.glob("*.py"))
+            if p.stem != "__init__"}
+
+
+def test_every_module_respects_the_declared_layers():
+    assert layering_problems(package_graph(ROOT / "dplit"), dplit.LAYERS) == []
+
+
+def test_layers_name_each_module_once():
+    names = [m for layer in dplit.LAYERS for m in layer]
+    assert len(names) == len(set(names))
+
+
+def test_an_inverted_import_is_caught():
+    graph = {"mechanisms": set(), "dirichlet": {"mechanisms"}, "release": {"dirichlet"}}
+    assert layering_problems(graph, dplit.LAYERS) == []
+    graph["dirichlet"] = {"release"}          # a lower module reaching up
+    problems = layering_problems(graph, dplit.LAYERS)
+    assert problems == ["dirichlet (layer 5) imports release from a higher layer (layer 7)"]
+
+
+def test_a_cycle_and_a_same_layer_import_are_caught():
+    # priors <-> mcmc: whichever way round, one edge points upward
+    problems = layering_problems({"priors": {"mcmc"}, "mcmc": {"priors"}}, dplit.LAYERS)
+    assert any("priors" in p and "higher layer" in p for p in problems)
+    problems = layering_problems({"abc": {"approx"}}, dplit.LAYERS)
+    assert problems == ["abc (layer 12) imports approx from its own layer (layer 12)"]
+
+
+def test_an_undeclared_module_is_caught():
+    assert layering_problems({"newthing": {"mechanisms"}}, dplit.LAYERS) == [
+        "newthing is not declared in dplit.LAYERS"]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from dplit.mcmc import dp_mcmc", {"mcmc"}),
+    ("import dplit.release as R", {"release"}),
+    ("from dplit import priors, sampling", {"priors", "sampling"}),
+    ("def f():\n    from dplit.mcmc import p5_prior\n", {"mcmc"}),
+    ("from . import x\nimport numpy", set()),
+])
+def test_imports_are_found_wherever_they_are(source, expected):
+    assert dplit_imports(source) == expected
