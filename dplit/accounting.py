@@ -49,7 +49,20 @@ class BudgetEntry:
     parts: tuple
 
 
-class PrivacyBudget:
+class _Ledger:
+    """What the ledgers share: a cap ``total`` (> 0, or None for no cap) and the entries charged."""
+
+    def __init__(self, total):
+        self.total = None if total is None else check.epsilon(total, "total")
+        self._entries = []
+
+    @property
+    def entries(self):
+        """Tuple of the entries (:class:`BudgetEntry` or :class:`RdpEntry`), in the order charged."""
+        return tuple(self._entries)
+
+
+class PrivacyBudget(_Ledger):
     """A ledger of pure epsilon-DP spending with sequential and parallel composition.
 
     Parameters
@@ -67,13 +80,7 @@ class PrivacyBudget:
     """
 
     def __init__(self, total):
-        self.total = check.epsilon(total, "total")
-        self._entries = []
-
-    @property
-    def entries(self):
-        """Tuple of :class:`BudgetEntry`, in the order charged."""
-        return tuple(self._entries)
+        super().__init__(check.epsilon(total, "total"))  # a pure-DP ledger always has a cap
 
     @property
     def spent(self):
@@ -226,7 +233,7 @@ class RdpEntry:
     epsilon: float
 
 
-class RdpBudget:
+class RdpBudget(_Ledger):
     """A ledger of (lam, epsilon)-RDP charges, composed to (min lam, sum epsilon)-RDP (Mironov 2017).
 
     Parameters
@@ -244,13 +251,7 @@ class RdpBudget:
     """
 
     def __init__(self, total=None):
-        self.total = None if total is None else check.epsilon(total, "total")
-        self._entries = []
-
-    @property
-    def entries(self):
-        """Tuple of :class:`RdpEntry`, in the order charged."""
-        return tuple(self._entries)
+        super().__init__(total)
 
     @property
     def lam(self):
