@@ -62,6 +62,7 @@ class _Ledger:
         return tuple(self._entries)
 
 
+# %% notebooks/01b_accounting.py, cell 9: A ledger for pure DP (Guo et al., Sec. 2.1, Prop. 1-3)
 class PrivacyBudget(_Ledger):
     """A ledger of pure epsilon-DP spending with sequential and parallel composition.
 
@@ -145,7 +146,7 @@ class PrivacyBudget(_Ledger):
         return "\n".join(lines)
 
 
-# %% notebooks/01b_accounting.py, cell 8: zCDP and the discrete Gaussian (dapper, Example 2)
+# %% notebooks/01b_accounting.py, cell 12: zCDP and the discrete Gaussian (dapper, Example 2)
 def compose_rdp(epsilons):
     """Compose RDP guarantees of the same order: the epsilons add (Mironov 2017, Prop. 1).
 
@@ -223,7 +224,7 @@ def best_rdp_to_dp(epsilons, lams, delta):
     return float(eh[i]), float(lams[i])
 
 
-# %% notebooks/01b_accounting.py, cell 12: A ledger of RDP charges
+# %% notebooks/01b_accounting.py, cell 16: A ledger of RDP charges
 @dataclass(frozen=True)
 class RdpEntry:
     """One charge to an :class:`RdpBudget`: a label and its (lam, epsilon)-RDP cost."""
@@ -286,7 +287,7 @@ class RdpBudget(_Ledger):
         return "\n".join([head] + [f"  lam={e.lam:g}: {e.epsilon:g}  {e.label}" for e in self._entries])
 
 
-# %% notebooks/01b_accounting.py, cell 15: A ledger of RDP charges
+# %% notebooks/01b_accounting.py, cell 19: A ledger of RDP charges
 def gaussian_zcdp_rho(sigma, l2_sensitivity):
     """zCDP parameter ``rho = l2_sensitivity**2 / (2 sigma**2)`` of the (discrete) Gaussian mechanism."""
     sigma = check.positive(sigma, "sigma")
@@ -329,7 +330,7 @@ def zcdp_to_dp(rho, delta, *, method="standard"):
         return float(min(res.fun, zcdp_to_dp(rho, delta)))
 
 
-# %% notebooks/01b_accounting.py, cell 19: A ledger of RDP charges
+# %% notebooks/01b_accounting.py, cell 23: A ledger of RDP charges
 def _privacy_loss_pmf(sigma, shift):
     """Exact law of 2 sigma^2 L (an integer) under the discrete Gaussian mechanism: (values, probs)."""
     half = int(math.ceil(40 * sigma)) + 2
@@ -358,6 +359,7 @@ def _check_shift(shift):
     return s.astype(np.int64)
 
 
+# %% notebooks/01b_accounting.py, cell 27: A ledger of RDP charges
 def discrete_gaussian_delta(epsilon, sigma, *, shift=(1,)):
     """Exact delta(epsilon) of the discrete Gaussian mechanism for neighbours differing by ``shift``.
 

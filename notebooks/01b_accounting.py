@@ -74,7 +74,24 @@ class _Ledger:
         """Tuple of the entries (:class:`BudgetEntry` or :class:`RdpEntry`), in the order charged."""
         return tuple(self._entries)
 
+# %% [markdown]
+# Check: a ledger starts empty, with or without a cap, and a cap must be a finite epsilon > 0.
 
+# %%
+assert _Ledger(None).total is None and _Ledger(2).total == 2.0 and _Ledger(1).entries == ()
+try:
+    _Ledger(-1)
+except ValueError as err:
+    assert "total must be finite and > 0" in str(err)
+else:
+    raise AssertionError("negative cap accepted")
+
+# %% [markdown]
+# The pure-DP ledger: sequential charges add, parallel charges cost their maximum, and a charge that
+# does not fit is refused before anything is recorded.
+
+# %%
+#| export
 class PrivacyBudget(_Ledger):
     """A ledger of pure epsilon-DP spending with sequential and parallel composition.
 
@@ -506,7 +523,27 @@ def _check_shift(shift):
         raise ValueError("shift must have a nonzero entry (the change between neighbours)")
     return s.astype(np.int64)
 
+# %% [markdown]
+# Check: the law of $2\sigma^2 L$ is a probability law with the mean $\sum_j s_j^2$ (as $E[Y_j] = 0$), for one
+# shifted coordinate and for two; a shift of zeros or of non-integers is refused.
 
+# %%
+for shift_chk in ([2], [1, 1]):
+    values_chk, probs_chk = _privacy_loss_pmf(1.3, np.array(shift_chk))
+    assert np.isclose(probs_chk.sum(), 1.0) and np.isclose(values_chk @ probs_chk, np.sum(np.square(shift_chk)))
+for bad_shift in ([0, 0], [0.5]):
+    try:
+        _check_shift(bad_shift)
+    except ValueError as err:
+        assert "shift must" in str(err)
+    else:
+        raise AssertionError(bad_shift)
+
+# %% [markdown]
+# The exact $\delta(\epsilon)$ is the hockey-stick sum over that law; the exact $\epsilon(\delta)$ inverts it.
+
+# %%
+#| export
 def discrete_gaussian_delta(epsilon, sigma, *, shift=(1,)):
     """Exact delta(epsilon) of the discrete Gaussian mechanism for neighbours differing by ``shift``.
 
