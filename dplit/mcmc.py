@@ -326,18 +326,19 @@ def _slice_transform(alpha, spec):
     return chol, np.linalg.inv(chol)
 
 
-def _start_statistic(spec, rng):
+def _start_statistic(spec, rng, k=4):
     """The statistic whose posterior mode starts a chain: spec.init_s, or for latent blocks a plausible S0.
 
     A released s_L often lies outside Range(S0); there (1) has no mode and Newton runs to the clip,
-    alpha = e^8, where the data augmentation can stay trapped. So each block's s_L is replaced by one
-    draw of S_L - noise truncated to Range(S0) (DPBoots step 1, notebook 05); Range(S0) is convex, so
-    their weighted mean lies in it too.
+    alpha = e^8, where the data augmentation can stay trapped. So each block's s_L is replaced by the
+    mean of k draws of S_L - noise truncated to Range(S0) (DPBoots step 1, notebook 05): one draw
+    sometimes sits in the corner by the boundary, where alpha_0 is huge. Range(S0) is convex, so the
+    means and their weighted mean lie in it.
     """
     if spec.m.size == 0:
         return spec.init_s
     weight = spec.power * spec.m
-    draws = np.array([truncated_statistic(s_L, 1.0 / inv, 1, rng=rng)[0]
+    draws = np.array([truncated_statistic(s_L, 1.0 / inv, k, rng=rng).mean(axis=0)
                       for s_L, inv in zip(spec.s_L, spec.inv_scale)])
     return (weight[:, None] * draws).sum(axis=0) / weight.sum()
 

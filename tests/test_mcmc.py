@@ -220,6 +220,26 @@ def test_chains_start_inside_the_range_when_s_L_is_outside():
         assert np.all(np.median(res.posterior["alpha"].values.sum(-1), axis=1) < 200)
 
 
+def test_chain_starts_avoid_the_corner_of_the_range():
+    # one truncated-noise draw sometimes sits by the boundary of Range(S0), where the mode's alpha_0 is
+    # huge (up to ~9600 here against a truth of 27.5); the mean of four draws does not
+    from dplit.priors import make_prior
+    from dplit.release import release
+
+    g = np.random.default_rng(9)
+    X = dirichlet_draws(np.array([2.2, 3.3, 4.4, 5.5, 6.6]), 1000, rng=g)
+    rel = release(X, 0.1875, 0.0625, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, n1=250, rng=g, secure=False)
+    spec = M._spec_from_blocks(M._blocks(rel, False), rel.a, make_prior("p1", d=5).kernel_form(), 20)
+
+    def start_alpha0(k):
+        return np.array([np.exp(M._mode_theta(spec, M._start_statistic(spec, np.random.default_rng(s), k))).sum()
+                         for s in range(100)])
+
+    one, four = start_alpha0(1), start_alpha0(4)
+    assert one.max() > 1000 and four.max() < 200
+    assert np.quantile(four, 0.9) / np.quantile(four, 0.1) > 1.3       # starts stay dispersed
+
+
 # ---------------------------------------------------------------- results
 def test_result_structure_and_determinism():
     rel, _ = _release(n=120, seed=9)
