@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["to_arviz", "draws", "attrs_of"]
+__all__ = ["to_arviz", "draws", "attrs_of", "clean_attrs", "to_netcdf", "from_netcdf"]
 
 
 def _check_chain_draw(name, value, n_chain, n_draw):
@@ -26,16 +26,54 @@ def _check_chain_draw(name, value, n_chain, n_draw):
 
 
 def _attr_value(value):
-    """Make an attribute value storable in netCDF-like attrs (no None, no dicts)."""
+    """Make an attribute value storable in netCDF attrs.
+
+    netCDF accepts a string, a number or a 1-D numeric array. ``None`` becomes ``"None"``, booleans
+    become 0/1, a sequence of strings (e.g. the chains' seed labels) one ``"; "``-joined string, a
+    1-D numeric sequence an array, anything else (dicts, nested lists, objects) its ``repr``.
+    """
     if value is None:
         return "None"
     if isinstance(value, (bool, np.bool_)):
         return int(value)
-    if isinstance(value, (list, tuple)):
-        return np.asarray(value)
-    if isinstance(value, dict):
-        return repr(value)
-    return value
+    if isinstance(value, (str, int, float, np.integer, np.floating)):
+        return value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, (list, tuple, np.ndarray)):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "US" or (arr.dtype == object and all(isinstance(v, str) for v in arr.ravel())):
+            return "; ".join(str(v) for v in arr.ravel())
+        if arr.ndim == 1 and arr.dtype.kind == "b":
+            return arr.astype(np.int64)
+        if arr.ndim == 1 and arr.dtype.kind in "iuf":
+            return arr
+    return repr(value)
+
+
+def clean_attrs(result):
+    """Make every group's ``attrs`` storable in netCDF, in place (see :func:`to_netcdf`); returns ``result``."""
+    for group in result.groups():
+        attrs = result[group].attrs
+        for k in list(attrs):
+            attrs[k] = _attr_value(attrs[k])
+    return result
+
+
+def to_netcdf(result, path):
+    """Write a result to a netCDF file after :func:`clean_attrs`; returns the path.
+
+    ``result.to_netcdf(path)`` works as well on any result built here; this helper also cleans
+    attributes that were added after the result was built.
+    """
+    clean_attrs(result)
+    result.to_netcdf(str(path))
+    return path
+
+
+def from_netcdf(path):
+    """Read a result written by :func:`to_netcdf` (or ``to_netcdf`` of ArviZ)."""
+    import arviz as az
+
+    return az.from_netcdf(str(path))
 
 
 def to_arviz(posterior, *, dims=None, coords=None, sample_stats=None, attrs=None,
