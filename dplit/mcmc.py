@@ -392,6 +392,9 @@ _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
 def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs=None):
     """Check the keywords shared by every sampler (dplit._validate.run_settings) and n_slice."""
+    if isinstance(n_iter, str):                 # "auto": dplit.sampling checks the until-converged settings
+        V.choice(n_iter, "n_iter", ("auto",))
+        n_iter = V.count(thin, "thin")
     V.run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs)
     return V.count(n_slice, "n_slice")
 
@@ -402,6 +405,18 @@ def _check_release(release):
         raise TypeError("release must be a dplit.release.Release (the censored-statistic release of the "
                         f"Dirichlet model, Guo et al. Alg. 1), got {type(release).__name__}")
     return release
+
+
+_MONITORED = ["alpha", "mean_composition"]     # what the convergence report (and n_iter="auto") watches
+_UNTIL = ("target_ess", "max_rhat", "max_iter", "max_time")
+
+
+def _until(options):
+    """The until-converged keywords of dplit.sampling.run (n_iter="auto"); anything else is an error."""
+    unknown = sorted(set(options) - set(_UNTIL))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s) {unknown}; the sampler takes {_UNTIL} besides its own")
+    return options
 
 
 def _kernel_form(prior, d):
@@ -467,7 +482,7 @@ def _spec_from_blocks(blocks, a, form, n_slice, mode=_UPDATE_JU):
 
 
 def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, thin=1, n_slice=2,
-         rng=None, progress=True, n_jobs=None):
+         rng=None, progress=True, n_jobs=None, **until):
     """MCMC_p1: sample the non-private posterior pi(alpha | S0(D)) of eq. (1) (Guo et al., Sec. 5.1).
 
     Parameters
@@ -494,6 +509,9 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
         Show a progress bar.
     n_jobs : int, optional
         Threads to use; default ``min(n_chains, cpu_count)``. The draws do not depend on it.
+    **until
+        ``n_iter="auto"`` and its ``target_ess``, ``max_rhat``, ``max_iter``, ``max_time``, as in
+        :func:`dp_mcmc`.
 
     Returns
     -------
@@ -518,11 +536,11 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
     attrs = {"method": "MCMC", "prior": _prior_name(prior), "eps": float("inf"), "n": n, "n_slice": n_slice}
     return run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"statistic": s},
-               report_vars=["alpha"], desc="MCMC iterations")
+               report_vars=_MONITORED, desc="MCMC iterations", **_until(until))
 
 
 def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs,
-            method):
+            method, until):
     """Shared body of dp_mcmc and dp_remcmc."""
     release = _check_release(release)
     n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs)
@@ -542,12 +560,12 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
     if release.split:
         observed["s_L1"] = np.asarray(release.s_L1)
     return run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
-               progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data=observed, report_vars=["alpha"],
-               desc="MCMC iterations")
+               progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data=observed, report_vars=_MONITORED,
+               desc="MCMC iterations", **_until(until))
 
 
 def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=10, n_slice=20,
-            rng=None, progress=True, n_jobs=None):
+            rng=None, progress=True, n_jobs=None, **until):
     """DPMCMC: sample pi(alpha | released statistic) by data augmentation (Guo et al., Sec. 4.2.2).
 
     Alternates ``n_slice`` cycles of a hyperrectangle slice sampler for alpha given the latent
@@ -563,8 +581,11 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     prior : {"p1", "p3", "p4", "p5"} or Prior, default "p1"
         ``"p2"`` is refused (no density). Prior objects need a kernel form (independent gammas or
         a Gaussian copula with gamma marginals).
-    n_iter : int, default 20000
-        Iterations per chain after warm-up (before thinning).
+    n_iter : int or "auto", default 20000
+        Iterations per chain after warm-up (before thinning). ``"auto"``: extend the chains until
+        alpha and E[x | alpha] reach bulk and tail ESS >= ``target_ess`` and R-hat <= ``max_rhat``
+        (defaults 400 and 1.01), or ``max_iter`` iterations (default 200,000) or ``max_time``
+        seconds; see :func:`dplit.sampling.run`.
     n_warmup : int, default 2000
         Warm-up iterations per chain (discarded; the slice map is adapted here).
     n_chains : int, default 4
@@ -580,6 +601,8 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
         Show a progress bar.
     n_jobs : int, optional
         Threads; default ``min(n_chains, cpu_count)``. The draws do not depend on it.
+    **until
+        ``target_ess``, ``max_rhat``, ``max_iter``, ``max_time`` for ``n_iter="auto"``.
 
     Returns
     -------
@@ -603,11 +626,11 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     True
     """
     return _dp_run(release, prior, None, "ju", n_iter, n_warmup, n_chains, thin, n_slice, rng,
-                   progress, n_jobs, "DPMCMC")
+                   progress, n_jobs, "DPMCMC", until)
 
 
 def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n_warmup=2_000, n_chains=4,
-              thin=10, n_slice=20, rng=None, progress=True, n_jobs=None):
+              thin=10, n_slice=20, rng=None, progress=True, n_jobs=None, **until):
     """DPreMCMC: model (5) of Guo et al. (Sec. 4.2.2), b latent records each with power n_part / b.
 
     Parameters
@@ -624,8 +647,8 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
         ``"model5"``: exact Metropolis-Hastings for the joint density (5), acceptance
         ``[p_Dir(x*)/p_Dir(x)]^(p-1)`` times the Laplace ratio; that joint law drifts to large
         alpha when ``p = n_part / b`` is large (see the notebook), kept for the demonstration.
-    n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs
-        As in :func:`dp_mcmc`.
+    n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs, **until
+        As in :func:`dp_mcmc` (``n_iter="auto"`` runs until converged).
 
     Returns
     -------
@@ -634,7 +657,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
     """
     b = V.count(b, "b")
     return _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress,
-                   n_jobs, "DPreMCMC")
+                   n_jobs, "DPreMCMC", until)
 
 
 # %% notebooks/07_mcmc.py, cell 26: Prior p5 (Guo et al., Sec. 4.2.1)

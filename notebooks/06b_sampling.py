@@ -158,31 +158,50 @@ assert warmup_windows(0) == [] and sum(warmup_windows(7)) == 7
 # %% [markdown]
 # ## One chain
 #
-# Warm-up: each window runs unthinned, then the sampler adapts. Sampling: calls of at most `chunk`
-# iterations (rounded to a multiple of `thin`), so that the progress bar moves, concatenated.
+# A `_Chain` holds one chain's Generator, its state and the draws kept so far. `warm_up` runs the windows
+# unthinned, with the sampler's adaptation after each; `extend` samples more, in calls of at most `chunk`
+# iterations (a multiple of `thin`), so that the progress bar moves. A chain can be extended again and
+# again: that is how `run` keeps going until the chains have converged, without restarting them or
+# repeating the warm-up. Splitting a run into calls does not change its draws (the kernels consume the
+# Generator sequentially, and the state carries over).
 
 # %%
 #| export
-def _run_one_chain(sampler, rng, n_iter, n_warmup, thin, tick=None):
-    """Warm up (adapting after each window), then sample; returns (draws, stats) dicts of arrays."""
-    state = sampler.init(rng)
-    for w in warmup_windows(n_warmup):
-        draws, stats = sampler.run_chain(state, w, 1, rng)
-        if sampler.adapt is not None:
-            state = sampler.adapt(state, draws, stats)
-        if tick is not None:
-            tick(w)
-    n_save = n_iter // thin
-    per_call = max(1, min(n_save, sampler.chunk // thin))
-    parts, done = [], 0
-    while done < n_save:
-        c = min(per_call, n_save - done)
-        parts.append(sampler.run_chain(state, c * thin, thin, rng))
-        done += c
-        if tick is not None:
-            tick(c * thin)
-    join = lambda i: {k: np.concatenate([p[i][k] for p in parts]) for k in parts[0][i]}  # noqa: E731
-    return join(0), join(1)
+class _Chain:
+    """One chain of a sampler: its Generator, state and kept draws; warmed up once, extended at will."""
+
+    def __init__(self, sampler, rng):
+        self.sampler, self.rng = sampler, rng
+        self.state, self.parts, self.n_kept = None, [], 0
+
+    def warm_up(self, n_warmup, tick=None):
+        """Initialise, then run the warm-up windows, adapting after each."""
+        self.state = self.sampler.init(self.rng)
+        for w in warmup_windows(n_warmup):
+            draws, stats = self.sampler.run_chain(self.state, w, 1, self.rng)
+            if self.sampler.adapt is not None:
+                self.state = self.sampler.adapt(self.state, draws, stats)
+            if tick is not None:
+                tick(w)
+        return self
+
+    def extend(self, n_save, thin, tick=None):
+        """Keep ``n_save`` more draws, thinned by ``thin``."""
+        per_call = max(1, self.sampler.chunk // thin)
+        done = 0
+        while done < n_save:
+            c = min(per_call, n_save - done)
+            self.parts.append(self.sampler.run_chain(self.state, c * thin, thin, self.rng))
+            done += c
+            if tick is not None:
+                tick(c * thin)
+        self.n_kept += n_save
+        return self
+
+    def arrays(self):
+        """(draws, stats): dicts of the kept draws, concatenated."""
+        join = lambda i: {k: np.concatenate([p[i][k] for p in self.parts]) for k in self.parts[0][i]}  # noqa: E731
+        return join(0), join(1)
 
 
 # %% [markdown]
@@ -194,6 +213,29 @@ def _run_one_chain(sampler, rng, n_iter, n_warmup, thin, tick=None):
 
 # %%
 #| export
+def _in_threads(fn, items, n_jobs):
+    """[fn(x) for x in items], in up to n_jobs threads, results in order."""
+    if n_jobs > 1 and len(items) > 1:
+        with ThreadPoolExecutor(n_jobs) as pool:
+            return list(pool.map(fn, items))
+    return [fn(x) for x in items]
+
+
+def _progress(progress, total, desc):
+    """A tqdm bar (or None) and its update function (or None)."""
+    if not progress:
+        return None, None
+    from tqdm.auto import tqdm
+    bar = tqdm(total=total, desc=desc)
+    return bar, bar.update
+
+
+def _stack(chains):
+    """(draws, stats) of all chains: dicts of arrays with leading (chain, draw) axes."""
+    arrays = [c.arrays() for c in chains]
+    return tuple({k: np.stack([a[i][k] for a in arrays]) for k in arrays[0][i]} for i in range(2))
+
+
 def run_chains(sampler, *, n_iter, n_warmup, n_chains, thin=1, rng=None, progress=False, n_jobs=None,
                desc="iterations"):
     """Run ``n_chains`` chains of ``sampler``; returns (draws, stats, runtime, seed labels).
@@ -205,25 +247,15 @@ def run_chains(sampler, *, n_iter, n_warmup, n_chains, thin=1, rng=None, progres
                                                                         progress, n_jobs)
     gens, labels = chain_generators(rng, n_chains)
     n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=n_chains * (n_iter // thin * thin + n_warmup), desc=desc)
-    tick = None if bar is None else bar.update
+    bar, tick = _progress(progress, n_chains * (n_iter // thin * thin + n_warmup), desc)
     t0 = time.perf_counter()
     try:
-        if n_jobs > 1 and n_chains > 1:
-            with ThreadPoolExecutor(n_jobs) as pool:
-                res = list(pool.map(lambda g: _run_one_chain(sampler, g, n_iter, n_warmup, thin, tick), gens))
-        else:
-            res = [_run_one_chain(sampler, g, n_iter, n_warmup, thin, tick) for g in gens]
+        chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick).extend(n_iter // thin, thin, tick),
+                             gens, n_jobs)
     finally:
         if bar is not None:
             bar.close()
-    runtime = time.perf_counter() - t0
-    draws = {k: np.stack([r[0][k] for r in res]) for k in res[0][0]}
-    stats = {k: np.stack([r[1][k] for r in res]) for k in res[0][1]}
-    return draws, stats, runtime, labels
+    return (*_stack(chains), time.perf_counter() - t0, labels)
 
 
 # %% [markdown]
@@ -296,10 +328,11 @@ with warnings.catch_warnings(record=True) as caught:
 assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 # %% [markdown]
-# The report after a run: the worst $\hat R$ and bulk ESS over the coordinates of the reported variables,
-# and $\hat R^p$ of the first. It warns when $\hat R > 1.01$, when the bulk ESS is under 100 per chain
-# (Vehtari et al. 2021's advice: 400 for four chains), or when a chain is frozen. The figures go into the
-# result's `attrs` (`rhat_max`, `ess_bulk_min`, `mpsrf`, `converged`).
+# The report after a run: the worst $\hat R$ and the smallest bulk and tail ESS over the coordinates of the
+# reported variables, and $\hat R^p$ of the first. By default it asks for $\hat R \le 1.01$ and an ESS of at least
+# 100 per chain (Vehtari et al. 2021's advice: 400 for four chains), and no frozen chain; it warns otherwise,
+# naming the quantity that failed. The figures go into the result's `attrs` (`rhat_max`, `ess_bulk_min`,
+# `ess_tail_min`, `mpsrf`, `converged`).
 
 # %%
 #| export
@@ -307,8 +340,23 @@ RHAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
 
 
-def convergence_report(result, var_names=None, *, warn=True):
-    """R-hat, bulk ESS and multivariate PSRF of a result; warns when the run has not converged.
+def _diagnostics(post, names):
+    """Per-quantity R-hat, bulk and tail ESS over the coordinates of ``names``: dict name -> (rhat, bulk, tail)."""
+    import arviz as az
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # constant coordinates: nan, read as failures
+        rhat, bulk, tail = az.rhat(post), az.ess(post, method="bulk"), az.ess(post, method="tail")
+    out = {}
+    for v in names:
+        r, b, t = (np.ravel(x[v].values) for x in (rhat, bulk, tail))
+        out[v] = (float(np.max(np.where(np.isfinite(r), r, np.inf))),
+                  float(np.min(np.where(np.isfinite(b), b, 0.0))), float(np.min(np.where(np.isfinite(t), t, 0.0))))
+    return out
+
+
+def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT_MAX, warn=True):
+    """R-hat, bulk and tail ESS and multivariate PSRF of a result; warns when the run has not converged.
 
     Parameters
     ----------
@@ -316,61 +364,131 @@ def convergence_report(result, var_names=None, *, warn=True):
         A sampler's result.
     var_names : list of str, optional
         Variables to check (default: all posterior variables); ``mpsrf`` uses the first.
+    target_ess : float, optional
+        Smallest acceptable bulk and tail ESS; default 100 per chain.
+    max_rhat : float, default 1.01
+        Largest acceptable rank-normalised split R-hat.
     warn : bool, default True
-        Emit a :class:`ConvergenceWarning` when a criterion fails.
+        Emit a :class:`ConvergenceWarning` naming what failed.
 
     Returns
     -------
     dict
-        ``rhat_max``, ``ess_bulk_min``, ``mpsrf`` (nan with one chain) and ``converged`` (bool).
+        ``rhat_max``, ``ess_bulk_min``, ``ess_tail_min``, ``mpsrf`` (nan with one chain), ``converged``
+        (bool) and ``failed`` (a description of what failed; empty when converged).
     """
-    import arviz as az
-
     names = list(result.posterior.data_vars) if var_names is None else list(var_names)
     post = result.posterior[names]
     n_chains = post.sizes["chain"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)   # constant coordinates: nan R-hat, read below
-        rhat = np.concatenate([np.ravel(az.rhat(post)[v].values) for v in names])
-        ess = np.concatenate([np.ravel(az.ess(post, method="bulk")[v].values) for v in names])
-    rhat_max = float(np.max(np.where(np.isfinite(rhat), rhat, np.inf)))
-    ess_min = float(np.min(np.where(np.isfinite(ess), ess, 0.0)))
+    target = ESS_PER_CHAIN_MIN * n_chains if target_ess is None else float(target_ess)
+    diag = _diagnostics(post, names)
+    failed = [f"{v}: " + ", ".join(m for m, bad in [(f"R-hat {r:.3f} > {max_rhat}", r > max_rhat),
+                                                    (f"bulk ESS {b:.0f} < {target:.0f}", b < target),
+                                                    (f"tail ESS {t:.0f} < {target:.0f}", t < target)] if bad)
+              for v, (r, b, t) in diag.items() if r > max_rhat or b < target or t < target]
+    psrf = float("nan")
     if n_chains >= 2:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             psrf = mpsrf(result, names[0])
-    else:
-        psrf = float("nan")
-    ok = rhat_max <= RHAT_MAX and ess_min >= ESS_PER_CHAIN_MIN * n_chains and not psrf == np.inf
-    if warn and not ok:
-        warnings.warn(
-            f"the chains have not converged: max R-hat {rhat_max:.3f} (want <= {RHAT_MAX}), min bulk ESS "
-            f"{ess_min:.0f} (want >= {ESS_PER_CHAIN_MIN * n_chains} for {n_chains} chains), multivariate "
-            f"PSRF {psrf:.3f}; run longer (n_iter) or more chains before trusting the posterior",
-            ConvergenceWarning, stacklevel=3)
-    return {"rhat_max": rhat_max, "ess_bulk_min": ess_min, "mpsrf": psrf, "converged": bool(ok)}
+        if psrf == np.inf:
+            failed.append(f"{names[0]}: a chain is frozen")
+    if warn and failed:
+        warnings.warn(f"the chains have not converged ({n_chains} chains; " + "; ".join(failed)
+                      + "): run longer (n_iter, or n_iter='auto') before trusting the posterior",
+                      ConvergenceWarning, stacklevel=3)
+    return {"rhat_max": max(r for r, _, _ in diag.values()), "ess_bulk_min": min(b for _, b, _ in diag.values()),
+            "ess_tail_min": min(t for _, _, t in diag.values()), "mpsrf": psrf, "converged": not failed,
+            "failed": "; ".join(failed)}
 
 
 # %% [markdown]
-# ## The driver
+# ## The driver, and running until converged
 #
-# `run` = `run_chains` + packaging through `dplit.results` (the one ArviZ adapter) + the report. The
-# `attrs` of every result carry the method's own entries plus the run settings, the chain seed labels and
-# the runtime; `sample_stats` carry whatever per-draw statistics the method returns (acceptance rates,
-# evaluations of the target).
+# `run` = chains + packaging through `dplit.results` (the one ArviZ adapter) + the report. The `attrs` of every
+# result carry the method's own entries plus the run settings, the chain seed labels and the runtime;
+# `sample_stats` carry whatever per-draw statistics the method returns (acceptance rates, evaluations).
+#
+# What a user needs is not a number of iterations but a posterior that can be trusted. With
+# `n_iter="auto"` the driver warms the chains up once, samples a first round, and then keeps **extending the
+# same chains** (no restart, no second warm-up) until every monitored quantity has $\hat R \le$ `max_rhat` and bulk
+# and tail ESS $\ge$ `target_ess`, or until `max_iter` iterations per chain or `max_time` seconds, when it stops
+# with a warning that names what failed. Each extension is sized from the ESS reached so far (ESS grows about
+# linearly with the draws), by at least a quarter and at most a doubling of the draws so far. The result records
+# what was reached and how many iterations it took. Without `max_time` the run is reproducible for a seed.
+
+# %%
+#| export
+def _until_converged(chains, *, thin, first, max_iter, target_ess, max_rhat, max_time, n_jobs, tick, names, t0):
+    """Extend the (warmed-up) chains until the report passes or a cap is hit; returns the report."""
+    step = first
+    while True:
+        _in_threads(lambda c, n=step // thin: c.extend(n, thin, tick), chains, n_jobs)
+        kept = chains[0].n_kept * thin
+        draws = _stack(chains)[0]
+        diag = _diagnostics(to_arviz(draws).posterior, names or [next(iter(draws))])
+        ess = min(min(b, t) for _, b, t in diag.values())
+        rhat = max(r for r, _, _ in diag.values())
+        if (ess >= target_ess and rhat <= max_rhat) or kept >= max_iter:
+            return
+        if max_time is not None and time.perf_counter() - t0 >= max_time:
+            return
+        want = kept * (1.1 * target_ess / max(ess, 1.0) - 1.0) if ess < target_ess else kept
+        step = int(np.clip(want, 0.25 * kept, 2.0 * kept))
+        step = max(thin, min(step - step % thin, max_iter - kept))
+
+
+def _check_auto(n_iter, thin, target_ess, max_rhat, max_iter, max_time):
+    """Validate the until-converged settings; returns (first round, max_iter)."""
+    max_iter = V.count(max_iter, "max_iter")
+    V.positive(target_ess, "target_ess")
+    if not (isinstance(max_rhat, (int, float)) and max_rhat > 1.0):
+        raise ValueError(f"max_rhat must be a number > 1, got {max_rhat!r}")
+    if max_time is not None:
+        V.positive(max_time, "max_time")
+    if thin > max_iter:
+        raise ValueError(f"thin must be <= max_iter = {max_iter}, got {thin}")
+    return min(max_iter, max(20 * thin, 2000) // thin * thin), max_iter
+
+
+# %%
+#| export
+def _sample(sampler, *, n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, desc, auto, names):
+    """Warm up and sample all chains (a fixed n_iter, or until converged); (draws, stats, runtime, labels)."""
+    if n_iter != "auto":
+        return run_chains(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
+                          progress=progress, n_jobs=n_jobs, desc=desc)
+    first, max_iter = _check_auto(n_iter, thin, **auto)
+    _, n_warmup, n_chains, thin, progress, n_jobs = V.run_settings(max_iter, n_warmup, n_chains, thin, progress,
+                                                                   n_jobs)
+    gens, labels = chain_generators(rng, n_chains)
+    n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
+    bar, tick = _progress(progress, n_chains * (max_iter + n_warmup), desc)
+    t0 = time.perf_counter()
+    try:
+        chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick), gens, n_jobs)
+        _until_converged(chains, thin=thin, first=first, n_jobs=n_jobs, tick=tick, names=names, t0=t0,
+                         max_iter=max_iter, **{k: auto[k] for k in ("target_ess", "max_rhat", "max_time")})
+    finally:
+        if bar is not None:
+            bar.close()
+    return (*_stack(chains), time.perf_counter() - t0, labels)
+
 
 # %%
 #| export
 def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=True, n_jobs=None, attrs=None,
-        observed_data=None, report_vars=None, check=True, desc="iterations"):
+        observed_data=None, report_vars=None, check=True, desc="iterations", target_ess=400, max_rhat=RHAT_MAX,
+        max_iter=200_000, max_time=None):
     """Run a sampler's chains and return an ArviZ object with a convergence report.
 
     Parameters
     ----------
     sampler : Sampler
         What the method supplies (see :class:`Sampler`).
-    n_iter : int
-        Iterations kept per chain, before thinning.
+    n_iter : int or "auto"
+        Iterations kept per chain, before thinning; ``"auto"``: extend the chains until converged
+        (``target_ess``, ``max_rhat``), or until ``max_iter`` / ``max_time``.
     n_warmup : int
         Warm-up iterations per chain (discarded; the sampler adapts after each window).
     n_chains : int, default 4
@@ -388,17 +506,23 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
     observed_data : dict, optional
         The statistic(s) the posterior conditions on.
     report_vars : list of str, optional
-        Variables of the convergence report (default: the first posterior variable).
+        Variables monitored by the report (default: the first posterior variable).
     check : bool, default True
         Warn (:class:`ConvergenceWarning`) when the report says the run has not converged.
     desc : str
         Label of the progress bar.
+    target_ess, max_rhat, max_iter, max_time
+        With ``n_iter="auto"``: the smallest bulk and tail ESS (default 400) and largest R-hat
+        (default 1.01) of every monitored coordinate, the cap on iterations per chain (default
+        200,000) and on seconds (default none). With a fixed ``n_iter`` the report asks for
+        100 ESS per chain and R-hat <= ``max_rhat``.
 
     Returns
     -------
     arviz.InferenceData
-        Posterior and sample stats with ``(chain, draw)`` axes; ``attrs`` with the run settings,
-        ``seeds``, ``runtime`` and the report (``rhat_max``, ``ess_bulk_min``, ``mpsrf``, ``converged``).
+        Posterior and sample stats with ``(chain, draw)`` axes; ``attrs`` with the run settings
+        (``n_iter`` as run), ``seeds``, ``runtime`` and the report (``rhat_max``, ``ess_bulk_min``,
+        ``ess_tail_min``, ``mpsrf``, ``converged``, ``failed``).
 
     Examples
     --------
@@ -414,13 +538,17 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
     """
     if not isinstance(sampler, Sampler):
         raise TypeError(f"sampler must be a dplit.sampling.Sampler, got {type(sampler).__name__}")
-    draws, stats, runtime, labels = run_chains(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
-                                               thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, desc=desc)
-    meta = dict(attrs or {}, n_iter=int(n_iter), n_warmup=int(n_warmup), n_chains=int(n_chains),
-                thin=int(thin), seeds=labels, runtime=float(runtime))
+    auto = {"target_ess": target_ess, "max_rhat": max_rhat, "max_iter": max_iter, "max_time": max_time}
+    draws, stats, runtime, labels = _sample(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin,
+                                            rng=rng, progress=progress, n_jobs=n_jobs, desc=desc, auto=auto,
+                                            names=report_vars)
+    kept = next(iter(draws.values())).shape[1] * thin
+    meta = dict(attrs or {}, n_iter=int(kept), n_iter_requested=str(n_iter), n_warmup=int(n_warmup),
+                n_chains=int(n_chains), thin=int(thin), seeds=labels, runtime=float(runtime))
     result = to_arviz(draws, dims=sampler.dims, coords=sampler.coords, sample_stats=stats or None,
                       attrs=meta, observed_data=observed_data)
-    report = convergence_report(result, report_vars or [next(iter(draws))], warn=check)
+    report = convergence_report(result, report_vars or [next(iter(draws))], warn=check, max_rhat=max_rhat,
+                                target_ess=target_ess if n_iter == "auto" else None)
     for group in result.groups():
         result[group].attrs.update({k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
     return result
@@ -477,22 +605,16 @@ def map_blocks(fn, n, *, block_size, rng=None, n_jobs=None, progress=False, desc
     gens, _ = chain_generators(rng, len(starts))
     tasks = [(s, min(s + block_size, n), g) for s, g in zip(starts, gens)]
     n_jobs = (os.cpu_count() or 1) if n_jobs is None else n_jobs
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(tasks), desc=desc)
+    bar, tick = _progress(progress, len(tasks), desc)
 
     def one(task):
         out = fn(*task)
-        if bar is not None:
-            bar.update(1)
+        if tick is not None:
+            tick(1)
         return out
 
     try:
-        if n_jobs > 1 and len(tasks) > 1:
-            with ThreadPoolExecutor(n_jobs) as pool:
-                return list(pool.map(one, tasks))
-        return [one(t) for t in tasks]
+        return _in_threads(one, tasks, n_jobs)
     finally:
         if bar is not None:
             bar.close()

@@ -306,3 +306,18 @@ def test_bad_input_raises_clear_errors():
         M.mcmc([-1.0, -1.0], 10, prior="p3", **FAST)
     with pytest.raises(TypeError, match="prior must be"):
         M.mcmc([-1.0, -1.0], 10, prior=3.0, **FAST)
+
+
+def test_auto_runs_until_alpha_and_mean_composition_converge():
+    rel, _ = _release(n=300, seed=12)
+    res = M.dp_mcmc(rel, n_iter="auto", target_ess=300, n_warmup=500, n_chains=2, thin=5, rng=1, progress=False)
+    attrs = res.posterior.attrs
+    assert attrs["converged"] == 1 and attrs["n_iter_requested"] == "auto"
+    assert attrs["ess_bulk_min"] >= 300 and attrs["ess_tail_min"] >= 300 and attrs["rhat_max"] <= 1.01
+    import arviz as az
+    ess = az.ess(res, var_names=["mean_composition"], method="bulk")["mean_composition"].values
+    assert ess.min() >= 300                           # E[x] is monitored too
+    with pytest.raises(TypeError, match="max_tries"):
+        M.dp_mcmc(rel, n_iter="auto", max_tries=3, **{k: v for k, v in FAST.items() if k != "n_iter"})
+    with pytest.raises(ValueError, match="n_iter"):
+        M.dp_mcmc(rel, n_iter="forever", **{k: v for k, v in FAST.items() if k != "n_iter"})

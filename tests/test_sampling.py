@@ -150,3 +150,29 @@ def test_sbc_of_the_example_sampler_and_a_planted_bug():
 
     assert rank_uniformity_pvalues(sbc_ranks(simulate, exact, 200, rng=4))[0] > 1e-3
     assert rank_uniformity_pvalues(sbc_ranks(simulate, too_narrow, 200, rng=4))[0] < 1e-3
+
+
+def test_auto_extends_the_same_chains_until_converged():
+    kw = dict(n_warmup=200, n_chains=2, thin=1, progress=False, rng=7)
+    res = run(normal_rwm(Y), n_iter="auto", target_ess=500, max_iter=50_000, **kw)
+    attrs = res.posterior.attrs
+    assert attrs["converged"] == 1 and attrs["n_iter_requested"] == "auto"
+    assert attrs["ess_bulk_min"] >= 500 and attrs["ess_tail_min"] >= 500 and attrs["rhat_max"] <= 1.01
+    n = attrs["n_iter"]
+    assert res.posterior["mu"].shape == (2, n) and n < 50_000
+    # the chains were extended, not restarted: a fixed run of the same length gives the same draws
+    fixed = run(normal_rwm(Y), n_iter=n, **kw)
+    assert np.array_equal(fixed.posterior["mu"].values, res.posterior["mu"].values)
+    again = run(normal_rwm(Y), n_iter="auto", target_ess=500, max_iter=50_000, **kw)
+    assert np.array_equal(again.posterior["mu"].values, res.posterior["mu"].values)
+
+
+def test_auto_stops_at_its_cap_with_a_warning_naming_what_failed():
+    with pytest.warns(ConvergenceWarning, match="mu: .*ESS"):
+        res = run(normal_rwm(Y), n_iter="auto", target_ess=10**6, max_iter=3000, n_warmup=100, n_chains=2,
+                  progress=False, rng=1)
+    assert res.posterior.attrs["n_iter"] == 3000 and res.posterior.attrs["converged"] == 0
+    with pytest.raises(ValueError, match="max_rhat"):
+        run(normal_rwm(Y), n_iter="auto", max_rhat=0.9, n_warmup=10, progress=False)
+    with pytest.raises(ValueError, match="target_ess"):
+        run(normal_rwm(Y), n_iter="auto", target_ess=-1, n_warmup=10, progress=False)
