@@ -352,6 +352,8 @@ assert np.array_equal(select_threshold([[0.0, 0.0], [0.5, 0.6], [0.0, 0.2]], [0.
 #| export
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
+_OPTIONAL = ("names",)  # written only when set, so files without them stay valid
+PLAUSIBLE_SCALES = 40  # |Laplace noise| > 40 scales has probability exp(-40) ~ 4e-18 per entry
 
 
 def _float_vector(value, name, size=None):
@@ -375,6 +377,33 @@ def _same(x, y):
         return x is None and y is None
     return np.array_equal(np.asarray(x), np.asarray(y))
 
+
+def _check_plausible(s, scale, a, name):
+    """Refuse a noisy censored statistic that no release can produce (a tampered or mistyped file).
+
+    Every censored log lies in [log a, 0], so ``s`` lies there up to Laplace noise of the given scale;
+    an entry more than ``PLAUSIBLE_SCALES`` scales outside has probability below 1e-17.
+    """
+    lo, hi = math.log(a) - PLAUSIBLE_SCALES * scale, PLAUSIBLE_SCALES * scale
+    bad = np.flatnonzero((s < lo) | (s > hi))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(f"{name}[{j}] = {float(s[j])!r} is impossible for this release: censored logs lie in "
+                         f"[log a, 0] = [{math.log(a):.4g}, 0], and Laplace noise of scale {scale:.4g} stays within "
+                         f"[{lo:.4g}, {hi:.4g}] except with probability < 1e-17 (tampered or mistyped file?)")
+
+
+def _check_names(names, d):
+    """Component names: None, or d distinct non-empty strings (returned as a tuple)."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not all(isinstance(v, str) and v.strip() for v in names):
+        raise TypeError(f"names must be a sequence of {d} non-empty strings, got {names!r}")
+    names = tuple(v.strip() for v in names)
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"names must be {d} distinct strings (one per component), got {list(names)}")
+    return names
+
 # %% [markdown]
 # Check: a field vector is read-only and refused (by name) when it has the wrong length or a NaN.
 
@@ -389,6 +418,22 @@ for bad, word in [([1.0], "length 2"), ([1.0, np.nan], "finite")]:
     else:
         raise AssertionError(bad)
 assert _same(None, None) and not _same(None, [1.0]) and _same([1, 2], np.array([1.0, 2.0]))
+_check_plausible(np.array([-7.0, 0.5]), 0.1, 1e-3, "s_L")  # within 40 scales of [log a, 0]
+for bad in ([5.0, -1.0], [-1.0, np.log(1e-3) - 4.1]):
+    try:
+        _check_plausible(np.array(bad), 0.1, 1e-3, "s_L")
+    except ValueError as err:
+        assert "s_L[" in str(err) and "impossible" in str(err), err
+    else:
+        raise AssertionError(bad)
+assert _check_names(None, 2) is None and _check_names([" x", "y"], 2) == ("x", "y")
+for bad, exc in [(["x"], ValueError), (["x", "x"], ValueError), ("xy", TypeError), (["x", ""], TypeError)]:
+    try:
+        _check_names(bad, 2)
+    except exc as err:
+        assert "names" in str(err)
+    else:
+        raise AssertionError(bad)
 
 # %%
 #| export
@@ -402,6 +447,8 @@ class _ReleaseBuild:
         for k in _FIELDS:
             v = getattr(self, k)
             out[k] = v.tolist() if isinstance(v, np.ndarray) else v
+        if self.names is not None:
+            out["names"] = list(self.names)
         return out
 
     def to_json(self, indent=2):
@@ -418,10 +465,10 @@ class _ReleaseBuild:
         missing = [k for k in _FIELDS if k not in data]
         if missing:
             raise ValueError(f"release is missing field(s): {', '.join(missing)}")
-        unknown = sorted(set(data) - set(_FIELDS) - {"format"})
+        unknown = sorted(set(data) - set(_FIELDS) - set(_OPTIONAL) - {"format"})
         if unknown:
             raise ValueError(f"release has unknown field(s): {', '.join(unknown)}")
-        return cls(**{k: data[k] for k in _FIELDS})
+        return cls(**{k: data[k] for k in _FIELDS + _OPTIONAL if k in data})
 
     @classmethod
     def from_json(cls, text):
@@ -433,7 +480,30 @@ class _ReleaseBuild:
         return cls.from_dict(data)
 
     @classmethod
-    def from_statistic(cls, s_L, n, a, eps1, *, s_L1=None, n1=0, eps2=0.0, s_G=None, candidates=None, tc=None):
+    def load(cls, path):
+        """Read and validate a release file written by :meth:`save` (or ``dplit release``).
+
+        Errors name the file: ``OSError`` when it cannot be read, ``ValueError`` when it is not a valid release.
+        """
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{path}: not a JSON release (not UTF-8 text)") from err
+        try:
+            return cls.from_json(text)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"{path}: {err}") from err
+
+    def save(self, path, *, overwrite=False):
+        """Write the release as JSON to ``path``; an existing file is kept unless ``overwrite=True``."""
+        with open(path, "w" if overwrite else "x", encoding="utf-8") as fh:
+            fh.write(self.to_json() + "\n")
+        return path
+
+    @classmethod
+    def from_statistic(cls, s_L, n, a, eps1, *, s_L1=None, n1=0, eps2=0.0, s_G=None, candidates=None, tc=None,
+                       names=None):
         """Wrap a censored statistic released elsewhere (the scales and ``p_hat_G`` are computed).
 
         Parameters
@@ -455,6 +525,8 @@ class _ReleaseBuild:
         s_G, candidates, tc : optional
             The threshold-selection output (required when ``eps2 > 0``); candidates in any order,
             ``s_G`` in the increasing order of the candidates.
+        names : sequence of str, optional
+            Names of the d components (e.g. a CSV header).
         """
         s_L = np.asarray(s_L, dtype=float)
         d = int(s_L.size)
@@ -468,7 +540,7 @@ class _ReleaseBuild:
             p_hat = noisy_censoring_rates(np.asarray(s_G))
         return cls(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n2, d=d, eps1=eps1,
                    eps2=eps2, candidates=candidates, tc=tc, scale=laplace_scale(d, a, n2, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None)
+                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names)
 
 # %% [markdown]
 # The record validates itself when it is built: types and ranges of each field first, then the
@@ -491,6 +563,9 @@ class _ReleaseChecks:
             raise ValueError(f"n2 must equal n - n1 = {n - n1}, got {n2}")
         d = check.count(self.d, "d", 2)
         a = check.unit_interval(self.a, "a")
+        if a * d >= 1:
+            raise ValueError(f"a must be below 1/d = {1 / d:.4g} (at a >= 1/d every record is censored in every "
+                             f"component and the statistic says nothing about alpha), got {a!r}")
         eps1 = check.epsilon(self.eps1, "eps1")
         eps2 = check.epsilon(self.eps2, "eps2", allow_zero=True)
         for name, value in (("n", n), ("n1", n1), ("n2", n2), ("d", d), ("a", a), ("eps1", eps1), ("eps2", eps2)):
@@ -500,18 +575,22 @@ class _ReleaseChecks:
             raise ValueError("s_L1 must be given exactly when n1 > 0 (the data were split)")
         if (n1 == 0) != (self.scale1 is None):
             raise ValueError("scale1 must be given exactly when n1 > 0 (the data were split)")
+        set_(self, "names", _check_names(self.names, d))
+        self._validate_selection()  # first: a tampered a is then named as such, not blamed on the scales
         scale = check.positive(self.scale, "scale")
         if not math.isclose(scale, laplace_scale(d, a, n2, eps1), rel_tol=1e-9):
-            raise ValueError(f"scale must be -d log(a) / (n2 eps1) = {laplace_scale(d, a, n2, eps1)!r}, got {scale!r}")
+            raise ValueError(f"scale must be -d log(a) / (n2 eps1) = {laplace_scale(d, a, n2, eps1)!r} from d, a, "
+                             f"n2 and eps1, got {scale!r} (one of these fields was altered)")
         set_(self, "scale", scale)
+        _check_plausible(self.s_L, scale, a, "s_L")
         if n1 > 0:
             set_(self, "s_L1", _float_vector(self.s_L1, "s_L1", d))
             scale1 = check.positive(self.scale1, "scale1")
             if not math.isclose(scale1, laplace_scale(d, a, n1, eps1), rel_tol=1e-9):
-                raise ValueError(f"scale1 must be -d log(a) / (n1 eps1) = {laplace_scale(d, a, n1, eps1)!r}, "
-                                 f"got {scale1!r}")
+                raise ValueError(f"scale1 must be -d log(a) / (n1 eps1) = {laplace_scale(d, a, n1, eps1)!r} from d, "
+                                 f"a, n1 and eps1, got {scale1!r} (one of these fields was altered)")
             set_(self, "scale1", scale1)
-        self._validate_selection()
+            _check_plausible(self.s_L1, scale1, a, "s_L1")
 
     def _validate_selection(self):
         """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
@@ -556,8 +635,8 @@ class _ReleaseChecks:
 class Release(_ReleaseChecks, _ReleaseBuild):
     """What a curator publishes by Algorithm 1 of Guo et al. (an (eps1 + eps2)-DP release).
 
-    Build it with :func:`release` (from data), :meth:`from_statistic` (a statistic released elsewhere)
-    or :meth:`from_json`. Every field is public; the constructor validates types, ranges and the
+    Build it with :func:`release` (from data), :meth:`from_statistic` (a statistic released elsewhere),
+    :meth:`from_json` or :meth:`load` (a file; :meth:`save` writes one). Every field is public; the constructor validates types, ranges and the
     consistency of the fields, and raises ``ValueError`` naming the first bad field.
 
     Attributes
@@ -586,6 +665,8 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         Laplace scale of ``s_L``: ``-d log(a) / (n2 eps1)``.
     scale1 : float or None
         Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
+    names : tuple of str or None
+        Names of the components (e.g. the CSV header), carried into the analyses' coordinates.
     """
 
     s_G: np.ndarray | None
@@ -603,11 +684,12 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     tc: float | None
     scale: float
     scale1: float | None
+    names: tuple[str, ...] | None = None
 
     def __eq__(self, other):
         if not isinstance(other, Release):
             return NotImplemented
-        return all(_same(getattr(self, k), getattr(other, k)) for k in _FIELDS)
+        return all(_same(getattr(self, k), getattr(other, k)) for k in _FIELDS + _OPTIONAL)
 
     __hash__ = None
 
@@ -690,6 +772,39 @@ for field, value in [("scale", 2 * r_ext.scale), ("n1", -1), ("eps1", 0.0), ("a"
         assert field in str(err), (field, err)
     else:
         raise AssertionError(f"tampered {field} accepted")
+# An impossible statistic (every censored log is <= 0), a threshold at 1/d, and names that do not fit are refused.
+for change, word in [({"s_L": [5.0, 5.0, 5.0]}, "s_L[0] = 5.0 is impossible"), ({"a": 0.4}, "below 1/d"),
+                     ({"names": ["x", "y"]}, "names")]:
+    try:
+        Release.from_dict(r_ext.to_dict() | change)
+    except ValueError as err:
+        assert word in str(err), (change, err)
+    else:
+        raise AssertionError(change)
+# Files: load what save wrote (names kept), never overwrite silently, and name the file in errors.
+import tempfile
+from pathlib import Path
+
+with tempfile.TemporaryDirectory() as tmp:
+    path = Path(tmp) / "release.json"
+    r_named = Release.from_statistic([-1.2, -1.0, -1.4], 500, 1e-3, 1.0, names=["sleep", "work", "leisure"])
+    r_named.save(path)
+    assert Release.load(path) == r_named and Release.load(path).names == ("sleep", "work", "leisure")
+    try:
+        r_ext.save(path)
+    except FileExistsError:
+        pass
+    else:
+        raise AssertionError("save overwrote a file")
+    r_ext.save(path, overwrite=True)
+    assert Release.load(path) == r_ext != r_named
+    path.write_text('{"format": "dplit.release/0"}')
+    try:
+        Release.load(path)
+    except ValueError as err:
+        assert str(err).startswith(str(path)) and "format" in str(err), err
+    else:
+        raise AssertionError("wrong version accepted")
 
 # %% [markdown]
 # Algorithm 1 itself: count, select, split, add noise, and package.
@@ -702,7 +817,7 @@ def _split(n, n1, rng):
     return perm[:n1], perm[n1:]
 
 
-def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True):
+def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names=None):
     """Algorithm 1 of Guo et al.: select the censoring threshold and release the noisy statistic.
 
     Parameters
@@ -725,6 +840,8 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True):
         Randomness of the split and, when ``secure=False``, of the noise.
     secure : bool, default True
         Draw the noise with OpenDP (not seedable); ``False`` uses the seeded fast path.
+    names : sequence of str, optional
+        Names of the d components (e.g. the CSV header), kept in the release.
 
     Returns
     -------
@@ -743,8 +860,12 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True):
     eps1 = check.epsilon(eps1, "eps1")
     eps2 = check.epsilon(eps2, "eps2")
     cands = _check_candidates(candidates)
+    if cands[-1] * d >= 1:  # before any noise is drawn: such a threshold would waste the budget
+        raise ValueError(f"candidates must be below 1/d = {1 / d:.4g} for d = {d} components (a threshold >= 1/d "
+                         f"censors every component of every record); drop {[c for c in cands.tolist() if c * d >= 1]}")
     tc = check.unit_interval(tc, "tc")
     n1 = check.count(n1, "n1", 0)
+    names = _check_names(names, d)
     if n1 >= n:
         raise ValueError(f"n1 must satisfy 0 <= n1 < n = {n} (each part needs at least one record), got {n1}")
     rng = check.rng(rng)
@@ -764,7 +885,7 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True):
         s_L = laplace_mechanism(logs[i2].mean(axis=0), sens / (n - n1), eps1, rng=rng, secure=secure)
     return Release(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n - n1, d=d, eps1=eps1,
                    eps2=eps2, candidates=cands, tc=tc, scale=laplace_scale(d, a, n - n1, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 else None)
+                   scale1=laplace_scale(d, a, n1, eps1) if n1 else None, names=names)
 
 
 # %% [markdown]
@@ -901,7 +1022,7 @@ for X_bad in (X_nan, X_neg, X_off):
 ok = dict(X=X_ok, eps1=1.0, eps2=1.0, candidates=CANDIDATES, tc=TC)
 for change, word in [(dict(eps1=0.0), "eps1"), (dict(eps2=-1.0), "eps2"), (dict(tc=1.0), "tc"), (dict(tc=0.0), "tc"),
                      (dict(candidates=[0.1, 1.5]), "candidates"), (dict(candidates=[0.1, 0.1]), "repeated"),
-                     (dict(n1=20), "n1"), (dict(n1=25), "n1")]:
+                     (dict(n1=20), "n1"), (dict(n1=25), "n1"), (dict(candidates=[0.01, 0.5]), "below 1/d")]:
     args = ok | change
     must_fail(lambda args=args: release(**args, secure=False), word)
 must_fail(lambda: release(X_ok, 1.0, 1.0, CANDIDATES, TC, n1=2.5, secure=False), "n1", TypeError)
@@ -1272,8 +1393,10 @@ interactive(explore_selection, n=IntSlider(value=1000, min=100, max=20000, step=
 # A data curator does not need Python to publish: `dplit release data.csv --eps1 0.75 --eps2 0.25 --split 0.25
 # --out release.json` reads one composition per row (or raw non-negative amounts with `--close`), calls `release`,
 # writes the JSON and prints the summary above, with a warning when the rule fell back to $a_1$ with a noisy
-# censoring rate far above $t_c$ (S4's caution). `Release.from_json` reads the file back for every inference
-# method of the later notebooks.
+# censoring rate far above $t_c$ (S4's caution). `Release.load("release.json")` reads the file back (and
+# `release.save(path)` writes one) for every inference method of the later notebooks; `dplit analyse release.json
+# --method dpmcmc --out posterior.nc` is the analyst's side. A CSV header names the components; the names travel
+# in the release (`names`) into the analyses' coordinates.
 #
 # ## When to use this
 #

@@ -258,18 +258,18 @@ def test_cli_release(tmp_path, capsys):
     assert "budget" in capsys.readouterr().out
     # raw amounts need --close
     _write(data, X * 24.0)
-    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--out", str(out)]) == 2
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--out", str(out), "--force"]) == 2
     assert "close" in capsys.readouterr().err
-    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out)]) == 0
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out), "--force"]) == 0
     assert Release.from_json(out.read_text()).n1 == 0
     # --close refuses a row with nothing to close (notebook 02's close), naming the file and the row
     Z = X * 24.0
     Z[5] = 0.0
     _write(data, Z)
-    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out)]) == 2
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out), "--force"]) == 2
     assert "--close: amounts row 5 sums to 0" in capsys.readouterr().err
     _write(data, X)
-    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--split", "1.0", "--out", str(out)]) == 2
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--split", "1.0", "--out", str(out), "--force"]) == 2
     assert "--split must lie in [0, 1)" in capsys.readouterr().err
 
 
@@ -305,3 +305,55 @@ def test_noise_laws_of_both_paths(secure):
     assert abs(k.mean()) < 6 * np.sqrt(var / k.size) and abs(k.var() / var - 1) < 0.4  # ~6 sd; the wrong t below is off by 330%
     t_wrong = np.exp(-1.0)  # sensitivity 1 would give this t
     assert abs(k.var() / (2 * t_wrong / (1 - t_wrong) ** 2) - 1) > 0.5
+
+
+def test_thresholds_at_or_above_one_over_d_are_refused_before_any_noise(monkeypatch):
+    import dplit.release as rel_mod
+
+    def no_noise(*args, **kwargs):
+        raise AssertionError("noise drawn")
+
+    monkeypatch.setattr(rel_mod, "geometric_mechanism", no_noise)
+    X = np.random.default_rng(0).dirichlet(np.ones(10), size=50)
+    with pytest.raises(ValueError, match=r"below 1/d = 0.1 .*drop \[0.1\]"):
+        release(X, 1.0, 1.0, CANDS, TC, secure=False)
+    with pytest.raises(ValueError, match="a must be below 1/d"):
+        Release.from_statistic([-2.0] * 3, 100, 0.4, 1.0)
+
+
+@pytest.mark.parametrize("s_L, name", [([5.0, 5.0, 5.0], "s_L"), ([-1.0, -1.0, -60.0], "s_L")])
+def test_an_impossible_statistic_is_refused(s_L, name):
+    data = Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5).to_dict() | {"s_L": s_L}
+    with pytest.raises(ValueError, match=rf"{name}\[\d\] = .* is impossible"):
+        Release.from_dict(data)
+    # far noise is still possible at a large scale (tiny n or eps): then the same numbers pass
+    assert Release.from_statistic(s_L, 2, 1e-3, 0.01).s_L[0] == s_L[0]
+
+
+def test_a_tampered_threshold_is_named_not_blamed_on_the_scale(X3):
+    data = release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False).to_dict()
+    data["a"] = 1e-6 if data["a"] != 1e-6 else 1e-5
+    with pytest.raises(ValueError, match="a = .* is not the threshold the rule selects"):
+        Release.from_dict(data)
+    fixed = Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5).to_dict() | {"a": 1e-2}
+    with pytest.raises(ValueError, match="from d, a, n2 and eps1.*altered"):
+        Release.from_dict(fixed)
+
+
+def test_load_save_and_names(tmp_path, X3):
+    r = release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False, names=["a", "b", "c"])
+    path = r.save(tmp_path / "r.json")
+    back = Release.load(path)
+    assert back == r and back.names == ("a", "b", "c")
+    with pytest.raises(FileExistsError):
+        r.save(path)
+    plain = release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False)
+    plain.save(path, overwrite=True)
+    assert Release.load(path).names is None and "names" not in json.loads(path.read_text())
+    with pytest.raises(FileNotFoundError):
+        Release.load(tmp_path / "missing.json")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match="bin.json: not a JSON release"):
+        Release.load(tmp_path / "bin.json")
+    with pytest.raises(ValueError, match="names must be 3 distinct"):
+        release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False, names=["a", "a", "b"])
