@@ -31,4 +31,42 @@ LAYERS = (
     ("augmentation",),                      # 13
     ("latent_class",),                      # 14
     ("cli",),                               # the command line: may use anything
+    ("__main__",),                          # `python -m dplit`: the command line
 )
+
+# The main entry points, importable as ``dplit.<name>``. They load lazily (module ``__getattr__``),
+# so ``import dplit`` stays cheap (no numba, ArviZ or SciPy until a name is used). Names that are
+# also module names (``release``, ``mcmc``) stay in their modules: ``dplit.release.release``.
+_ENTRY_POINTS = {
+    "Release": "release", "dp_boots": "bootstrap", "boots": "bootstrap", "two_sample_test": "bootstrap",
+    "make_prior": "priors", "GammaPrior": "priors", "dp_mcmc": "mcmc", "dp_remcmc": "mcmc",
+    "p5_prior": "mcmc", "dp_abc": "abc", "dp_approx": "approx", "dapper_sample": "augmentation",
+    "PrivacyModel": "augmentation", "laplace_mechanism": "mechanisms", "geometric_mechanism": "mechanisms",
+    "PrivacyBudget": "accounting", "dirichlet_mle": "dirichlet", "check_compositions": "dirichlet",
+    "size": "config", "to_netcdf": "results", "from_netcdf": "results",
+}
+def _present(module):
+    """True when the module's file is in the package (later layers appear as their notebooks land)."""
+    import os
+
+    return os.path.exists(os.path.join(os.path.dirname(__file__), module + ".py"))
+
+
+_MODULES = tuple(m for layer in LAYERS for m in layer if m != "__main__")
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _ENTRY_POINTS and _present(_ENTRY_POINTS[name]):
+        value = getattr(importlib.import_module(f"dplit.{_ENTRY_POINTS[name]}"), name)
+        globals()[name] = value
+        return value
+    if name in _MODULES and _present(name):
+        return importlib.import_module(f"dplit.{name}")
+    raise AttributeError(f"module 'dplit' has no attribute {name!r}")
+
+
+def __dir__():
+    names = {k for k, m in _ENTRY_POINTS.items() if _present(m)} | {m for m in _MODULES if _present(m)}
+    return sorted(set(globals()) | names)

@@ -8,8 +8,12 @@ sub-command, write the two functions and list the first in ``_COMMANDS``.
 
 Usage::
 
-    dplit release data.csv --eps1 0.75 --eps2 0.25 [--split 0.25] --out release.json
-    python -m dplit.cli release ...          # the same, without the installed script
+    dplit release data.csv --eps1 0.75 --eps2 0.25 [--split 0.25] --out release.json     # the curator
+    dplit analyse release.json --method dpmcmc [--prior p1] [--seed 1] --out posterior.nc  # the analyst
+    python -m dplit ...                      # the same, without the installed script
+
+Errors in the input (a bad CSV, a tampered or truncated release, an existing output file) print one
+line ``dplit <command>: error: ...`` on stderr and exit with status 2.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from dplit import _validate as check
 
-__all__ = ["main", "read_compositions"]
+__all__ = ["main", "read_compositions", "analyse", "summary_table", "METHODS"]
 
 _PAPER_CANDIDATES = "1e-6,1e-5,1e-4,1e-3,1e-2,0.1"
 
@@ -36,8 +41,16 @@ def _floats(text):
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
 
 
-def read_compositions(path, *, close=False):
-    """Read one record per CSV row (an optional header row is skipped).
+CSV_FORMAT = """\
+The CSV file: comma-separated, one record per row, one column per component (d >= 2), an optional
+header row naming the components (the names travel into the release and the analyses). Rows are
+compositions (non-negative, summing to 1 within 1e-6; zeros are fine) or, with --close, raw
+non-negative amounts (e.g. minutes per activity) that are divided by their row sums. Example:
+examples/minutes.csv in the source tree."""
+
+
+def read_compositions(path, *, close=False, with_names=False):
+    """Read one record per CSV row (an optional header row names the components).
 
     Parameters
     ----------
@@ -45,11 +58,14 @@ def read_compositions(path, *, close=False):
         CSV file, comma-separated, one record per row.
     close : bool
         If True, rows are raw non-negative amounts and are divided by their sums; otherwise each
-        row must already be a composition (checked by :func:`dplit.dirichlet.check_compositions`).
+        row must already be a composition summing to 1 within 1e-6 (a CSV rounded to 6 decimals
+        passes; checked by :func:`dplit.dirichlet.check_compositions`).
+    with_names : bool
+        Also return the header's names (None without a header).
 
     Returns
     -------
-    ndarray, shape (n, d)
+    ndarray, shape (n, d), or (ndarray, list of str or None) when ``with_names``
     """
     from dplit.dirichlet import check_compositions
     from dplit.dirichlet import close as close_rows
@@ -58,10 +74,11 @@ def read_compositions(path, *, close=False):
         rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
     if not rows:
         raise ValueError(f"{path}: no records")
+    names = None
     try:
         [float(c) for c in rows[0]]
     except ValueError:
-        rows = rows[1:]  # a header
+        names, rows = [c.strip() for c in rows[0]], rows[1:]  # a header
     if not rows:
         raise ValueError(f"{path}: no records after the header")
     widths = {len(r) for r in rows}
@@ -76,39 +93,58 @@ def read_compositions(path, *, close=False):
             X = close_rows(X)  # the checks of notebook 02: finite, non-negative, a positive sum per row
         except ValueError as err:
             raise ValueError(f"{path}: --close: {err}") from err
-    return check_compositions(X, name=f"{path} (rows)", tol=1e-6 if close else 1e-8)
+    if names is not None and len(names) != X.shape[1]:
+        raise ValueError(f"{path}: the header has {len(names)} names but the rows have {X.shape[1]} columns")
+    try:
+        X = check_compositions(X, name=f"{path} (rows)", tol=1e-6)
+    except ValueError as err:
+        if close or "sums to" not in str(err):
+            raise
+        raise ValueError(f"{err} (raw amounts, or compositions rounded to fewer than 6 decimals? "
+                         f"--close divides each row by its sum)") from err
+    return (X, names) if with_names else X
 
 
 def _add_release(subparsers):
     p = subparsers.add_parser(
         "release", help="publish an (eps1 + eps2)-DP release of compositional data (Guo et al., Alg. 1)",
         description="Select the censoring threshold with the geometric mechanism (eps2) and release the "
-                    "censored sufficient statistic with the Laplace mechanism (eps1); write the JSON release.")
+                    "censored sufficient statistic with the Laplace mechanism (eps1); write the JSON release.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=CSV_FORMAT + "\n\nExample:\n  dplit release examples/minutes.csv --close --eps1 0.75 --eps2 0.25 "
+                            "--split 0.25 --out release.json")
     p.add_argument("data", help="CSV file, one record per row (compositions, or amounts with --close)")
     p.add_argument("--eps1", type=float, required=True, help="budget of the Laplace part")
     p.add_argument("--eps2", type=float, required=True, help="budget of the threshold selection")
-    p.add_argument("--candidates", type=_floats, default=_floats(_PAPER_CANDIDATES),
-                   help=f"candidate thresholds, comma-separated (default {_PAPER_CANDIDATES})")
+    p.add_argument("--candidates", type=_floats, default=None,
+                   help=f"candidate thresholds below 1/d, comma-separated (default {_PAPER_CANDIDATES}, "
+                        f"those below 1/d)")
     p.add_argument("--tc", type=float, default=0.01, help="tolerated rate of censored records (default 0.01)")
     p.add_argument("--split", type=float, default=0.0,
                    help="fraction of records in D1 (e.g. 0.25 as in the paper); 0 = no split")
     p.add_argument("--close", action="store_true", help="rows are raw non-negative amounts: divide by row sums")
     p.add_argument("--seed", type=int, default=None, help="seed of the random split (the noise is never seeded)")
     p.add_argument("--out", required=True, help="where to write the release (JSON)")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     p.set_defaults(func=_run_release)
 
 
 def _run_release(args):
     from dplit.release import release
 
-    X = read_compositions(args.data, close=args.close)
-    n = X.shape[0]
+    if Path(args.out).exists() and not args.force:
+        raise ValueError(f"{args.out} exists (use --force to overwrite it)")
+    X, names = read_compositions(args.data, close=args.close, with_names=True)
+    n, d = X.shape
+    if args.candidates is None:  # the paper's list, without thresholds >= 1/d (they censor everything)
+        args.candidates = [c for c in _floats(_PAPER_CANDIDATES) if c * d < 1]
     check.unit_interval(args.split, "--split", closed_low=True)
     n1 = int(round(args.split * n))
     if args.split > 0 and not 1 <= n1 < n:
         raise ValueError(f"--split {args.split} of n = {n} records leaves an empty part (n1 = {n1})")
-    rel = release(X, args.eps1, args.eps2, args.candidates, args.tc, n1=n1, rng=args.seed, secure=True)
-    Path(args.out).write_text(rel.to_json() + "\n")
+    rel = release(X, args.eps1, args.eps2, args.candidates, args.tc, n1=n1, rng=args.seed, secure=True,
+                  names=names)
+    rel.save(args.out, overwrite=True)
     print(rel.summary())
     print(f"written to {args.out}")
     warning = rel.caution()
@@ -117,7 +153,180 @@ def _run_release(args):
     return 0
 
 
-_COMMANDS = [_add_release]
+METHODS = ("dpboots", "dpmcmc", "dpremcmc", "dpabc")
+_ANALYSE_EXAMPLE = """\
+Examples:
+  dplit analyse release.json --method dpmcmc --seed 1 --out posterior.nc
+  dplit analyse release.json --method dpboots --n-boot 2000 --seed 1 --out boots.nc --test 0.4,0.3,0.2,0.1
+
+The result is an ArviZ InferenceData in netCDF (arviz.from_netcdf, or xarray); for dpboots the
+bootstrap draws are stored as one chain. --test M1,...,Md tests H0_j: |E[x_j] - M_j| <= delta for each
+component j and rejects it when the --level interval of E[x_j] lies outside [M_j - delta, M_j + delta]."""
+
+
+def _add_analyse(subparsers):
+    p = subparsers.add_parser(
+        "analyse", aliases=["analyze"], help="infer alpha and E[x] from a release (DPBoots, DPMCMC, DPreMCMC, DPABC)",
+        description="Read a release written by `dplit release` (or Release.save), run one inference method, "
+                    "write the result (netCDF) and print a summary table.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_ANALYSE_EXAMPLE)
+    p.add_argument("release", help="the release (JSON)")
+    p.add_argument("--method", required=True, choices=METHODS, help="inference method")
+    p.add_argument("--prior", default=None, help="prior for dpmcmc/dpremcmc/dpabc: p1 (default), p3, p4, p5 "
+                                                 "(p3-p5 need a split release)")
+    p.add_argument("--seed", type=int, default=None, help="seed: the same seed gives the same draws as the library")
+    p.add_argument("--n-iter", default=None, help="iterations per chain (or 'auto'); library default otherwise")
+    p.add_argument("--n-warmup", type=int, default=None, help="warm-up iterations per chain")
+    p.add_argument("--chains", type=int, default=None, help="number of chains (default 4)")
+    p.add_argument("--n-boot", type=int, default=1000, help="dpboots replicates (default 1000)")
+    p.add_argument("--n-accept", type=int, default=1000, help="dpabc accepted draws (default 1000)")
+    p.add_argument("--part", default="D2", choices=("D", "D1", "D2"), help="dpboots: released part (default D2)")
+    p.add_argument("--test", type=_floats, default=None, metavar="M1,...,Md",
+                   help="H0: |E[x_j] - M_j| <= delta for every component j")
+    p.add_argument("--delta", type=float, default=0.01, help="tolerance of --test (default 0.01)")
+    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--out", required=True, help="where to write the result (netCDF, .nc)")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_analyse)
+
+
+def _boot_idata(res, rel, part):
+    """A BootResult as InferenceData: the valid replicates as one chain (failed ones dropped)."""
+    from dplit.results import to_arviz
+
+    alpha = res.draws("alpha")
+    if len(alpha) == 0:
+        raise ValueError("every DPBoots replicate failed (see the release's threshold and noise)")
+    attrs = {"method": "DPBoots", "eps": rel.eps1, "a": rel.a, "part": part, "n": res.n,
+             "n_boot": res.n_boot, "n_failed": res.n_failed, "n_out_of_range": res.n_out_of_range,
+             "noise_method": res.method}
+    return to_arviz({"alpha": alpha[None], "mean_composition": (alpha / alpha.sum(1, keepdims=True))[None]},
+                    dims={"alpha": ["component"], "mean_composition": ["component"]},
+                    coords={"component": np.arange(rel.d)}, attrs=attrs)
+
+
+def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n_chains=None, n_boot=1000,
+            n_accept=1000, part="D2", progress=True):
+    """Run one inference method on a release the way ``dplit analyse`` does; returns InferenceData.
+
+    Only the options given are passed on, so that the library's defaults apply otherwise and the
+    same seed gives the library's draws. Component names of the release label the coordinates.
+    """
+    from dplit.results import name_components
+
+    check.choice(method, "method", METHODS)
+    if method == "dpboots":
+        if prior is not None:
+            raise ValueError("--prior applies to dpmcmc, dpremcmc and dpabc, not to dpboots")
+        from dplit.bootstrap import dp_boots
+
+        res = dp_boots(rel, n_boot, part=part, rng=seed)
+        if res.n_failed:
+            warnings.warn(f"{res.n_failed} of {res.n_boot} DPBoots replicates failed and were dropped",
+                          RuntimeWarning, stacklevel=2)
+        return name_components(_boot_idata(res, rel, part), rel.names)
+    kw = {"prior": prior or "p1", "rng": seed, "progress": progress}
+    if method == "dpabc":
+        from dplit.abc import dp_abc
+
+        return name_components(dp_abc(rel, n_accept=n_accept, **kw), rel.names)
+    from dplit import mcmc
+
+    for key, value in (("n_iter", n_iter), ("n_warmup", n_warmup), ("n_chains", n_chains)):
+        if value is not None:
+            kw[key] = value
+    fn = mcmc.dp_mcmc if method == "dpmcmc" else mcmc.dp_remcmc
+    return name_components(fn(rel, **kw), rel.names)
+
+
+def summary_table(idata, rel, *, level=0.95):
+    """The summary ``dplit analyse`` prints: mean, sd, interval, R-hat and bulk ESS of alpha and E[x]."""
+    import arviz as az
+
+    level = check.level(level)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    post = idata.posterior
+    names = [str(c) for c in post["alpha"].coords["component"].values]
+    width = max(9, *(len(v) + 9 for v in names))
+    pct = f"{100 * level:g}%"
+    head = f"{'':{width}} {'mean':>9} {'sd':>9} {pct + ' low':>9} {pct + ' high':>9} {'R-hat':>6} {'ESS':>7}"
+    lines = [head]
+    multi = post.sizes["chain"] > 1
+    for var, label in (("alpha", "alpha"), ("mean_composition", "E[x]")):
+        x = post[var].values  # (chain, draw, d)
+        flat = x.reshape(-1, x.shape[-1])
+        if multi:
+            rhat = az.rhat(idata, var_names=[var])[var].values
+            ess = az.ess(idata, var_names=[var])[var].values
+        for j, name in enumerate(names):
+            lo, hi = np.quantile(flat[:, j], q)
+            diag = f"{rhat[j]:6.3f} {ess[j]:7.0f}" if multi else f"{'-':>6} {'-':>7}"
+            lines.append(f"{label + '[' + name + ']':{width}} {flat[:, j].mean():9.4g} {flat[:, j].std(ddof=1):9.3g} "
+                         f"{lo:9.4g} {hi:9.4g} {diag}")
+    attrs = post.attrs
+    lines.append(f"method {attrs.get('method')}" + (f", prior {attrs['prior']}" if "prior" in attrs else "")
+                 + f"; {post.sizes['chain']} chain(s) x {post.sizes['draw']} draws")
+    lines.append(f"censoring threshold a = {rel.a:g}; privacy spent eps1 + eps2 = {rel.eps1:g} + {rel.eps2:g} = "
+                 f"{rel.budget:g} (by the curator; analysing the release spends nothing more)")
+    if multi and "converged" in attrs and not int(attrs["converged"]):
+        lines.append(f"NOT CONVERGED: {attrs.get('failed', '')} (run longer: --n-iter or --n-iter auto)")
+    return "\n".join(lines)
+
+
+def _test_lines(idata, means, delta, level):
+    """Decisions of H0_j: |E[x_j] - M_j| <= delta, by the level interval of E[x_j]."""
+    x = idata.posterior["mean_composition"].values
+    flat = x.reshape(-1, x.shape[-1])
+    d = flat.shape[1]
+    m = check.unit_interval_array(means, "--test") if len(means) else np.array([])
+    if m.shape != (d,):
+        raise ValueError(f"--test needs {d} values (one per component), got {len(means)}")
+    delta = check.nonnegative(delta, "--delta")
+    lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    names = [str(c) for c in idata.posterior["mean_composition"].coords["component"].values]
+    lines = [f"test of H0_j: |E[x_j] - M_j| <= {delta:g} at significance {1 - level:g} (reject when the interval "
+             f"misses [M_j - delta, M_j + delta])"]
+    for j in range(d):
+        reject = lo[j] > m[j] + delta or hi[j] < m[j] - delta
+        lines.append(f"  {names[j]}: M = {m[j]:g}, interval [{lo[j]:.4f}, {hi[j]:.4f}] -> "
+                     f"{'reject H0' if reject else 'do not reject H0'}")
+    return lines
+
+
+def _run_analyse(args):
+    from dplit.release import Release
+    from dplit.results import to_netcdf
+
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise ValueError(f"{out} exists (use --force to overwrite it)")
+    level = check.level(args.level)
+    rel = Release.load(args.release)
+    n_iter = args.n_iter
+    if n_iter is not None and n_iter != "auto":
+        try:
+            n_iter = int(n_iter)
+        except ValueError as err:
+            raise ValueError(f"--n-iter must be an integer or 'auto', got {n_iter!r}") from err
+    print(f"dplit analyse: {args.method} on {args.release} (n = {rel.n}, d = {rel.d}); the first run on a "
+          f"machine compiles the numba kernels (10-20 s, cached afterwards)", file=sys.stderr)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        idata = analyse(rel, args.method, prior=args.prior, seed=args.seed, n_iter=n_iter, n_warmup=args.n_warmup,
+                        n_chains=args.chains, n_boot=args.n_boot, n_accept=args.n_accept, part=args.part,
+                        progress=not args.quiet)
+    to_netcdf(idata, out)
+    print(summary_table(idata, rel, level=level))
+    if args.test is not None:
+        print("\n".join(_test_lines(idata, args.test, args.delta, level)))
+    print(f"written to {out}")
+    for w in {str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)}:
+        print(f"dplit analyse: warning: {w}", file=sys.stderr)
+    return 0
+
+
+_COMMANDS = [_add_release, _add_analyse]
 
 
 def _parser():
@@ -135,7 +344,10 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except (ValueError, TypeError, OSError) as err:
-        print(f"dplit {args.command}: error: {err}", file=sys.stderr)
+        text = " ".join(str(err).split()) or type(err).__name__  # one line
+        if isinstance(err, OSError) and err.filename is not None and err.strerror:
+            text = f"{err.filename}: {err.strerror}"
+        print(f"dplit {args.command}: error: {text}", file=sys.stderr)
         return 2
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["to_arviz", "draws", "attrs_of", "clean_attrs", "to_netcdf", "from_netcdf"]
+__all__ = ["to_arviz", "draws", "attrs_of", "clean_attrs", "to_netcdf", "from_netcdf", "name_components"]
 
 
 def _check_chain_draw(name, value, n_chain, n_draw):
@@ -147,3 +147,30 @@ def draws(result, var, *, flatten=True):
 def attrs_of(result):
     """Return the run metadata (``attrs``) of a result as a plain dict."""
     return dict(result.posterior.attrs)
+
+
+def name_components(result, names, *, dim="component"):
+    """Label the ``component`` coordinate of every group with ``names`` (e.g. a release's CSV header).
+
+    Parameters
+    ----------
+    result : arviz.InferenceData
+        A result whose variables have a ``component`` dimension.
+    names : sequence of str or None
+        One name per component; ``None`` leaves the result as it is.
+
+    Returns
+    -------
+    arviz.InferenceData
+        The same object, relabelled in place.
+    """
+    if names is None:
+        return result
+    names = [str(v) for v in names]
+    for group in result.groups():
+        ds = result[group]
+        if dim in ds.dims:
+            if ds.sizes[dim] != len(names):
+                raise ValueError(f"names has {len(names)} entries but {group} has {ds.sizes[dim]} components")
+            setattr(result, group, ds.assign_coords({dim: names}))
+    return result

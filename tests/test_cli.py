@@ -1,0 +1,178 @@
+"""The command line: `dplit analyse` (the analyst's side), `python -m dplit`, --force, bad files."""
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dplit import results
+from dplit.cli import analyse, main, read_compositions
+from dplit.release import Release, release
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "minutes.csv"
+CANDS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1]
+
+
+@pytest.fixture(scope="module")
+def rel_file(tmp_path_factory):
+    """A release made by `dplit release` from the shipped example CSV."""
+    path = tmp_path_factory.mktemp("cli") / "release.json"
+    assert main(["release", str(EXAMPLE), "--close", "--eps1", "0.75", "--eps2", "0.25", "--out", str(path)]) == 0
+    return path
+
+
+def test_example_csv_and_header_names(rel_file):
+    X, names = read_compositions(EXAMPLE, close=True, with_names=True)
+    assert X.shape == (600, 4) and names == ["sleep", "work", "leisure", "other"]
+    assert Release.load(rel_file).names == ("sleep", "work", "leisure", "other")
+
+
+@pytest.mark.parametrize("method, extra", [("dpmcmc", ["--n-iter", "200", "--n-warmup", "100"]),
+                                           ("dpremcmc", ["--n-iter", "200", "--n-warmup", "100"]),
+                                           ("dpboots", ["--n-boot", "50"]),
+                                           ("dpabc", ["--n-accept", "50"])])
+def test_analyse_reproduces_the_library(tmp_path, rel_file, capsys, method, extra):
+    out = tmp_path / "post.nc"
+    code = main(["analyse", str(rel_file), "--method", method, "--seed", "7", "--out", str(out), "--quiet",
+                 "--test", "0.4,0.2,0.25,0.15", *extra])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "alpha[sleep]" in text and "E[x][other]" in text and "privacy spent" in text and "reject" in text
+    back = results.from_netcdf(out)
+    rel = Release.load(rel_file)
+    opts = {"n_iter": 200, "n_warmup": 100} if method in ("dpmcmc", "dpremcmc") else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib = analyse(rel, method, seed=7, progress=False, n_boot=50, n_accept=50, **opts)
+    np.testing.assert_array_equal(back.posterior["alpha"].values, lib.posterior["alpha"].values)
+    assert list(back.posterior["alpha"].coords["component"].values) == ["sleep", "work", "leisure", "other"]
+
+
+def test_dpmcmc_matches_dp_mcmc_directly(tmp_path, rel_file):
+    from dplit.mcmc import dp_mcmc
+
+    out = tmp_path / "p.nc"
+    assert main(["analyse", str(rel_file), "--method", "dpmcmc", "--seed", "3", "--n-iter", "100",
+                 "--n-warmup", "50", "--chains", "2", "--quiet", "--out", str(out)]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib = dp_mcmc(Release.load(rel_file), n_iter=100, n_warmup=50, n_chains=2, rng=3, progress=False)
+    np.testing.assert_array_equal(results.from_netcdf(out).posterior["alpha"].values, lib.posterior["alpha"].values)
+
+
+def _tamper(src, dst, **change):
+    data = json.loads(Path(src).read_text())
+    for k, v in change.items():
+        if v is None:
+            data.pop(k)
+        else:
+            data[k] = v
+    Path(dst).write_text(json.dumps(data))
+    return dst
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"scale": None}, "missing field(s): scale"),
+    ({"s_L": [5.0, 5.0, 5.0, 5.0]}, "is impossible"),
+    ({"format": "dplit.release/0"}, "format must be"),
+    ({"eps1": -1}, "eps1"),
+])
+def test_bad_release_files_one_line_exit_2(tmp_path, rel_file, capsys, change, words):
+    bad = _tamper(rel_file, tmp_path / "bad.json", **change)
+    assert main(["analyse", str(bad), "--method", "dpboots", "--out", str(tmp_path / "o.nc")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"dplit analyse: error: {bad}:") and words in err[-1]
+    assert not (tmp_path / "o.nc").exists()
+
+
+def test_other_bad_inputs(tmp_path, rel_file, capsys):
+    out = tmp_path / "o.nc"
+    assert main(["analyse", str(tmp_path / "missing.json"), "--method", "dpboots", "--out", str(out)]) == 2
+    assert "missing.json: No such file or directory" in capsys.readouterr().err
+    (tmp_path / "text.json").write_text("not json")
+    assert main(["analyse", str(tmp_path / "text.json"), "--method", "dpboots", "--out", str(out)]) == 2
+    assert "not a JSON release" in capsys.readouterr().err
+    assert main(["analyse", str(rel_file), "--method", "dpboots", "--prior", "p1", "--out", str(out)]) == 2
+    assert "--prior applies to" in capsys.readouterr().err
+    assert main(["analyse", str(rel_file), "--method", "dpboots", "--n-boot", "20", "--test", "0.5,0.5",
+                 "--out", str(out)]) == 2
+    assert "--test needs 4 values" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["analyse", str(rel_file), "--method", "nope", "--out", str(out)])
+
+
+def test_no_silent_overwrite(tmp_path, rel_file, capsys):
+    out = tmp_path / "o.nc"
+    out.write_text("keep me")
+    assert main(["analyse", str(rel_file), "--method", "dpboots", "--out", str(out)]) == 2
+    assert "exists (use --force" in capsys.readouterr().err and out.read_text() == "keep me"
+    assert main(["analyse", str(rel_file), "--method", "dpboots", "--n-boot", "20", "--quiet", "--force",
+                 "--out", str(out)]) == 0
+    rel_out = tmp_path / "r.json"
+    rel_out.write_text("keep")
+    assert main(["release", str(EXAMPLE), "--close", "--eps1", "1", "--eps2", "1", "--out", str(rel_out)]) == 2
+    assert rel_out.read_text() == "keep"
+
+
+def test_csv_messages(tmp_path, capsys):
+    rounded = tmp_path / "rounded.csv"
+    X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=50)
+    np.savetxt(rounded, X, fmt="%.4f", delimiter=",")
+    out = tmp_path / "r.json"
+    code = main(["release", str(rounded), "--eps1", "1", "--eps2", "1", "--out", str(out)])
+    err = capsys.readouterr().err
+    if code == 2:  # some row of the 4-decimal file misses 1 by more than 1e-6: the message says --close
+        assert "--close divides each row" in err
+    assert main(["release", str(rounded), "--close", "--eps1", "1", "--eps2", "1", "--out", str(out),
+                 "--force"]) == 0
+    header = tmp_path / "h.csv"
+    header.write_text("a,b\n0.5,0.5,0.0\n")
+    assert main(["release", str(header), "--eps1", "1", "--eps2", "1", "--out", str(out), "--force"]) == 2
+    assert "header has 2 names" in capsys.readouterr().err
+
+
+def test_default_candidates_drop_thresholds_at_or_above_one_over_d(tmp_path):
+    X = np.random.default_rng(1).dirichlet(np.full(10, 3.0), size=300)
+    data, out = tmp_path / "d10.csv", tmp_path / "r.json"
+    np.savetxt(data, X, delimiter=",", fmt="%.17g")
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--out", str(out)]) == 0
+    assert Release.load(out).candidates.max() < 0.1
+    assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--candidates", "0.01,0.1",
+                 "--out", str(out), "--force"]) == 2
+
+
+def test_python_dash_m_dplit_and_help(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "dplit", "analyse", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "dplit analyse release.json --method dpmcmc" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "dplit", "release", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "examples/minutes.csv" in proc.stdout and "--close" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "dplit", "analyse", str(tmp_path / "none.json"), "--method",
+                           "dpboots", "--out", str(tmp_path / "o.nc")], capture_output=True, text=True)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_top_level_entry_points_are_lazy():
+    code = ("import sys, dplit; assert 'numba' not in sys.modules and 'arviz' not in sys.modules; "
+            "names = dir(dplit); assert 'dp_mcmc' in names and 'Release' in names and 'bootstrap' in names; "
+            "from dplit import dp_boots, Release; assert dplit.Release is Release; print('ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+    import dplit
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        dplit.nope  # noqa: B018
+    assert (ROOT / "dplit" / "py.typed").exists()
+
+
+def test_release_by_library_loads_in_cli(tmp_path, capsys):
+    X = np.random.default_rng(2).dirichlet([2.0, 3.0, 4.0], size=300)
+    rel = release(X, 1.0, 0.5, CANDS, 0.01, rng=1, secure=False)
+    path = rel.save(tmp_path / "lib.json")
+    assert main(["analyse", str(path), "--method", "dpboots", "--n-boot", "30", "--seed", "1", "--quiet",
+                 "--out", str(tmp_path / "b.nc")]) == 0
+    assert "alpha[0]" in capsys.readouterr().out  # no names: components numbered
