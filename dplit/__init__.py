@@ -26,7 +26,9 @@ LAYERS = (
     ("sampling",),                          # 06b: the one multi-chain driver
     ("mcmc",),                              # 07: MCMC, DPMCMC, DPreMCMC, p5
     ("abc", "approx"),                      # 08-09
-    ("study", "datasets", "atus"),          # 10-11
+    ("datasets",),                          # data loaders (hand-written, one user cache)
+    ("study",),                             # 10: the simulation study runner
+    ("atus",),                              # 11: the ATUS application (uses datasets, study)
     ("dirichlet_mechanism",),               # 12
     ("augmentation",),                      # 13
     ("latent_class",),                      # 14
