@@ -21,7 +21,12 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
-from dplit.dirichlet import _any_below_one, _gamma_large_kernel, _log_gamma_draw_kernel
+from dplit.dirichlet import (
+    _any_below_one,
+    _gamma_large_kernel,
+    _log_gamma_draw_kernel,
+    _logsumexp_kernel,
+)
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
 from dplit.release import Release
@@ -56,14 +61,9 @@ def _censored_stat_sim_kernel(alpha, n, log_a, rng):
     else:                                    # some alpha_j < 1: log gammas and a log-sum-exp per record
         lg = np.empty(d)
         for _ in range(n):
-            top = -np.inf
             for j in range(d):
                 lg[j] = _log_gamma_draw_kernel(alpha[j], rng)
-                top = max(top, lg[j])
-            tot = 0.0
-            for j in range(d):
-                tot += math.exp(lg[j] - top)
-            lnorm = top + math.log(tot)
+            lnorm = _logsumexp_kernel(lg)
             for j in range(d):
                 out[j] += max(lg[j] - lnorm, log_a)
     for j in range(d):

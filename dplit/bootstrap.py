@@ -43,9 +43,6 @@ TRUNCATION_METHODS = ("auto", "rejection", "gibbs")
 OUT_OF_RANGE = ("redraw", "nan", "uncensored")
 
 
-# the samplers of notebooks 06-07 still import this name; they move to check.count (issue 12)
-_check_count = check.count
-
 
 def _logsumexp(s):
     """log(sum(exp(s))) of a 1-D array, computed stably."""

@@ -700,6 +700,18 @@ def _log_std_gamma_kernel(a, rng):
     return math.log(rng.standard_gamma(a))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _logsumexp_kernel(v):
+    """log(sum(exp(v))) of a small vector, with its largest entry taken out (no overflow, no underflow)."""
+    top = -np.inf
+    for x in v:
+        top = max(top, x)
+    tot = 0.0
+    for x in v:
+        tot += math.exp(x - top)
+    return top + math.log(tot)
+
+
 def _log_dirichlet_draws_reference(alpha, m, rng):
     """log of m Dirichlet(alpha) draws, (m, d), vectorised by column in log space (no underflow)."""
     lg = np.empty((m, alpha.size))

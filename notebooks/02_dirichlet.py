@@ -1211,7 +1211,8 @@ assert raises(RuntimeError, dirichlet_mle, logx_mean(np.array([1.0, 2.0, 3.0])),
 # numba's `standard_gamma` (inlined into its callers: the record sweep of notebook 07 normalises the row
 # inside its own loop, and a call per record measured 10-20% slower), and
 # `_log_dirichlet_draws_reference(alpha, m, rng)` is the vectorised NumPy version (column by column), used to
-# start chains. The draws kernels below use `_log_std_gamma_kernel` too.
+# start chains; `_logsumexp_kernel(v)` normalises a row of log gammas. The draws kernels below use
+# `_log_std_gamma_kernel` too.
 
 # %%
 #| export
@@ -1221,6 +1222,18 @@ def _log_std_gamma_kernel(a, rng):
     if a < 1.0:
         return math.log(rng.standard_gamma(a + 1.0)) - rng.standard_exponential() / a
     return math.log(rng.standard_gamma(a))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _logsumexp_kernel(v):
+    """log(sum(exp(v))) of a small vector, with its largest entry taken out (no overflow, no underflow)."""
+    top = -np.inf
+    for x in v:
+        top = max(top, x)
+    tot = 0.0
+    for x in v:
+        tot += math.exp(x - top)
+    return top + math.log(tot)
 
 
 def _log_dirichlet_draws_reference(alpha, m, rng):
@@ -1248,6 +1261,8 @@ for j in range(3):   # x_j has the Beta(alpha_j, alpha_0 - alpha_j) marginal law
     assert stats.kstest(np.exp(rows_k[:, j]), wrong).pvalue < 1e-3
 # shape >= 1: exactly the log of numpy's standard_gamma draw, from the same stream
 assert _log_std_gamma_kernel(2.5, np.random.default_rng(3)) == np.log(np.random.default_rng(3).standard_gamma(2.5))
+v_ = np.array([-800.0, -801.0, -1e4])          # exp underflows: the max comes out first
+assert np.isclose(_logsumexp_kernel(v_), np.logaddexp.reduce(v_)) and _logsumexp_kernel(np.array([0.0])) == 0.0
 
 # %%
 #| export
