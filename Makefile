@@ -19,7 +19,7 @@ EXECUTE := DPLIT_QUICK=0 $(BIN)/jupyter nbconvert --log-level WARN --to notebook
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]*_*.py))
 NAMES     := $(basename $(notdir $(NOTEBOOKS)))
 
-.PHONY: setup tutorial lab test doctest coverage export notebooks nb bench clean
+.PHONY: setup tutorial lab test doctest coverage export notebooks nb bench clean docs check-docs check-widgets
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,12 +32,16 @@ setup: $(STAMP)
 # The main job: every notebook at full size, executed copies and an HTML rendering under build/.
 tutorial: $(STAMP)
 	mkdir -p build/notebooks build/html
+	@rm -f build/tutorial-times.txt
+	@all0=$$(date +%s); \
 	for nb in $(NAMES); do \
-	  echo "== $$nb"; \
+	  echo "== $$nb"; t0=$$(date +%s); \
 	  $(BIN)/jupytext --quiet --to ipynb --output build/notebooks/$$nb.ipynb notebooks/$$nb.py && \
 	  (cd build/notebooks && { $(EXECUTE) $$nb.ipynb || { echo "== $$nb failed or timed out: one retry"; $(EXECUTE) $$nb.ipynb; }; }) && \
 	  $(BIN)/jupyter nbconvert --log-level WARN --to html --output-dir build/html build/notebooks/$$nb.ipynb || exit 1; \
-	done
+	  echo "   $$nb: $$(( $$(date +%s) - t0 )) s" | tee -a build/tutorial-times.txt; \
+	done; \
+	echo "== all notebooks: $$(( $$(date +%s) - all0 )) s (per notebook: build/tutorial-times.txt)"
 	@echo "Executed notebooks: build/notebooks/  HTML: build/html/"
 
 lab: $(STAMP)
@@ -74,6 +78,29 @@ notebooks nb: $(STAMP)
 	  echo "== $$nb"; \
 	  (cd notebooks && { $(EXECUTE) $$nb.ipynb || { echo "== $$nb failed or timed out: one retry"; $(EXECUTE) $$nb.ipynb; }; }) || exit 1; \
 	done
+
+# The documentation site from the committed, executed notebooks (no re-execution) and the docstrings:
+# build/site/. Nothing is downloaded at build or view time (theme and MathJax come from PyPI packages).
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[dev,docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	rm -rf build/site build/docs-src build/docs-doctrees
+	$(BIN)/python docs/prepare.py build/docs-src
+	$(BIN)/python -m sphinx -q -b html -c docs -d build/docs-doctrees build/docs-src build/site
+	@echo "Documentation site: build/site/index.html"
+
+# Every page of build/site in headless Chromium (Debian's package; installed by apt-get when missing
+# and running as root): console errors, links, images, math; screenshots in build/site-shots/.
+check-docs: docs
+	$(BIN)/python docs/check_site.py
+
+# Widgets: the kernel-level smoke test of every notebook's widgets and the real JupyterLab test
+# (headless Chromium on a loopback server; part of `make check-docs` in CI, through pytest).
+check-widgets: $(DOCS_STAMP)
+	DPLIT_QUICK=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_widgets.py tests/test_jupyterlab.py
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

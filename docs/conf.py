@@ -1,0 +1,48 @@
+"""Sphinx configuration of the dplit documentation site (`make docs` -> build/site/).
+
+Pages: the index (docs/index.md), every committed, executed notebook (copied by docs/prepare.py into
+build/docs-src/, never re-executed), and the API reference generated from the docstrings of every
+name in each module's ``__all__``. Nothing is fetched at build or view time: the theme (furo) and
+MathJax 3 (shipped by the PyPI package sphinx-mathjax-offline) are served from the site's own _static/.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import dplit  # noqa: E402
+
+project = "dplit"
+author = "dplit developers"
+release = version = dplit.__version__
+copyright = "dplit developers, MIT licence"
+
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax",
+              "sphinx.ext.viewcode"]
+myst_enable_extensions = ["dollarmath", "amsmath"]
+nb_execution_mode = "off"  # the committed notebooks carry their outputs (and figures)
+nb_merge_streams = True
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
+# "ref.python": numpydoc types such as "ndarray, shape (n, d)" name attributes of several classes.
+suppress_warnings = ["mystnb.unknown_mime_type", "myst.header", "misc.highlighting_failure", "ref.python"]
+
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+autodoc_member_order = "bysource"
+autodoc_inherit_docstrings = False  # e.g. concurrent.futures docstrings, not written for Sphinx
+autodoc_typehints = "signature"
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+napoleon_use_ivar = True  # dataclass Attributes sections as fields, not a second description of each member
+
+html_theme = "furo"
+html_title = f"dplit {version}"
+# MathJax 3 with its fonts, from the PyPI package sphinx-mathjax-offline (its static/ folder is copied
+# into _static/ like the theme's files): no CDN at build or view time. An online reader of the
+# published site gets these same files from the site, so offline and online look alike.
+_MATHJAX = Path(importlib.util.find_spec("sphinx-mathjax-offline").submodule_search_locations[0]) / "static"
+html_static_path = [str(_MATHJAX)]
+mathjax_path = "mathjax/tex-chtml.js"
+html_show_sourcelink = False
+html_last_updated_fmt = None
