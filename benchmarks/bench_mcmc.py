@@ -30,6 +30,8 @@ from _timing import best_of
 from dplit import mcmc as M
 from dplit.dirichlet import _gamma_draws_kernel, censored_stat, dirichlet_draws
 from dplit.release import Release
+from dplit.sampling import mpsrf
+from dplit.testing import rank_uniformity_pvalues, sbc_ranks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DAPPER_CSV = os.path.join(ROOT, "..", "shared", "benchmarks", "dapper_compositional_release.csv")
@@ -132,7 +134,7 @@ def bench_dapper(n_iter):
     e2 = ess_bulk(res2.posterior["alpha"].values)
     print(f"  two chains in parallel threads: {rt2:.1f} s, ESS_bulk {np.round(e2).astype(int)}, "
           f"ESS_bulk/s {np.round(e2 / rt2, 1)} of wall time -> "
-          f"{e2.min() / rt2 / DAPPER_ESS_PER_S:.0f}x dapper; MPSRF {M.mpsrf(res2):.3f}")
+          f"{e2.min() / rt2 / DAPPER_ESS_PER_S:.0f}x dapper; MPSRF {mpsrf(res2):.3f}")
 
 
 def bench_sbc(n_rep):
@@ -140,15 +142,51 @@ def bench_sbc(n_rep):
     for label, b, reps in [("DPMCMC", None, n_rep), ("DPreMCMC b=50", 50, n_rep // 2)]:
         t0 = time.perf_counter()
         ranks = M._sbc_ranks(reps, n=200, d=3, a=1e-3, eps=1.0, b=b, rng=78)
-        p = M._rank_uniformity_pvalues(ranks)
+        p = rank_uniformity_pvalues(ranks)
         print(f"  {label:14s} {reps} replications ({time.perf_counter() - t0:.0f} s): chi-square p-values of rank "
               f"uniformity {np.array2string(p, precision=3)}")
+
+
+def bench_sbc_thinned_by_ess(n_rep, L=19):
+    """SBC with draws thinned by the ESS (Talts et al. 2018, Sec. 5): run until ESS >= 100, keep L spread out."""
+    print(f"\nsimulation-based calibration thinned by the ESS, d = 3, n = 200, a = 1e-3, eps = 1, p1, {n_rep} "
+          f"replications: one chain per replication run with n_iter='auto' (bulk and tail ESS >= 100), then "
+          f"{L} equally spaced draws")
+    import warnings
+
+    from dplit.dirichlet import _log_dirichlet_draws_reference
+    from dplit.sampling import ConvergenceWarning
+
+    n, d, a, eps = 200, 3, 1e-3, 1.0
+    scale = -d * np.log(a) / (n * eps)
+
+    def simulate(g):
+        alpha = g.gamma(np.ones(d), 10.0)
+        s_L = np.maximum(_log_dirichlet_draws_reference(alpha, n, g), np.log(a)).mean(axis=0) + g.laplace(0, scale, d)
+        return alpha, Release.from_statistic(s_L, n, a, eps)
+
+    def posterior(rel, n_draws, g):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = M.dp_mcmc(rel, n_iter="auto", target_ess=100, n_warmup=600, n_chains=1, thin=1, rng=g,
+                            progress=False)
+        draws = res.posterior["alpha"].values[0]
+        return draws[np.linspace(0, len(draws) - 1, n_draws).round().astype(int)]
+
+    t0 = time.perf_counter()
+    p = rank_uniformity_pvalues(sbc_ranks(simulate, posterior, n_rep, L=L, rng=79), L=L)
+    print(f"  DPMCMC ({time.perf_counter() - t0:.0f} s): chi-square p-values of rank uniformity "
+          f"{np.array2string(p, precision=3)}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="longer chains and n_slice up to 1000")
+    parser.add_argument("--sbc-only", action="store_true", help="only the SBC thinned by the ESS")
     args = parser.parse_args()
+    if args.sbc_only:
+        bench_sbc_thinned_by_ess(2000 if args.full else 1000)
+        return
     t0 = time.perf_counter()
     bench_sweep(1000, 3)
     bench_sweep(1000, 5)
@@ -157,6 +195,7 @@ def main():
     bench_memory()
     bench_dapper(100_000 if args.full else 40_000)
     bench_sbc(2000 if args.full else 600)
+    bench_sbc_thinned_by_ess(2000 if args.full else 1000)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 

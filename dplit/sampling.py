@@ -234,9 +234,14 @@ def _diagnostics(post, names):
     """Per-quantity R-hat, bulk and tail ESS over the coordinates of ``names``: dict name -> (rhat, bulk, tail)."""
     import arviz as az
 
+    halves = post
+    if post.sizes["chain"] == 1:      # one chain: R-hat of its two halves (ArviZ needs two chains)
+        t = post.sizes["draw"] // 2
+        halves = post.isel(draw=slice(0, 2 * t)).stack(sample=("chain", "draw")).drop_vars(["chain", "draw", "sample"])
+        halves = halves.assign_coords(sample=np.arange(2 * t)).coarsen(sample=t).construct(sample=("chain", "draw"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # constant coordinates: nan, read as failures
-        rhat, bulk, tail = az.rhat(post), az.ess(post, method="bulk"), az.ess(post, method="tail")
+        rhat, bulk, tail = az.rhat(halves), az.ess(post, method="bulk"), az.ess(post, method="tail")
     out = {}
     for v in names:
         r, b, t = (np.ravel(x[v].values) for x in (rhat, bulk, tail))

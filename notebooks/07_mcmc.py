@@ -150,7 +150,12 @@ from scipy import special
 
 from dplit import _validate as V
 from dplit.bootstrap import truncated_statistic
-from dplit.dirichlet import _log_dirichlet_draws_reference, _log_std_gamma_kernel, in_stat_range
+from dplit.dirichlet import (
+    _log_dirichlet_draws_reference,
+    _log_std_gamma_kernel,
+    _logsumexp_kernel,
+    in_stat_range,
+)
 from dplit.priors import (
     DrawsPrior,
     GammaPrior,
@@ -346,14 +351,9 @@ def _record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
     accepted = 0
     for i in range(m):
         if small:                       # some alpha_j < 1: log gammas, log-sum-exp (no underflow)
-            top = -np.inf
             for j in range(d):
                 lg[j] = _log_std_gamma_kernel(alpha_prop[j], rng)
-                top = max(top, lg[j])
-            tot = 0.0
-            for j in range(d):
-                tot += math.exp(lg[j] - top)
-            lnorm = top + math.log(tot)
+            lnorm = _logsumexp_kernel(lg)
         else:                           # all alpha_j >= 1: plain gammas, one log each
             tot = 0.0
             for j in range(d):

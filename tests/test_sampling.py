@@ -176,3 +176,14 @@ def test_auto_stops_at_its_cap_with_a_warning_naming_what_failed():
         run(normal_rwm(Y), n_iter="auto", max_rhat=0.9, n_warmup=10, progress=False)
     with pytest.raises(ValueError, match="target_ess"):
         run(normal_rwm(Y), n_iter="auto", target_ess=-1, n_warmup=10, progress=False)
+
+
+def test_one_chain_gets_a_split_rhat():
+    from dplit.results import to_arviz
+    x = np.random.default_rng(0).normal(size=(1, 1000, 2))
+    rep = convergence_report(to_arviz({"th": x}), warn=False)
+    assert rep["converged"] and np.isfinite(rep["rhat_max"]) and rep["rhat_max"] < 1.01
+    drift = x + np.linspace(0, 3, 1000)[None, :, None]       # a chain still moving: its halves differ
+    assert convergence_report(to_arviz({"th": drift}), warn=False)["rhat_max"] > 1.1
+    res = run(normal_rwm(Y), rng=2, **dict(KW, n_chains=1, n_iter=6000))
+    assert res.posterior.attrs["converged"] == 1
