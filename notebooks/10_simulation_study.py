@@ -1,0 +1,1193 @@
+# %% [markdown]
+# # The simulation study: every method on the paper's grid, resumable
+#
+# Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenario grid, one task per (scenario, replicate, method), seeds derived from the task's settings, results written at once to one SQLite file (nothing lost, nothing redone), any `concurrent.futures` executor (a local process pool, or Dask), and the paper's figures from the stored results.
+
+# %%
+#| default_exp study
+
+# %% [markdown]
+# ## Parameters
+#
+# Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite). The reduced study below
+# is the notebook's only heavy cell; the paper's full grid is the job of `dplit study run` (end of the notebook).
+
+# %%
+# %matplotlib inline
+import json
+import os
+import sqlite3
+import tempfile
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from dplit.config import is_quick, size
+
+SEED = 20261126
+rng = np.random.default_rng(SEED)
+reduced_reps = size(full=5, quick=2)               # replicates per scenario in the reduced study
+reduced_eps = size(full=[0.5, 1e10], quick=[1.0])
+reduced_alpha = size(full=[[3.3, 4.4], [2.2, 3.3, 4.4]], quick=[[2.2, 3.3, 4.4]])
+reduced_methods = size(full=["boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p1", "dpabc_p4",
+                             "dpabc_p5", "dpapprox_p4"],
+                       quick=["boots", "dpboots", "dpmcmc_p1", "dpabc_p4"])
+n_cover = size(full=4000, quick=1000)            # draws in the coverage checks
+print(f"quick mode: {is_quick()}; reduced study: {len(reduced_alpha)} alphas x {len(reduced_eps)} eps x "
+      f"{reduced_reps} replicates x {len(reduced_methods)} methods")
+
+# %% [markdown]
+# ## The design (Guo et al., Sec. 5.1)
+#
+# **Scenarios.** Five true parameters $\boldsymbol\alpha_1 = (3.3, 4.4)$, $\boldsymbol\alpha_2 = (0.5, 0.5, 0.5)$,
+# $\boldsymbol\alpha_3 = (2.2, 3.3, 4.4)$, $\boldsymbol\alpha_4 = (2, 20, 2)$, $\boldsymbol\alpha_5 = (2.2, 3.3, 4.4, 5.5, 6.6)$; sample
+# sizes $n \in \{1000, 5000\}$; budgets $\epsilon \in \{0.25, 0.5, 1.5, 10^{10}\}$ ($10^{10}$: no privacy to speak of, so
+# only the approximations of each method show); 50 data sets per scenario. The threshold $a$ is chosen from
+# $(0.1, 10^{-2}, \dots, 10^{-6})$ by Alg. 1 with $t_c = 0.01$ and $\epsilon_2 = 0.25\epsilon$; the statistic is released with
+# $\epsilon_1 = 0.75\epsilon$. Methods that learn a prior from a part of the data split it, $n_1 = 0.25n$, $n_2 = 0.75n$, and
+# release both parts at the same $a$ with $\epsilon_1$ each (parallel composition).
+#
+# **Methods** (Table 1): the non-private benchmarks Boots (parametric bootstrap of the MLE) and MCMC$_{p1}$ (the
+# posterior given $S_0(\mathbf D)$); DPBoots; DPMCMC, DPreMCMC and DPapprox with p1 (on the unsplit release) and p3, p4
+# (learnt from $\mathbf D_1$, conditioning on $\mathbf D_2$); DPABC with p1-p5. Each method has a name such as
+# `dpmcmc_p4`.
+#
+# **What is measured, per data set and method.**
+# * MSE of $\boldsymbol\alpha$: the posterior (or bootstrap) expected squared error
+#   $\frac1d\sum_j E[(\alpha_j - \alpha^{\rm true}_j)^2]$ over the draws, which is the squared error of the mean plus the
+#   spread of the draws. (The paper does not spell out its MSE; the point estimate's squared error is stored too.)
+#   Likewise for $E[\mathbf x \mid \boldsymbol\alpha] = \boldsymbol\alpha / \sum_j\alpha_j$.
+# * The **95% posterior-predictive ellipsoid coverage**: draw $\tilde{\mathbf x}^{(s)} \sim \mathrm{Dirichlet}(\boldsymbol\alpha^{(s)})$, one
+#   per posterior draw; take the first $d - 1$ coordinates (the last is determined by them, so the covariance of all
+#   $d$ is singular); the ellipsoid is $\{\mathbf z: (\mathbf z - \bar{\mathbf z})^\top \hat\Sigma^{-1}(\mathbf z - \bar{\mathbf z}) \le q\}$ with
+#   $q$ the 95% quantile of the predictive sample's own Mahalanobis distances; the coverage is the fraction of a
+#   large sample from the true Dirichlet inside it. It should be near 0.95.
+# * Runtime, and the **multivariate Gelman-Rubin statistic** (Brooks and Gelman 1998) of $\boldsymbol\alpha$ over the
+#   chains, from the sampler's report. The paper discards runs whose statistic is above 1.1 (its text says "below",
+#   a slip) and reports the fraction kept (Figure S2); we store every run and filter when summarising.
+#
+# **S5 variant: a fixed threshold.** `threshold = 1e-6` (or `0.1`) skips Alg. 1 and gives the whole budget to the
+# Laplace release ($\epsilon_1 = \epsilon$); `threshold = "dp"` is Alg. 1 as above. Figure S3 compares the two.
+
+# %% [markdown]
+# ## 1. The settings of a study
+#
+# A study is a small frozen record: the grid, the methods, the replicates, a seed, and the effort of each method
+# (`quick = true` gives short chains and few bootstrap replicates, for trials and tests). It reads the TOML of the
+# command line; unknown keys are refused by name, so a typo does not silently run the default.
+
+# %%
+#| export
+import concurrent.futures as cf
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import time
+import tomllib
+import warnings
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from dplit import _validate as V
+
+#: The five true parameters of Sec. 5.1.
+PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
+#: The candidate thresholds of Sec. 5.1.
+PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
+#: Every method of Sec. 5.1: name -> (family, prior). p1 methods use the unsplit release, the others the split one.
+METHODS = {
+    "boots": ("boots", None), "dpboots": ("dpboots", None), "mcmc_p1": ("mcmc", "p1"),
+    **{f"dpmcmc_{p}": ("dpmcmc", p) for p in ("p1", "p3", "p4")},
+    **{f"dpremcmc_{p}": ("dpremcmc", p) for p in ("p1", "p3", "p4")},
+    **{f"dpabc_{p}": ("dpabc", p) for p in ("p1", "p2", "p3", "p4", "p5")},
+    **{f"dpapprox_{p}": ("dpapprox", p) for p in ("p1", "p3", "p4")},
+}
+#: The methods the paper keeps after Sec. 5.1 (Figure 2, Sec. 5.2).
+SELECTED = ("boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpabc_p5")
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """The settings of a study (the defaults are the paper's full grid, Sec. 5.1).
+
+    Attributes
+    ----------
+    alpha_true, n, eps : tuples
+        The grid; every combination is a scenario.
+    methods : tuple of str
+        Keys of :data:`METHODS`.
+    replicates : int
+        Data sets per scenario.
+    seed : int
+        Root of every seed (each task's seed is derived from its settings and this).
+    quick : bool
+        Short chains, few bootstrap replicates and ABC draws (trials, tests).
+    candidates, tc : the threshold selection (Alg. 1); ``threshold`` is ``"dp"`` (Alg. 1, eps2 = 0.25 eps) or a
+        fixed ``a`` in (0, 1) (S5: all the budget to the Laplace part).
+    split : float
+        Fraction of records in D1 for the methods whose prior is learnt from D1.
+    n_boot, n_iter, n_warmup, n_chains, n_accept, accept_rate, b, n_pred, n_true : the effort of each method
+        and of the coverage (``None``: the quick or full default).
+    max_mpsrf : float
+        Runs whose multivariate PSRF exceeds this are counted as not converged (paper: 1.1).
+    """
+
+    alpha_true: tuple = PAPER_ALPHAS
+    n: tuple = (1000, 5000)
+    eps: tuple = (0.25, 0.5, 1.5, 1e10)
+    methods: tuple = tuple(METHODS)
+    replicates: int = 50
+    seed: int = 1
+    quick: bool = False
+    candidates: tuple = PAPER_CANDIDATES
+    tc: float = 0.01
+    threshold: object = "dp"
+    split: float = 0.25
+    n_boot: int = None
+    n_iter: int = None
+    n_warmup: int = None
+    n_chains: int = 3
+    n_accept: int = None
+    accept_rate: float = 0.1
+    b: int = 5
+    n_pred: int = None
+    n_true: int = 20000
+    max_mpsrf: float = 1.1
+
+    def __post_init__(self):
+        q = bool(self.quick)
+        defaults = dict(n_boot=(1000, 200), n_iter=(20000, 2000), n_warmup=(2000, 500),
+                        n_accept=(1000, 200), n_pred=(3000, 1000))
+        for k, (full, quick) in defaults.items():
+            if getattr(self, k) is None:
+                object.__setattr__(self, k, quick if q else full)
+        _check_config(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """Build from a dict (e.g. the ``[study]`` table of a TOML file); unknown keys raise."""
+        d = dict(d.get("study", d))
+        known = {f.name for f in fields(cls)}
+        bad = sorted(set(d) - known)
+        if bad:
+            raise ValueError(f"unknown study setting(s) {bad}; known: {sorted(known)}")
+        for k in ("alpha_true", "n", "eps", "methods", "candidates"):
+            if k in d:
+                d[k] = tuple(tuple(float(x) for x in v) if k == "alpha_true" else v for v in d[k])
+        return cls(**d)
+
+    @classmethod
+    def from_toml(cls, path):
+        """Read a TOML file with a ``[study]`` table."""
+        with open(path, "rb") as fh:
+            return cls.from_dict(tomllib.load(fh))
+
+    def scenarios(self):
+        """The grid: a list of (alpha_true, n, eps)."""
+        return [(tuple(a), int(n), float(e)) for a in self.alpha_true for n in self.n for e in self.eps]
+
+
+# %% [markdown]
+# The checks of the settings, one helper per rule from `dplit._validate`.
+
+# %%
+#| export
+def _check_config(c):
+    """Raise ValueError/TypeError naming the first bad setting of a StudyConfig."""
+    if not c.alpha_true:
+        raise ValueError("alpha_true must list at least one parameter vector")
+    for a in c.alpha_true:
+        arr = V.finite_array(a, "alpha_true", ndim=1)
+        if arr.size < 2 or np.any(arr <= 0):
+            raise ValueError(f"alpha_true entries must have >= 2 components, all > 0, got {list(a)}")
+    for n in c.n:
+        V.count(n, "n", minimum=8)
+    for e in c.eps:
+        V.epsilon(e, "eps")
+    bad = [m for m in c.methods if m not in METHODS]
+    if bad or not c.methods:
+        raise ValueError(f"methods must be keys of dplit.study.METHODS {sorted(METHODS)}, got {bad or 'none'}")
+    V.count(c.replicates, "replicates")
+    V.count(c.seed, "seed", minimum=0)
+    V.unit_interval_array(c.candidates, "candidates")
+    V.unit_interval(c.tc, "tc")
+    if c.threshold != "dp":
+        V.threshold(c.threshold, "threshold")
+    V.unit_interval(c.split, "split")
+    for k in ("n_boot", "n_iter", "n_warmup", "n_chains", "n_accept", "b", "n_pred", "n_true"):
+        V.count(getattr(c, k), k, minimum=2 if k == "n_chains" else 1)
+    V.unit_interval(c.accept_rate, "accept_rate", closed_high=True)
+    V.positive(c.max_mpsrf, "max_mpsrf")
+
+
+# %% [markdown]
+# Checks: the issue's small TOML works as written; the defaults are the paper's grid (5 x 2 x 4 = 40 scenarios,
+# 17 methods); a typo and a bad value are refused by name.
+
+# %%
+from dplit.study import StudyConfig, METHODS, SELECTED  # noqa: E402
+
+SMALL_TOML = """
+[study]
+alpha_true = [[2.0, 2.0, 2.0]]
+n = [200]
+eps = [1.0]
+methods = ["dpboots", "dpmcmc_p1"]
+replicates = 2
+seed = 1
+quick = true   # short chains and few bootstrap replicates
+"""
+tmp = Path(tempfile.mkdtemp())
+(tmp / "study.toml").write_text(SMALL_TOML)
+small = StudyConfig.from_toml(tmp / "study.toml")
+assert small.scenarios() == [((2.0, 2.0, 2.0), 200, 1.0)] and small.n_iter == 2000 and small.n_boot == 200
+paper = StudyConfig()
+assert len(paper.scenarios()) == 40 and len(paper.methods) == 17 and paper.n_iter == 20000
+for bad, word in [({"replicate": 2}, "replicate"), ({"methods": ["dpmcmc_p2"]}, "methods"),
+                  ({"eps": [0.0]}, "eps"), ({"threshold": 2.0}, "threshold")]:
+    try:
+        StudyConfig.from_dict(bad)
+        raise AssertionError(f"{bad} was accepted")
+    except ValueError as err:
+        assert word in str(err), err
+print(small)
+
+# %% [markdown]
+# ## 2. Tasks, keys and seeds
+#
+# A **task** is one (scenario, replicate, method). Its **key** is the canonical JSON of everything that determines its
+# result: the scenario, the replicate, the method, the threshold rule, the candidates, $t_c$, the split, the method's
+# effort, the study seed and the key's version. Two seeds come from hashing parts of the key (SHA-256, so they do
+# not depend on Python's hash randomisation, the order of the tasks, or the worker that runs them):
+# * the **data seed** from the scenario, the replicate, the release settings and the study seed only, so that every
+#   method of a replicate sees the same data set and the same release (methods are compared on the same data, as in
+#   the paper);
+# * the **method seed** from the whole key.
+
+# %%
+#| export
+KEY_VERSION = 1
+
+_DATA_FIELDS = ("alpha_true", "n", "eps", "replicate", "candidates", "tc", "split", "seed")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One (scenario, replicate, method): its settings and its canonical key."""
+
+    settings: dict = field(hash=False)
+    key: str = ""
+
+    @property
+    def data_seed(self):
+        """Seed of the data set and release: shared by every method of a replicate."""
+        return derive_seed({k: self.settings[k] for k in _DATA_FIELDS})
+
+    @property
+    def method_seed(self):
+        """Seed of the method's randomness: a function of the whole key."""
+        return derive_seed(self.key)
+
+
+def derive_seed(obj):
+    """A 63-bit seed from the SHA-256 of the canonical JSON of ``obj`` (stable across runs and machines)."""
+    text = obj if isinstance(obj, str) else json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+
+def _effort(config, method):
+    """The settings of the config that the method's result depends on."""
+    fam = METHODS[method][0]
+    keys = {"boots": ("n_boot",), "dpboots": ("n_boot",), "dpabc": ("n_accept", "accept_rate"),
+            "mcmc": ("n_iter", "n_warmup", "n_chains"), "dpmcmc": ("n_iter", "n_warmup", "n_chains"),
+            "dpremcmc": ("n_iter", "n_warmup", "n_chains", "b"),
+            "dpapprox": ("n_iter", "n_warmup", "n_chains")}[fam]
+    return {k: getattr(config, k) for k in keys + ("n_pred", "n_true")}
+
+
+def make_tasks(config):
+    """Every task of a study, in a fixed order (scenario, replicate, method)."""
+    out = []
+    for alpha, n, eps in config.scenarios():
+        for rep in range(config.replicates):
+            for m in config.methods:
+                s = {"version": KEY_VERSION, "alpha_true": list(alpha), "n": n, "eps": eps, "replicate": rep,
+                     "method": m, "threshold": config.threshold, "candidates": list(config.candidates),
+                     "tc": config.tc, "split": config.split, "seed": config.seed, **_effort(config, m)}
+                out.append(Task(s, json.dumps(s, sort_keys=True, separators=(",", ":"))))
+    return out
+
+
+# %% [markdown]
+# Checks: the small study has 2 tasks per replicate; keys are unique; the data seed is shared by the methods of a
+# replicate and differs between replicates; a key (and so a seed) does not change when the grid around it grows
+# or is reordered.
+
+# %%
+from dplit.study import derive_seed, make_tasks  # noqa: E402
+
+ts = make_tasks(small)
+assert len(ts) == 4 and len({t.key for t in ts}) == 4
+assert ts[0].data_seed == ts[1].data_seed != ts[2].data_seed
+assert len({t.method_seed for t in ts}) == 4
+bigger = StudyConfig.from_dict({**json.loads(json.dumps(vars(small), default=list)),
+                                "methods": ["dpmcmc_p1", "dpabc_p4", "dpboots"], "eps": [0.5, 1.0], "replicates": 3})
+keys_big = {t.key for t in make_tasks(bigger)}
+assert {t.key for t in ts} <= keys_big          # the same task in a larger study has the same key and seeds
+assert derive_seed({"b": 1, "a": 2}) == derive_seed({"a": 2, "b": 1})
+print(ts[0].key)
+
+# %% [markdown]
+# ## 3. One replicate: the data set and its releases
+#
+# From the data seed: $n$ records from $\mathrm{Dirichlet}(\boldsymbol\alpha^{\rm true})$; the unsplit release (Alg. 1:
+# $a$ by the geometric mechanism with $\epsilon_2$, $\mathbf s_L$ with $\epsilon_1$); and the split release, a random
+# $\mathbf D_1$ of $n_1$ records and $\mathbf D_2$ of the rest, censored **at the same $a$** and released with $\epsilon_1$ each.
+# Under a fixed threshold there is no selection and $\epsilon_1 = \epsilon$. Noise is the seeded fast path
+# (`secure=False`): a study must be reproducible, and it publishes nothing.
+
+# %%
+#| export
+def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, threshold="dp", rng=None):
+    """The unsplit and split releases of records ``X`` at budget ``eps`` (Sec. 5.1): dict ``unsplit``, ``split``.
+
+    ``threshold="dp"``: Alg. 1 with eps2 = 0.25 eps, eps1 = 0.75 eps; a number: that fixed ``a``, eps1 = eps. The
+    split release censors D1 (``split`` of the records, at random) and D2 at the same ``a``, eps1 each.
+    """
+    from dplit.dirichlet import censored_stat
+    from dplit.mechanisms import laplace_mechanism
+    from dplit.release import Release, release
+
+    g = V.rng(rng)
+    n, d = X.shape
+    if threshold != "dp":
+        a, eps1, sel = V.threshold(threshold, "threshold"), eps, {}
+        sens = -d * math.log(a) / n
+        unsplit = Release.from_statistic(laplace_mechanism(censored_stat(X, a), sens, eps1, rng=g), n, a, eps1)
+    else:
+        eps1 = 0.75 * eps
+        unsplit = release(X, eps1, 0.25 * eps, candidates, tc, rng=g, secure=False)
+        a = unsplit.a
+        sel = dict(eps2=unsplit.eps2, s_G=unsplit.s_G, candidates=unsplit.candidates, tc=unsplit.tc)
+    n1 = max(2, min(n - 2, int(round(split * n))))
+    perm = g.permutation(n)
+    parts = [X[perm[:n1]], X[perm[n1:]]]
+    noisy = [laplace_mechanism(censored_stat(P, a), -d * math.log(a) / len(P), eps1, rng=g) for P in parts]
+    return {"unsplit": unsplit, "split": Release.from_statistic(noisy[1], n, a, eps1, s_L1=noisy[0], n1=n1, **sel)}
+
+
+def simulate_replicate(settings):
+    """The data set and releases of one replicate: dict with ``X``, ``unsplit``, ``split`` (a Release each)."""
+    from dplit.dirichlet import dirichlet_draws
+
+    g = np.random.default_rng(derive_seed({k: settings[k] for k in _DATA_FIELDS}))
+    X = dirichlet_draws(np.asarray(settings["alpha_true"], float), int(settings["n"]), rng=g)
+    rel = make_releases(X, float(settings["eps"]), candidates=settings["candidates"], tc=settings["tc"],
+                        split=settings["split"], threshold=settings["threshold"], rng=g)
+    return {"X": X, **rel}
+
+
+# %% [markdown]
+# Checks: the same settings give the same data set; the split release shares the unsplit one's $a$ and its parts
+# have the right sizes and Laplace scales; at $\epsilon = 10^{10}$ the statistic is the exact censored statistic; a fixed
+# threshold spends the whole budget on the Laplace part.
+
+# %%
+from dplit.dirichlet import censored_stat, sufficient_stat  # noqa: E402
+from dplit.study import simulate_replicate  # noqa: E402
+
+s0 = dict(ts[0].settings)
+rep1, rep2 = simulate_replicate(s0), simulate_replicate(s0)
+assert np.array_equal(rep1["X"], rep2["X"]) and np.array_equal(rep1["unsplit"].s_L, rep2["unsplit"].s_L)
+u, sp = rep1["unsplit"], rep1["split"]
+assert sp.a == u.a and sp.n1 == 50 and sp.n2 == 150 and sp.eps1 == u.eps1 == 0.75
+assert np.isclose(sp.scale, -3 * np.log(u.a) / (150 * 0.75)) and np.isclose(sp.scale1, -3 * np.log(u.a) / (50 * 0.75))
+big_eps = simulate_replicate({**s0, "eps": 1e10})
+assert np.allclose(big_eps["unsplit"].s_L, censored_stat(big_eps["X"], big_eps["unsplit"].a), atol=1e-8)
+fixed = simulate_replicate({**s0, "threshold": 1e-6})
+assert fixed["unsplit"].a == 1e-6 and fixed["unsplit"].eps1 == 1.0 and fixed["unsplit"].eps2 == 0.0
+print(f"a = {u.a:g}, s_L = {np.round(u.s_L, 3)}, exact S0(D, a) = {np.round(censored_stat(rep1['X'], u.a), 3)}")
+
+# %% [markdown]
+# ## 4. The measures: MSE and the predictive ellipsoid's coverage
+
+# %%
+#| export
+def mse(draws, truth):
+    """Expected squared error over the draws, averaged over components: mean_j E[(draw_j - truth_j)^2]."""
+    draws = np.asarray(draws, float)
+    return float(np.mean((draws - np.asarray(truth, float)) ** 2))
+
+
+def predictive_coverage(alpha_draws, alpha_true, *, n_pred=3000, n_true=20000, level=0.95, rng=None):
+    """Coverage of the posterior-predictive Mahalanobis ellipsoid (Guo et al., Sec. 5.1).
+
+    One predictive record per (resampled) draw of alpha; the ellipsoid in the first d - 1 coordinates holds the
+    ``level`` fraction of the predictive sample; returns the fraction of ``n_true`` records from
+    Dirichlet(alpha_true) inside it.
+    """
+    g = V.rng(rng)
+    A = np.asarray(alpha_draws, float)
+    A = A[np.all(np.isfinite(A), axis=1)]
+    if A.shape[0] == 0:
+        return float("nan")
+    A = A[g.integers(0, A.shape[0], n_pred)]
+    pred = g.gamma(A)
+    pred /= pred.sum(axis=1, keepdims=True)
+    truth = g.dirichlet(np.asarray(alpha_true, float), n_true)
+    z, zt = pred[:, :-1], truth[:, :-1]
+    m = z.mean(axis=0)
+    prec = np.linalg.inv(np.atleast_2d(np.cov(z, rowvar=False)))
+    dist = np.einsum("ij,jk,ik->i", z - m, prec, z - m)
+    q = np.quantile(dist, level)
+    return float(np.mean(np.einsum("ij,jk,ik->i", zt - m, prec, zt - m) <= q))
+
+
+# %% [markdown]
+# Checks: draws equal to the truth have MSE 0, and $E[(\alpha - \alpha^{\rm true})^2]$ is the squared bias plus the variance.
+# With the true $\boldsymbol\alpha$ as the only "posterior draw" the predictive *is* the truth, so the coverage is 0.95 up
+# to Monte Carlo error ($\approx 0.95 \pm 3\sqrt{0.95\cdot0.05\,(1/n_{\rm pred} + 1/n_{\rm true})}$), in $d = 2, 3, 5$. A planted bug, the
+# ellipsoid centred on the truth's mode rather than the predictive mean (shift by 0.1), is caught; so is an
+# over-dispersed posterior (coverage too high).
+
+# %%
+from dplit.study import mse, predictive_coverage  # noqa: E402
+
+truth = np.array([2.2, 3.3, 4.4])
+assert mse(np.tile(truth, (5, 1)), truth) == 0.0
+D = rng.normal(truth + 0.2, 0.5, (20000, 3))
+assert abs(mse(D, truth) - (0.2**2 + 0.5**2)) < 0.01
+tol = 3 * np.sqrt(0.95 * 0.05 * (1 / n_cover + 1 / 20000)) + 0.005
+for at in ([3.3, 4.4], [2.2, 3.3, 4.4], [2.2, 3.3, 4.4, 5.5, 6.6], [0.5, 0.5, 0.5]):
+    cov = predictive_coverage([at], at, n_pred=n_cover, rng=rng)
+    assert abs(cov - 0.95) < tol, (at, cov)
+
+
+def _coverage_bug(alpha_draws, alpha_true, shift=0.1, rng=None):
+    """Planted bug: the ellipsoid is centred 0.1 away from the predictive mean."""
+    g = np.random.default_rng(rng)
+    pred = g.dirichlet(alpha_draws[0], n_cover)[:, :-1]
+    zt = g.dirichlet(alpha_true, 20000)[:, :-1]
+    m, prec = pred.mean(0) + shift, np.linalg.inv(np.cov(pred, rowvar=False))
+    q = np.quantile(np.einsum("ij,jk,ik->i", pred - pred.mean(0), prec, pred - pred.mean(0)), 0.95)
+    return np.mean(np.einsum("ij,jk,ik->i", zt - m, prec, zt - m) <= q)
+
+
+assert abs(_coverage_bug([truth], truth, rng=1) - 0.95) > 5 * tol
+wide = truth * np.exp(rng.normal(0, 0.8, (2000, 1)))            # alpha_0 far too uncertain: heavier predictive tails
+assert predictive_coverage(wide, truth, n_pred=n_cover, rng=rng) > 0.95 + tol
+print(f"coverage at the truth: {cov:.3f} (tolerance {tol:.3f}); bug: {_coverage_bug([truth], truth, rng=1):.3f}")
+
+# %% [markdown]
+# ## 5. One task: run a method on a replicate and measure it
+#
+# Every method gets the release its prior needs (p1, DPBoots: unsplit; p2-p5: split), runs single-threaded
+# (`n_jobs=1`: the study's parallelism is over tasks) without a progress bar, and is reduced to its draws of
+# $\boldsymbol\alpha$ (bootstrap replicates, or posterior draws pooled over chains). A method that fails (an exception) is
+# recorded as failed, with its message, rather than stopping the study; a run that warns about convergence is
+# recorded with its diagnostics (filtering is the summary's job). `run_method` is public: notebook 11 runs the same
+# methods on the ATUS releases.
+
+# %%
+#| export
+def run_method(method, replicate, config_like, rng):
+    """Run one method of :data:`METHODS` on a replicate; returns ``(alpha_draws (m, d), attrs dict)``.
+
+    Parameters
+    ----------
+    method : str
+        A key of :data:`METHODS`.
+    replicate : dict
+        ``X`` (the records, for the non-private benchmarks), ``unsplit`` and ``split`` (Release objects).
+    config_like : dict or StudyConfig
+        The effort: ``n_boot``, ``n_iter``, ``n_warmup``, ``n_chains``, ``n_accept``, ``accept_rate``, ``b``.
+    rng : int or numpy.random.Generator
+        The method's randomness.
+    """
+    from dplit import abc, approx, bootstrap, mcmc
+    from dplit.dirichlet import sufficient_stat
+
+    c = config_like if isinstance(config_like, dict) else asdict(config_like)
+    fam, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
+    rel = replicate["unsplit"] if prior in (None, "p1") else replicate["split"]
+    if fam == "boots":
+        return bootstrap.boots(replicate["X"], c["n_boot"], rng=rng).alpha, {}
+    if fam == "dpboots":
+        r = bootstrap.dp_boots(rel, c["n_boot"], rng=rng)
+        return r.alpha, {"n_failed": int(r.n_failed)}
+    if fam == "dpabc":
+        res = abc.dp_abc(rel, prior=prior, n_accept=c["n_accept"], accept_rate=c["accept_rate"], rng=rng,
+                         n_jobs=1, progress=False)
+        return res.posterior["alpha"].values.reshape(-1, rel.d), {"delta": float(res.posterior.attrs["delta"])}
+    chains = dict(n_iter=c["n_iter"], n_warmup=c["n_warmup"], n_chains=c["n_chains"], rng=rng,
+                  progress=False, n_jobs=1)
+    if fam == "mcmc":
+        X = replicate["X"]
+        res = mcmc.mcmc(sufficient_stat(X), X.shape[0], prior=prior, thin=10, **chains)
+    elif fam == "dpmcmc":
+        res = mcmc.dp_mcmc(rel, prior=prior, **chains)
+    elif fam == "dpremcmc":
+        res = mcmc.dp_remcmc(rel, prior=prior, b=c["b"], **chains)
+    else:
+        res = approx.dp_approx(rel, prior=prior, **chains)
+    at = dict(res.posterior.attrs)
+    keep = {k: float(at[k]) for k in ("mpsrf", "rhat_max", "ess_bulk_min") if k in at}
+    return res.posterior["alpha"].values.reshape(-1, rel.d), keep
+
+
+def run_task(task):
+    """Run one task (a :class:`Task`, its key or its settings) and return its record: a dict of measures."""
+    s = json.loads(task) if isinstance(task, str) else dict(task if isinstance(task, dict) else task.settings)
+    key = json.dumps(s, sort_keys=True, separators=(",", ":"))
+    g = np.random.default_rng(derive_seed(key))
+    alpha = np.asarray(s["alpha_true"], float)
+    rep = simulate_replicate(s)
+    out = {"a": float(rep["unsplit"].a), "error": None}
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            draws, info = run_method(s["method"], rep, s, g)
+    except Exception as err:  # a failed method is a result too (counted, with its message)
+        out.update(runtime=time.perf_counter() - t0, error=f"{type(err).__name__}: {err}")
+        return out
+    out["runtime"] = time.perf_counter() - t0
+    ok = draws[np.all(np.isfinite(draws) & (draws > 0), axis=1)]
+    mean_true = alpha / alpha.sum()
+    mx = ok / ok.sum(axis=1, keepdims=True)
+    out.update({k: (None if v is None or not np.isfinite(v) else float(v)) for k, v in info.items()})
+    out.update(n_draws=int(ok.shape[0]), mse_alpha=mse(ok, alpha), mse_mean=mse(mx, mean_true),
+               se_alpha=mse(ok.mean(axis=0, keepdims=True), alpha),
+               se_mean=mse(mx.mean(axis=0, keepdims=True), mean_true),
+               coverage=predictive_coverage(ok, alpha, n_pred=s["n_pred"], n_true=s["n_true"], rng=g))
+    return out
+
+# %% [markdown]
+# Checks: each family runs on a small replicate and returns finite measures; the non-private benchmarks at
+# $\epsilon = 10^{10}$ and DPMCMC$_{p1}$ agree on $E[\mathbf x]$; a method that raises is recorded, not fatal.
+
+# %%
+from dplit.study import run_task  # noqa: E402
+
+probe = StudyConfig(alpha_true=((2.2, 3.3, 4.4),), n=(500,), eps=(1e10,), replicates=1, quick=True,
+                    methods=("boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpapprox_p4"))
+probe_out = {t.settings["method"]: run_task(t) for t in make_tasks(probe)}
+for m, o in probe_out.items():
+    assert o["error"] is None and np.isfinite(o["mse_alpha"]) and 0.5 < o["coverage"] <= 1, (m, o)
+assert max(o["se_mean"] for o in probe_out.values()) < 1e-3
+broken = run_task({**make_tasks(probe)[0].settings, "n_boot": -1})
+assert broken["error"] and "n_boot" in broken["error"]
+print({m: (round(o["mse_alpha"], 3), round(o["coverage"], 3), round(o["runtime"], 2)) for m, o in probe_out.items()})
+
+# %% [markdown]
+# ## 6. The store: one SQLite file, nothing lost, nothing redone
+#
+# One table, `results(key PRIMARY KEY, method, record, finished)`: a record is the JSON of a task's measures, written
+# (and committed) as soon as the task finishes, from the process that drives the study (workers only compute).
+# SQLite's transactions make each write all-or-nothing, so a study killed at any moment leaves only whole rows;
+# `INSERT OR IGNORE` on the primary key makes a duplicate impossible. Reading what is done opens the file
+# read-only (`mode=ro`): a study that is already complete does not touch the file at all, not even its timestamp.
+
+# %%
+#| export
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT NOT NULL, "
+           "record TEXT NOT NULL, finished REAL NOT NULL)")
+
+
+class ResultStore:
+    """Finished tasks of one or more studies in a SQLite file, keyed by the task key.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (created with its table at the first write).
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def _read(self):
+        if not self.path.exists():
+            return None
+        return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+
+    def done_keys(self):
+        """The set of keys already stored (opens the file read-only; an absent file is empty)."""
+        con = self._read()
+        if con is None:
+            return set()
+        try:
+            return {k for (k,) in con.execute("SELECT key FROM results")}
+        except sqlite3.OperationalError:   # a file without the table yet
+            return set()
+        finally:
+            con.close()
+
+    def put(self, key, record):
+        """Write one finished task at once (committed); a key already stored is left as it is."""
+        con = sqlite3.connect(self.path, timeout=60)
+        try:
+            with con:
+                con.execute(_SCHEMA)
+                con.execute("INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?)",
+                            (key, json.loads(key)["method"], json.dumps(record), time.time()))
+        finally:
+            con.close()
+
+    def rows(self):
+        """Every stored task as one flat dict: its settings and its measures."""
+        con = self._read()
+        if con is None:
+            return []
+        try:
+            return [{**json.loads(k), **json.loads(r)} for k, r in con.execute("SELECT key, record FROM results")]
+        finally:
+            con.close()
+
+    def __len__(self):
+        return len(self.done_keys())
+
+
+# %% [markdown]
+# Checks: a write is visible at once, a second write of the same key changes nothing, the rows are the task's
+# settings joined with its record, and reading a store leaves the file's bytes and time stamp unchanged.
+
+# %%
+from dplit.study import ResultStore  # noqa: E402
+
+st = ResultStore(tmp / "check.sqlite")
+assert len(st) == 0 and st.rows() == [] and not st.path.exists()
+st.put(ts[0].key, {"mse_alpha": 1.0})
+st.put(ts[0].key, {"mse_alpha": 2.0})
+assert st.done_keys() == {ts[0].key} and st.rows()[0]["mse_alpha"] == 1.0 and st.rows()[0]["method"] == "dpboots"
+before = (st.path.read_bytes(), st.path.stat().st_mtime_ns)
+st.done_keys(), st.rows()
+assert (st.path.read_bytes(), st.path.stat().st_mtime_ns) == before
+
+# %% [markdown]
+# ## 7. The runner: any executor, resumable
+#
+# `run_study(config, store, executor=...)` lists the tasks, drops those already in the store, submits the rest to a
+# `concurrent.futures.Executor` and writes each result as it arrives. With nothing left it returns at once without
+# creating an executor or touching the store. The default executor is a local process pool (`workers` processes);
+# Dask runs the same study on a cluster through `distributed.Client(address).get_executor()` (optional extra
+# `distributed`; imported only when asked for, by `dask_executor`). Tasks are submitted in a bounded window (twice
+# the workers) rather than all at once, so that a study of 20,000 tasks does not queue them all and an interrupted
+# run loses at most the tasks in flight. A small `SerialExecutor` runs tasks one by one
+# in the calling process (no start-up cost: the notebook's checks and tests use it). Each worker runs a task
+# single-threaded; the task's seeds come from its key, so where and in which order it runs does not change its
+# result.
+
+# %%
+#| export
+class SerialExecutor(cf.Executor):
+    """A ``concurrent.futures.Executor`` that runs each task at submission, in the calling process."""
+
+    _max_workers = 1
+
+    def submit(self, fn, /, *args, **kwargs):
+        fut = cf.Future()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as err:  # noqa: BLE001 - handed to the caller through the future
+            fut.set_exception(err)
+        return fut
+
+
+def dask_executor(scheduler=None, **client_options):
+    """A ``concurrent.futures`` executor on a Dask cluster (``scheduler``: address, or None for a local cluster).
+
+    Needs the optional extra ``distributed`` (``pip install 'dplit[distributed]'``). Returns ``(executor, client)``;
+    close the client when done.
+    """
+    try:
+        from distributed import Client
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError("the Dask executor needs the optional extra: pip install 'dplit[distributed]'") from err
+    client = Client(scheduler, **client_options) if scheduler else Client(processes=True, **client_options)
+    return client.get_executor(), client
+
+
+class StudyRun(NamedTuple):
+    """What :func:`run_study` did: tasks run now, tasks found done, wall time in seconds."""
+
+    ran: int
+    found: int
+    seconds: float
+
+
+def run_study(config, store, *, executor=None, progress=True, workers=None, max_tasks=None):
+    """Run every task of a study that is not in the store yet, writing each result as it finishes.
+
+    Parameters
+    ----------
+    config : StudyConfig, dict or path of a TOML file
+        The study.
+    store : ResultStore, str or Path
+        The SQLite file.
+    executor : concurrent.futures.Executor, optional
+        Where tasks run (a process pool, a Dask ``client.get_executor()``, :class:`SerialExecutor`). Default: a
+        local process pool of ``workers`` processes (default: the CPU count), shut down at the end.
+    progress : bool, default True
+        A progress bar over the tasks run now.
+    workers : int, optional
+        Processes of the default pool.
+    max_tasks : int, optional
+        Run at most this many of the remaining tasks (a study in slices).
+
+    Returns
+    -------
+    StudyRun
+        ``ran`` (tasks run now), ``found`` (already done), ``seconds``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> cfg = {"alpha_true": [[2.0, 2.0, 2.0]], "n": [200], "eps": [1.0], "methods": ["dpboots"],
+    ...        "replicates": 2, "seed": 1, "quick": True}
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "study.sqlite"
+    >>> run_study(cfg, path, executor=SerialExecutor(), progress=False).ran
+    2
+    >>> run_study(cfg, path, executor=SerialExecutor(), progress=False)[:2]    # nothing left to do
+    (0, 2)
+    """
+    config = _as_config(config)
+    store = store if isinstance(store, ResultStore) else ResultStore(store)
+    t0 = time.perf_counter()
+    done = store.done_keys()
+    todo = [t for t in make_tasks(config) if t.key not in done]
+    found = len(make_tasks(config)) - len(todo)
+    if max_tasks is not None:
+        todo = todo[: V.count(max_tasks, "max_tasks", minimum=0)]
+    if not todo:
+        return StudyRun(0, found, time.perf_counter() - t0)
+    own = executor is None
+    if own:
+        executor = cf.ProcessPoolExecutor(max_workers=workers)
+    bar = _bar(progress, len(todo))
+    window = 2 * (getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
+    queue, pending = list(reversed(todo)), {}
+    try:
+        while queue or pending:   # keep a bounded window in flight; write each result as it arrives
+            while queue and len(pending) < window:
+                t = queue.pop()
+                pending[executor.submit(run_task, t.key)] = t
+            finished, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for fut in finished:
+                store.put(pending.pop(fut).key, fut.result())
+                bar.update(1)
+    finally:
+        bar.close()
+        if own:
+            executor.shutdown(wait=True, cancel_futures=True)
+    return StudyRun(len(todo), found, time.perf_counter() - t0)
+
+
+def _as_config(config):
+    """A StudyConfig from a StudyConfig, a dict or a TOML path."""
+    if isinstance(config, StudyConfig):
+        return config
+    if isinstance(config, dict):
+        return StudyConfig.from_dict(config)
+    return StudyConfig.from_toml(config)
+
+
+def _bar(progress, total):
+    """A tqdm bar, or a stand-in with the same two methods."""
+    if progress:
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc="tasks")
+
+    class _Null:
+        def update(self, k):
+            pass
+
+        def close(self):
+            pass
+
+    return _Null()
+
+
+# %% [markdown]
+# Checks. The small study of the issue runs (4 tasks); run again it does nothing and leaves the file untouched. An
+# **interrupted** study (the executor is stopped by a `KeyboardInterrupt` at the third task, as Ctrl-C would) keeps
+# the two finished rows; rerun, it runs only the two missing tasks, and the store then holds each task once with the
+# same measures as an uninterrupted run in a process pool (runtimes apart): a result does not depend on where, when
+# or in which order it ran.
+
+# %%
+from dplit.study import SerialExecutor, run_study  # noqa: E402
+
+path_a = tmp / "a.sqlite"
+first = run_study(small, path_a, executor=SerialExecutor(), progress=False)
+assert first[:2] == (4, 0)
+before = (path_a.read_bytes(), path_a.stat().st_mtime_ns)
+again = run_study(small, path_a, executor=SerialExecutor(), progress=False)
+assert again[:2] == (0, 4) and (path_a.read_bytes(), path_a.stat().st_mtime_ns) == before
+
+
+class Interrupted(SerialExecutor):
+    """Raises KeyboardInterrupt at the k-th submission (a study stopped by Ctrl-C)."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.k -= 1
+        if self.k == 0:
+            raise KeyboardInterrupt
+        return super().submit(fn, *args, **kwargs)
+
+
+path_b = tmp / "b.sqlite"
+try:
+    run_study(small, path_b, executor=Interrupted(3), progress=False)
+except KeyboardInterrupt:
+    pass
+assert len(ResultStore(path_b)) == 2
+resumed = run_study(small, path_b, executor=SerialExecutor(), progress=False)
+assert resumed[:2] == (2, 2) and len(ResultStore(path_b)) == 4
+
+
+def _measures(store):
+    return {json.dumps({k: v for k, v in r.items() if k != "runtime"}, sort_keys=True) for r in store.rows()}
+
+
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+
+with ProcessPoolExecutor(2) as pool:
+    run_study(small, tmp / "c.sqlite", executor=pool, progress=False)
+assert _measures(ResultStore(path_b)) == _measures(ResultStore(tmp / "c.sqlite")) == _measures(ResultStore(path_a))
+print(first, again, resumed)
+
+# %% [markdown]
+# ## 8. From the store to the paper's figures
+#
+# `load_results` reads a store into a pandas table (one row per task: settings and measures). `summarise` groups
+# by (alpha, n, eps, threshold, method) and reports the runs, the failures (a method that raised), the fraction
+# **converged** (multivariate PSRF <= `max_mpsrf`, 1.1 as in the paper; bootstrap and ABC have no chains and count as
+# converged), and the medians of the measures **over the converged runs**, as the paper discards the others.
+# Figure 1 rescales the median MSEs of a true $\boldsymbol\alpha$ by their largest value over all its (eps, n, method), so
+# that they lie in (0, 1] and the trends in eps and n stay visible, and draws each bar from 1 down to its value on a
+# log scale: a longer bar is a smaller MSE; the non-private benchmarks are the wide black bars.
+
+# %%
+#| export
+def load_results(store):
+    """A pandas DataFrame of a store: one row per task, its settings and measures (``alpha`` as a label)."""
+    import pandas as pd
+
+    store = store if isinstance(store, ResultStore) else ResultStore(store)
+    df = pd.DataFrame(store.rows())
+    if len(df):
+        df["alpha"] = df["alpha_true"].map(lambda a: "(" + ", ".join(f"{x:g}" for x in a) + ")")
+        df["threshold"] = df["threshold"].astype(str)
+    return df
+
+
+def summarise(df, *, max_mpsrf=1.1):
+    """Medians per (alpha, n, eps, threshold, method) over the converged runs, with run, failure and convergence counts."""
+    import pandas as pd
+
+    df = df.copy()
+    df["failed"] = df["error"].notna()
+    mp = df["mpsrf"] if "mpsrf" in df else pd.Series(np.nan, index=df.index)
+    df["converged"] = ~df["failed"] & ~(mp.astype(float) > max_mpsrf)
+    keys = ["alpha", "n", "eps", "threshold", "method"]
+    g = df.groupby(keys)
+    out = g.agg(runs=("method", "size"), failed=("failed", "sum"), converged=("converged", "mean"),
+                runtime=("runtime", "median")).reset_index()
+    good = df[df["converged"]].groupby(keys)
+    med = good[["mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage"]].median().reset_index()
+    return out.merge(med, on=keys, how="left")
+
+
+def _bars(ax, sub, methods, value, *, log, base):
+    """Grouped bars: one group per (eps, n), one bar per method; benchmarks wide and black."""
+    groups = sorted({(e, n) for e, n in zip(sub["eps"], sub["n"])})
+    width = 0.8 / max(len(methods), 1)
+    colors = _colors(len(methods))
+    for k, m in enumerate(methods):
+        bench = m in ("boots", "mcmc_p1")
+        for gi, (e, n) in enumerate(groups):
+            row = sub[(sub["method"] == m) & (sub["eps"] == e) & (sub["n"] == n)]
+            if row.empty or not np.isfinite(row[value].iloc[0]):
+                continue
+            v = float(row[value].iloc[0])
+            x = gi + (k - (len(methods) - 1) / 2) * width
+            ax.bar(x, v - base, bottom=base, width=width * (1.6 if bench else 0.9),
+                   color="k" if bench else colors[k], label=m if gi == 0 else None, zorder=1 if bench else 2)
+    ax.set_xticks(range(len(groups)), [f"eps={e:g}\nn={n}" for e, n in groups], fontsize=8)
+    if log:
+        ax.set_yscale("log")
+
+
+def _colors(k):
+    """k distinct colours from matplotlib's tab20."""
+    import matplotlib.pyplot as plt
+
+    return [plt.get_cmap("tab20")(i % 20) for i in range(k)]
+
+
+# %% [markdown]
+# The figures: Figure 1 (MSE of $\boldsymbol\alpha$), Figure 2 (MSE of $E[\mathbf x]$ and predictive coverage), Figure S2 (fraction
+# of runs converged) and Figure S3 (fraction of data sets on which DP $a$ beats a fixed $a$), one panel per true
+# $\boldsymbol\alpha$.
+
+# %%
+#| export
+def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
+    """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
+    import matplotlib.pyplot as plt
+
+    s = summary[summary["threshold"] == str(threshold)]
+    alphas = list(dict.fromkeys(s["alpha"]))
+    methods = [m for m in (methods or METHODS) if m in set(s["method"])]
+    fig, axes = plt.subplots(len(alphas), 1, figsize=(10, 2.6 * len(alphas)), squeeze=False)
+    for ax, al in zip(axes[:, 0], alphas):
+        sub = s[s["alpha"] == al].copy()
+        sub["scaled"] = sub[metric] / sub[metric].max()
+        _bars(ax, sub, methods, "scaled", log=True, base=1.0)
+        ax.set_ylabel("rescaled median MSE")
+        ax.set_title(f"alpha_true = {al}", fontsize=9)
+    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle({"mse_alpha": "Figure 1: MSE of alpha", "mse_mean": "Figure 2 (left): MSE of E[x | alpha]"}
+                 .get(metric, metric) + " (longer bar = smaller MSE)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def figure_coverage(summary, *, methods=SELECTED, threshold="dp"):
+    """Figure 2 (right): median coverage of the 95% posterior-predictive ellipsoid."""
+    return _figure_level(summary, "coverage", methods, threshold, 0.95, "Figure 2 (right): predictive coverage")
+
+
+def figure_convergence(summary, *, methods=None, threshold="dp"):
+    """Figure S2: fraction of runs whose multivariate PSRF is at most the study's ``max_mpsrf``."""
+    methods = [m for m in (methods or METHODS) if METHODS[m][0] in ("mcmc", "dpmcmc", "dpremcmc", "dpapprox")]
+    return _figure_level(summary, "converged", methods, threshold, 1.0, "Figure S2: fraction converged (MPSRF <= 1.1)")
+
+
+def _figure_level(summary, value, methods, threshold, ref, title):
+    import matplotlib.pyplot as plt
+
+    s = summary[summary["threshold"] == str(threshold)]
+    alphas = list(dict.fromkeys(s["alpha"]))
+    methods = [m for m in methods if m in set(s["method"])]
+    fig, axes = plt.subplots(len(alphas), 1, figsize=(10, 2.4 * len(alphas)), squeeze=False)
+    for ax, al in zip(axes[:, 0], alphas):
+        _bars(ax, s[s["alpha"] == al], methods, value, log=False, base=0.0)
+        ax.axhline(ref, c="r", ls="--", lw=1)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"alpha_true = {al}", fontsize=9)
+    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
+    """Figure S3's numbers: per (alpha, n, eps, method), the fraction of data sets where DP a gives the smaller MSE."""
+    keys = ["alpha", "n", "eps", "method", "replicate"]
+    a = df[(df["threshold"] == "dp") & df["error"].isna()].set_index(keys)[metric]
+    b = df[(df["threshold"] == str(fixed)) & df["error"].isna()].set_index(keys)[metric]
+    both = a.to_frame("dp").join(b.to_frame("fixed"), how="inner")
+    both["dp_better"] = both["dp"] < both["fixed"]
+    return both.groupby(level=["alpha", "n", "eps", "method"])["dp_better"].agg(["mean", "size"]).reset_index()
+
+# %% [markdown]
+# ## 9. The reduced study
+#
+# What is reduced, against the paper's grid (5 alphas x 2 n x 4 eps x 50 data sets x 17 methods = 20,000 tasks):
+# * two true parameters, $\boldsymbol\alpha_1 = (3.3, 4.4)$ and $\boldsymbol\alpha_3 = (2.2, 3.3, 4.4)$; one sample size, $n = 1000$; two
+#   budgets, $\epsilon = 0.5$ and $10^{10}$; **5** data sets per scenario (quick size: 2, one alpha, $\epsilon = 1$);
+# * nine methods: the two benchmarks, DPBoots, DPMCMC$_{p1}$, DPreMCMC$_{p1}$ ($b = 5$ as in the paper), DPABC$_{p1,p4,p5}$ and
+#   DPapprox$_{p4}$;
+# * the `quick` effort: 3 chains of 2,000 iterations after 500 of warm-up (thinned by 10) instead of 20,000 after
+#   2,000 (the paper: 100,000 after 20,000), 200 bootstrap replicates and 200 ABC draws instead of 1,000;
+# * the S3 variant ($a$ fixed at $10^{-6}$, all the budget to the Laplace part) for DPBoots only.
+#
+# It runs on a local process pool of two workers, writing to a store in a temporary folder.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+reduced = StudyConfig(alpha_true=tuple(map(tuple, reduced_alpha)), n=(1000,), eps=tuple(reduced_eps),
+                      methods=tuple(reduced_methods), replicates=reduced_reps, seed=SEED, quick=True)
+fixed_a = StudyConfig(**{**vars(reduced), "methods": ("dpboots",), "threshold": 1e-6})
+store_path = tmp / "reduced.sqlite"
+t0 = time.perf_counter()
+run_red = run_study(reduced, store_path, workers=2, progress=False)
+run_fix = run_study(fixed_a, store_path, workers=2, progress=False)
+wall = time.perf_counter() - t0
+n_tasks = run_red.ran + run_fix.ran
+print(f"{n_tasks} tasks in {wall:.0f} s on 2 processes ({60 * n_tasks / wall:.0f} tasks per minute)")
+
+# %%
+from dplit.study import figure_convergence, figure_coverage, figure_mse, fixed_vs_dp, load_results, summarise  # noqa: E402
+
+df = load_results(store_path)
+summary = summarise(df)
+settings_cols = ["alpha", "n", "eps", "threshold", "method", "replicate"]
+assert len(df) == n_tasks and not df.duplicated(settings_cols).any()
+assert df["error"].isna().all()
+cpu = df.groupby("method")["runtime"].sum()
+print(summary[["alpha", "eps", "threshold", "method", "runs", "converged", "mse_alpha", "mse_mean",
+               "coverage", "runtime"]].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig1 = figure_mse(summary, methods=reduced_methods)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig2a = figure_mse(summary, metric="mse_mean", methods=reduced_methods)
+fig2b = figure_coverage(summary)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig_s2 = figure_convergence(summary, methods=reduced_methods)
+s3 = fixed_vs_dp(df, fixed=1e-6)
+print("Figure S3 (DPBoots): fraction of data sets where DP a gives the smaller MSE than a = 1e-6")
+print(s3.to_string(index=False))
+
+# %% [markdown]
+# ### Checks on the reduced study
+#
+# Statistical statements that must hold whatever the seed, at this size:
+# * at $\epsilon = 10^{10}$ every method's $E[\mathbf x]$ MSE is within a small factor of the benchmarks' (no privacy, only the
+#   approximations left), and DPABC$_{p1}$ is the worst on $\boldsymbol\alpha$ (the paper drops it for this reason);
+# * the benchmarks' predictive coverage is near 0.95 (their posteriors are nearly exact);
+# * the privacy cost: at $\epsilon = 0.5$ the median MSE of $\boldsymbol\alpha$ of DPBoots and DPMCMC$_{p1}$ exceeds that at $\epsilon = 10^{10}$.
+
+# %%
+def med(method, eps, col="mse_alpha", alpha=None):
+    s = summary[(summary["method"] == method) & (summary["eps"] == eps) & (summary["threshold"] == "dp")]
+    if alpha is not None:
+        s = s[s["alpha"] == alpha]
+    return float(s[col].median())
+
+
+eps_hi, eps_lo = max(reduced_eps), min(reduced_eps)
+bench = med("mcmc_p1", eps_hi, "mse_mean") if "mcmc_p1" in reduced_methods else med("boots", eps_hi, "mse_mean")
+if eps_hi >= 1e9:
+    for m in reduced_methods:
+        if m != "dpabc_p1":
+            assert med(m, eps_hi, "mse_mean") < 30 * bench, (m, med(m, eps_hi, "mse_mean"), bench)
+    if "dpabc_p1" in reduced_methods:
+        assert med("dpabc_p1", eps_hi) == max(med(m, eps_hi) for m in reduced_methods)
+    assert med("dpboots", eps_lo) > med("dpboots", eps_hi)
+assert abs(med("boots", eps_hi, "coverage") - 0.95) < 0.03
+print({m: round(med(m, eps_hi, "mse_mean") / bench, 2) for m in reduced_methods})
+
+# %% [markdown]
+# ### Wall time and the full grid
+#
+# The reduced study's wall time is printed above (about 1.5 minutes for 200 tasks on two processes when this notebook
+# was last run at full size, on a machine shared with other jobs). The extrapolation below uses the measured CPU
+# seconds per task of each method at $n = 1000$, and assumes the paper's effort (10x the quick chains: 20,000
+# iterations) costs 10x for the chain methods and 5x for the bootstrap and ABC (1,000 draws instead of 200), and that
+# $n = 5000$ costs 5x for the methods whose cost grows with $n$ (DPMCMC and DPreMCMC update every latent record; the
+# bootstrap and ABC simulate $n$ records; DPapprox and MCMC$_{p1}$ do not depend on $n$). These are assumptions, not
+# measurements; `benchmarks/bench_study.py` measures tasks per minute on 1 and 2 processes.
+
+# %%
+scale_effort = {"mcmc": 10, "dpmcmc": 10, "dpremcmc": 10, "dpapprox": 10, "boots": 5, "dpboots": 5, "dpabc": 5}
+grows_with_n = {"dpmcmc", "dpremcmc", "boots", "dpboots", "dpabc"}
+per_task = df[df["threshold"] == "dp"].groupby("method")["runtime"].mean()
+fam = {m: METHODS[m][0] for m in per_task.index}
+full_cost = sum(per_task[m] * scale_effort[fam[m]] * (1 + (5 if fam[m] in grows_with_n else 1)) / 2
+                for m in per_task.index)          # mean over n in {1000, 5000}
+full_cost *= 5 * 4 * 50                           # alphas x eps x data sets (the 9 methods measured here)
+full_cost *= len(METHODS) / len(per_task)         # the other 8 methods cost about as much as their families
+print(f"measured: {wall:.0f} s wall for {n_tasks} tasks; CPU per task by method (s): "
+      + ", ".join(f"{m} {v:.2f}" for m, v in per_task.items()))
+print(f"the paper's grid at the paper's effort: about {full_cost / 3600:.0f} CPU hours; "
+      f"{full_cost / 3600 / 2:.0f} h on this 2-core machine, {full_cost / 3600 / 64:.1f} h on a 64-core Dask cluster")
+
+# %% [markdown]
+# ## The paper's findings next to ours
+#
+# | the paper (Sec. 5.1) | here, reduced study |
+# |---|---|
+# | at $\epsilon = 10^{10}$, DPABC$_{p1}$ is the weakest; dropped | the same: its MSE of $\boldsymbol\alpha$ is the largest at $\epsilon = 10^{10}$ (its tolerance is wide under the vague prior; notebook 08) |
+# | DPBoots, DPMCMC, DPreMCMC, DPapprox near the benchmarks at $\epsilon = 10^{10}$; DPABC$_{p2..p5}$ slightly worse | the same for $E[\mathbf x]$ (checked above); DPABC$_{p4,p5}$ at rate 0.1 somewhat worse on $\boldsymbol\alpha$ |
+# | MSEs fall with $\epsilon$ and $n$ | the same in $\epsilon$ (one $n$ here) |
+# | DPapprox slightly worse under privacy; dropped | DPapprox$_{p4}$ (blocked update, notebook 09) is comparable to DPABC$_{p4,p5}$ here and converged in every run |
+# | DPreMCMC less satisfactory at $n = 1000$ or $\epsilon = 0.25$, fine at $n = 5000$, $\epsilon = 1.5$ | at $n = 1000$ and $\epsilon = 0.5$ DPreMCMC$_{p1}$ ($b = 5$) is far off: the chains rarely converge and its coverage collapses (notebook 07 shows by SBC that model (5) is not calibrated at this $n$) |
+# | DPMCMC$_{p1}$ slightly ahead of p3, p4; recommended for small $n$ | DPMCMC$_{p1}$ is the best DP Bayesian method on $\boldsymbol\alpha$ at $\epsilon = 0.5$ when converged; with the quick chains many runs at $\epsilon = 0.5$ are not (Figure S2: use `n_iter="auto"` in practice) |
+# | DPBoots similar to the best Bayesian methods | DPBoots's MSE of $E[\mathbf x]$ is among the smallest; its MSE of $\boldsymbol\alpha$ at $\epsilon = 0.5$ suffers from occasional huge bootstrap draws (a statistic near the edge of Range($S_0$)) |
+# | coverage low for DPreMCMC$_{p1}$ at $n = 1000$, small $\epsilon$ | the same, more so |
+# | fixed $a$ vs DP $a$ at $n = 1000$, $\epsilon \le 0.5$: no clear winner (fractions near 0.5) | see the S3 table above (5 data sets per cell: a rough reading only) |
+#
+# Two caveats about the comparison: our MSE is the posterior (or bootstrap) expected squared error, which heavy right
+# tails of $\alpha_0$ inflate; and 5 data sets per cell give medians with wide error bars. The full study (50 data sets,
+# full effort) is `dplit study run` below.
+
+# %% [markdown]
+# ## Explore: one method across the study
+#
+# Pick a method and a measure: the per-data-set values of the reduced study (one dot per data set, the median as a
+# bar), by scenario. The callback is a plain function, called once below.
+
+# %%
+def explore(method="dpmcmc_p1", measure="mse_alpha"):
+    """Per-data-set values of one measure for one method, by scenario; returns the figure."""
+    sub = df[(df["method"] == method) & (df["threshold"] == "dp")]
+    groups = sorted({(a, e) for a, e in zip(sub["alpha"], sub["eps"])})
+    fig, ax = plt.subplots(figsize=(8, 3))
+    for i, (a, e) in enumerate(groups):
+        v = sub[(sub["alpha"] == a) & (sub["eps"] == e)][measure].astype(float)
+        ax.scatter(np.full(len(v), i) + rng.uniform(-0.1, 0.1, len(v)), v, s=12)
+        ax.hlines(np.median(v), i - 0.3, i + 0.3, color="k")
+    ax.set_xticks(range(len(groups)), [f"{a}\neps={e:g}" for a, e in groups], fontsize=7)
+    if measure.startswith(("mse", "se")):
+        ax.set_yscale("log")
+    ax.set_ylabel(measure)
+    ax.set_title(method)
+    fig.tight_layout()
+    return fig
+
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig_x = explore()
+assert len(fig_x.axes) == 1
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from ipywidgets import Dropdown, interactive  # noqa: E402
+
+interactive(explore, method=Dropdown(options=list(reduced_methods), value="dpmcmc_p1"),
+            measure=Dropdown(options=["mse_alpha", "mse_mean", "coverage", "runtime", "mpsrf"]))
+
+# %% [markdown]
+# ## The full study from the command line
+#
+# ```bash
+# dplit study run --config study.toml --store results.sqlite --workers 8        # local process pool
+# dplit study run --config study.toml --store results.sqlite --scheduler tcp://host:8786   # a Dask cluster
+# dplit study report --store results.sqlite --out figures/                     # tables and Figures 1, 2, S2
+# ```
+#
+# `study.toml` holds a `[study]` table with the keys of `StudyConfig` (an empty table is the paper's full grid).
+# Stop it at any time and run the same command again: it resumes where it stopped; once complete it writes nothing.
+#
+# ## When to use this
+#
+# * To compare methods on **your** $n$, $d$ and $\epsilon$ before spending a budget: a study of a few scenarios at the
+#   quick effort takes minutes and tells which methods converge and how wide they are.
+# * To reproduce or extend Sec. 5.1: the runner is resumable and scales out, so the 20,000 tasks of the paper's grid
+#   are a matter of CPU hours, not of babysitting.
+# * Read the convergence counts (`summarise(...)["converged"]`) before the medians: as in the paper, the medians are
+#   over converged runs only, and a method that rarely converges has medians over a few, lucky, runs.

@@ -1,0 +1,153 @@
+"""Tests of dplit.study: settings, keys and seeds, the SQLite store, resumption, executors (incl. Dask)."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from dplit import study
+from dplit.study import ResultStore, SerialExecutor, StudyConfig, make_tasks, run_study, run_task
+
+SMALL = {"alpha_true": [[2.0, 2.0, 2.0]], "n": [200], "eps": [1.0], "methods": ["dpboots", "dpmcmc_p1"],
+         "replicates": 2, "seed": 1, "quick": True}
+
+
+def _measures(path):
+    return sorted(json.dumps({k: v for k, v in r.items() if k != "runtime"}, sort_keys=True)
+                  for r in ResultStore(path).rows())
+
+
+def test_config_from_issue_toml(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text("[study]\nalpha_true = [[2.0, 2.0, 2.0]]\nn = [200]\neps = [1.0]\n"
+                 "methods = [\"dpboots\", \"dpmcmc_p1\"]\nreplicates = 2\nseed = 1\nquick = true\n")
+    c = StudyConfig.from_toml(p)
+    assert c.scenarios() == [((2.0, 2.0, 2.0), 200, 1.0)] and c.n_iter == 2000
+    assert len(StudyConfig().scenarios()) == 40
+
+
+@pytest.mark.parametrize("bad, word", [({"replicate": 2}, "replicate"), ({"methods": ["x"]}, "methods"),
+                                       ({"eps": [-1.0]}, "eps"), ({"alpha_true": [[1.0]]}, "alpha_true"),
+                                       ({"threshold": 1.5}, "threshold"), ({"n_iter": 0}, "n_iter")])
+def test_config_bad_input_names_the_setting(bad, word):
+    with pytest.raises((ValueError, TypeError), match=word):
+        StudyConfig.from_dict(bad)
+
+
+def test_keys_and_seeds_are_stable():
+    ts = make_tasks(StudyConfig.from_dict(SMALL))
+    assert len({t.key for t in ts}) == 4
+    assert ts[0].data_seed == ts[1].data_seed != ts[2].data_seed
+    # the seed is a function of the key only: fixed across runs, machines and Python's hash seed
+    import hashlib
+
+    expected = int.from_bytes(hashlib.sha256(b'{"a":1}').digest()[:8], "big") >> 1
+    assert study.derive_seed({"a": 1}) == study.derive_seed('{"a":1}') == expected == 48799348328414486
+    big = StudyConfig.from_dict({**SMALL, "eps": [0.5, 1.0], "replicates": 3})
+    assert {t.key for t in ts} <= {t.key for t in make_tasks(big)}
+
+
+def test_run_twice_writes_nothing(tmp_path):
+    path = tmp_path / "s.sqlite"
+    assert run_study(SMALL, path, executor=SerialExecutor(), progress=False)[:2] == (4, 0)
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    assert run_study(SMALL, path, executor=SerialExecutor(), progress=False)[:2] == (0, 4)
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def test_result_does_not_depend_on_executor(tmp_path):
+    run_study(SMALL, tmp_path / "a.sqlite", executor=SerialExecutor(), progress=False)
+    with ThreadPoolExecutor(2) as ex:
+        run_study(SMALL, tmp_path / "b.sqlite", executor=ex, progress=False)
+    assert _measures(tmp_path / "a.sqlite") == _measures(tmp_path / "b.sqlite")
+
+
+def test_killed_study_resumes_without_loss_or_duplicates(tmp_path):
+    cfg = {**SMALL, "methods": ["dpmcmc_p1"], "replicates": 6}
+    path = tmp_path / "k.sqlite"
+    code = ("import json, sys; from dplit.study import run_study, SerialExecutor; "
+            f"run_study(json.loads(sys.argv[1]), {str(path)!r}, executor=SerialExecutor(), progress=False)")
+    proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(cfg)])
+    try:
+        t0 = time.time()
+        while len(ResultStore(path)) < 2 and time.time() - t0 < 120 and proc.poll() is None:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)           # no chance to clean up
+    finally:
+        proc.wait()
+    n_before = len(ResultStore(path))
+    assert 2 <= n_before < 6
+    res = run_study(cfg, path, executor=SerialExecutor(), progress=False)
+    assert res.ran == 6 - n_before and res.found == n_before
+    rows = ResultStore(path).rows()
+    assert len(rows) == 6 and len({r["replicate"] for r in rows}) == 6
+    # a stored row equals a fresh computation of its task
+    t = make_tasks(StudyConfig.from_dict(cfg))[0]
+    fresh = run_task(t)
+    stored = next(r for r in rows if r["replicate"] == 0)
+    assert all(np.isclose(stored[k], fresh[k]) for k in ("mse_alpha", "coverage", "mpsrf"))
+
+
+def test_failed_method_is_recorded(tmp_path):
+    t = make_tasks(StudyConfig.from_dict(SMALL))[0]
+    out = run_task({**t.settings, "n_boot": -1})
+    assert out["error"] and "n_boot" in out["error"]
+
+
+def test_summary_and_figures(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    path = tmp_path / "s.sqlite"
+    run_study(SMALL, path, executor=SerialExecutor(), progress=False)
+    s = study.summarise(study.load_results(path))
+    assert set(s["method"]) == {"dpboots", "dpmcmc_p1"} and (s["runs"] == 2).all()
+    for f in (study.figure_mse(s), study.figure_coverage(s), study.figure_convergence(s)):
+        assert f.axes
+
+
+def test_no_dplit_module_imports_dask_at_import_time():
+    code = "import sys, dplit.study, dplit.cli; print(any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_dask_local_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        res = run_study(SMALL, tmp_path / "d.sqlite", executor=client.get_executor(), progress=False)
+        assert res[:2] == (4, 0)
+    finally:
+        client.close()
+        cluster.close()
+    run_study(SMALL, tmp_path / "s.sqlite", executor=SerialExecutor(), progress=False)
+    assert _measures(tmp_path / "d.sqlite") == _measures(tmp_path / "s.sqlite")
+
+
+def test_cli_study_run_and_report(tmp_path, capsys):
+    from dplit.cli import main
+
+    cfg = tmp_path / "study.toml"
+    cfg.write_text("[study]\nalpha_true = [[2.0, 2.0, 2.0]]\nn = [200]\neps = [1.0]\n"
+                   "methods = [\"dpboots\", \"dpmcmc_p1\"]\nreplicates = 2\nseed = 1\nquick = true\n")
+    store = tmp_path / "r.sqlite"
+    assert main(["study", "run", "--config", str(cfg), "--store", str(store), "--workers", "1", "--no-progress"]) == 0
+    assert "ran 4 tasks" in capsys.readouterr().out
+    assert main(["study", "run", "--config", str(cfg), "--store", str(store), "--no-progress"]) == 0
+    assert "ran 0 tasks, found 4" in capsys.readouterr().out
+    assert main(["study", "report", "--store", str(store), "--out", str(tmp_path / "fig")]) == 0
+    assert (tmp_path / "fig" / "figure1_mse_alpha.png").is_file() and (tmp_path / "fig" / "summary.csv").is_file()
+    assert main(["study", "report", "--store", str(tmp_path / "missing.sqlite")]) == 2
+
+
+def test_python_m_dplit_study_help():
+    out = subprocess.run([sys.executable, "-m", "dplit", "study", "run", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "--scheduler" in out.stdout
