@@ -10,6 +10,8 @@ Usage::
 
     dplit release data.csv --eps1 0.75 --eps2 0.25 [--split 0.25] --out release.json     # the curator
     dplit analyse release.json --method dpmcmc [--prior p1] [--seed 1] --out posterior.nc  # the analyst
+    dplit study run --config study.toml --store results.sqlite [--workers N] [--scheduler tcp://...]
+    dplit study report --store results.sqlite [--out figures/]
     python -m dplit ...                      # the same, without the installed script
 
 Errors in the input (a bad CSV, a tampered or truncated release, an existing output file) print one
@@ -326,7 +328,71 @@ def _run_analyse(args):
     return 0
 
 
-_COMMANDS = [_add_release, _add_analyse]
+def _add_study(subparsers):
+    p = subparsers.add_parser(
+        "study", help="the simulation study of Guo et al. (Sec. 5.1): run (resumable) and report",
+        description="Run a simulation study into a SQLite store (resumable: finished tasks are kept, a rerun does "
+                    "only what is missing) or report it (tables and Figures 1, 2, S2).")
+    sub = p.add_subparsers(dest="study_command", required=True, metavar="run|report")
+    r = sub.add_parser("run", help="run every task of the study not yet in the store")
+    r.add_argument("--config", required=True, help="TOML file with a [study] table (see dplit.study.StudyConfig)")
+    r.add_argument("--store", required=True, help="SQLite file of results (created if absent)")
+    r.add_argument("--workers", type=int, default=None, help="processes of the local pool (default: CPU count)")
+    r.add_argument("--scheduler", default=None, help="address of a Dask scheduler (needs dplit[distributed])")
+    r.add_argument("--max-tasks", type=int, default=None, help="run at most this many of the remaining tasks")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.set_defaults(func=_run_study)
+    q = sub.add_parser("report", help="summary table and figures of a store")
+    q.add_argument("--store", required=True, help="SQLite file written by 'dplit study run'")
+    q.add_argument("--out", default=None, help="folder for summary.csv and the figures (PNG)")
+    q.add_argument("--max-mpsrf", type=float, default=1.1, help="runs above this count as not converged")
+    q.set_defaults(func=_report_study)
+
+
+def _run_study(args):
+    from dplit import study
+
+    executor, client = None, None
+    if args.scheduler:
+        executor, client = study.dask_executor(args.scheduler)
+    try:
+        res = study.run_study(args.config, args.store, executor=executor, progress=not args.no_progress,
+                              workers=args.workers, max_tasks=args.max_tasks)
+    finally:
+        if client is not None:
+            client.close()
+    print(f"ran {res.ran} tasks, found {res.found} done, in {res.seconds:.1f} s; store {args.store}")
+    return 0
+
+
+def _report_study(args):
+    from dplit import study
+
+    if not Path(args.store).is_file():
+        raise ValueError(f"{args.store}: no such store")
+    df = study.load_results(args.store)
+    if not len(df):
+        raise ValueError(f"{args.store}: the store is empty")
+    summary = study.summarise(df, max_mpsrf=args.max_mpsrf)
+    cols = ["alpha", "n", "eps", "threshold", "method", "runs", "failed", "converged", "mse_alpha", "mse_mean",
+            "coverage", "runtime"]
+    print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if args.out:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        summary.to_csv(out / "summary.csv", index=False)
+        figs = {"figure1_mse_alpha": study.figure_mse(summary), "figure2_mse_mean": study.figure_mse(summary, metric="mse_mean"),
+                "figure2_coverage": study.figure_coverage(summary), "figureS2_convergence": study.figure_convergence(summary)}
+        for name, fig in figs.items():
+            fig.savefig(out / f"{name}.png", dpi=120)
+        print(f"written: {out / 'summary.csv'} and {len(figs)} figures in {out}")
+    return 0
+
+
+_COMMANDS = [_add_release, _add_analyse, _add_study]
 
 
 def _parser():
