@@ -42,6 +42,9 @@ __all__ = [
     "load_digits",
     "train_test_split",
     "encode_features",
+    "AtusTable",
+    "ATUS_COLUMNS",
+    "load_atus",
 ]
 
 _PAPER_REPO = ("https://raw.githubusercontent.com/donlapark/Dirichlet-Mechanism/"
@@ -366,3 +369,127 @@ def encode_features(X_train, X_test, *, n_bins=10, min_distinct=30):
         levels.append(k)
     return (np.column_stack(tr_cols).astype(np.int64), np.column_stack(te_cols).astype(np.int64),
             np.array(levels, dtype=np.int64))
+
+
+# ATUS (Guo et al., Sec. 5.2): the public-domain BLS activity summary file, never the IPUMS extract.
+ATUS_URL = "https://www.bls.gov/tus/datafiles/atussum-2019.zip"
+#: sha256 of ``atussum-2019.zip`` as recorded by a third party (a mismatch warns: BLS revises files now and then).
+ATUS_SHA256 = "4c5fd39c706a180e82b4a7fa28c8c3739c4bfd6704fd4759f507bd1de6a01627"
+#: Columns of the derived table: minutes of the diary day in personal care (t01*), eating and drinking (t11*),
+#: everything else, and the minutes coded to a real activity (all but the 50xxxx data codes).
+ATUS_COLUMNS = ("tucaseid", "tesex", "pcare_min", "eat_min", "other_min", "diary_coded_min")
+
+
+@dataclass(frozen=True)
+class AtusTable:
+    """One row per ATUS respondent (columns :data:`ATUS_COLUMNS`, int64 but ``tucaseid`` as str)."""
+
+    tucaseid: np.ndarray
+    tesex: np.ndarray
+    pcare_min: np.ndarray
+    eat_min: np.ndarray
+    other_min: np.ndarray
+    diary_coded_min: np.ndarray
+    source: str = ""
+
+    def __len__(self):
+        return int(self.tesex.size)
+
+
+def _atus_from_rows(header, rows, source):
+    """Derive the table from atussum rows (BLS layout: TUCASEID, TESEX, t<6-digit code> minutes)."""
+    low = [h.strip().lower() for h in header]
+    for need in ("tucaseid", "tesex"):
+        if need not in low:
+            raise ValueError(f"{source}: no {need.upper()} column: not an ATUS activity summary file")
+    act = [j for j, h in enumerate(low) if len(h) == 7 and h[0] == "t" and h[1:].isdigit()]
+    if not act:
+        raise ValueError(f"{source}: no activity columns t<6 digits>: not an ATUS activity summary file")
+    mins = np.array([[int(r[j]) for j in act] for r in rows], dtype=np.int64).reshape(len(rows), len(act))
+    codes = [low[j][1:] for j in act]
+    pick = lambda tier: mins[:, [k for k, c in enumerate(codes) if c.startswith(tier)]].sum(axis=1)  # noqa: E731
+    pcare, eat = pick("01"), pick("11")
+    coded = mins.sum(axis=1) - pick("50")
+    return AtusTable(np.array([r[low.index("tucaseid")].strip() for r in rows]),
+                     np.array([int(r[low.index("tesex")]) for r in rows], dtype=np.int64),
+                     pcare, eat, 1440 - pcare - eat, coded, str(source))
+
+
+def _read_atus_text(text, source):
+    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    header, body = rows[0], rows[1:]
+    low = [h.strip().lower() for h in header]
+    if tuple(low) == ATUS_COLUMNS:   # an already derived table (e.g. the development copy)
+        cols = list(zip(*body)) if body else [()] * len(ATUS_COLUMNS)
+        ints = [np.array(c, dtype=np.int64) for c in cols[1:]]
+        return AtusTable(np.array(cols[0], dtype=str), *ints, source=str(source))
+    return _atus_from_rows(header, body, source)
+
+
+def _download_atus(target: Path, contact: str) -> Path:
+    """Download the BLS zip into ``target`` with a User-Agent naming the caller (BLS asks this of scripts)."""
+    import warnings
+
+    from dplit import __version__
+
+    req = urllib.request.Request(ATUS_URL, headers={"User-Agent": f"dplit/{__version__} ({contact})"})
+    with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - fixed https URL
+        raw = resp.read()
+    if hashlib.sha256(raw).hexdigest() != ATUS_SHA256:
+        warnings.warn(f"{ATUS_URL} does not have the recorded sha256 {ATUS_SHA256} (revised by BLS?)", stacklevel=3)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".part")
+    tmp.write_bytes(raw)
+    tmp.replace(target)
+    return target
+
+
+def load_atus(path=None, *, download=True, contact=None) -> AtusTable:
+    """The ATUS 2019 respondents as minutes in personal care, eating and drinking, and everything else.
+
+    Reads the public-domain BLS activity summary file (``atussum-2019.zip`` or the ``atussum_2019.dat`` inside
+    it): personal care is the sum of the ``t01*`` columns, eating and drinking of ``t11*``, other the rest of the
+    1,440 minutes; ``diary_coded_min`` leaves out the 50xxxx data codes (time the diary could not code). A CSV
+    with the columns :data:`ATUS_COLUMNS` (an already derived table) is read as it is.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The zip, the ``.dat`` or a derived CSV. Default: ``atussum-2019.zip`` in ``$DPLIT_DATA`` or the user cache
+        (:func:`cache_dir`), downloaded from BLS into the cache when absent.
+    download : bool, default True
+        Allow the download.
+    contact : str, optional
+        Contact details for the User-Agent of the download (BLS asks scripted downloads to identify
+        themselves), e.g. an e-mail address; default ``$DPLIT_CONTACT``.
+
+    Returns
+    -------
+    AtusTable
+    """
+    name = "atussum-2019.zip"
+    if path is None:
+        folders = [Path(p).expanduser() for p in (os.environ.get("DPLIT_DATA"),) if p] + [cache_dir()]
+        path = next((f / name for f in folders if (f / name).is_file()), None)
+        if path is None:
+            contact = contact or os.environ.get("DPLIT_CONTACT")
+            if not download:
+                raise FileNotFoundError(f"{name} is not in {[str(f) for f in folders]}; pass path= or download=True")
+            if not contact:
+                raise ValueError("contact must name you (e.g. an e-mail address) for the BLS download's User-Agent; "
+                                 "pass contact= or set DPLIT_CONTACT, or download the file yourself and pass path=")
+            path = _download_atus(cache_dir() / name, contact)
+    path = Path(path)
+    if path.suffix == ".zip":
+        import zipfile
+
+        with zipfile.ZipFile(path) as zf:
+            member = next((m for m in zf.namelist() if m.lower().endswith(".dat") and "atussum" in m.lower()), None)
+            if member is None:
+                raise ValueError(f"{path}: no atussum .dat file inside")
+            text = zf.read(member).decode("latin-1")
+    else:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="latin-1") as fh:
+            text = fh.read()
+    return _read_atus_text(text, path)
