@@ -22,6 +22,7 @@ __all__ = [
     "sbc_ranks",
     "rank_uniformity_pvalues",
     "audit_mechanism",
+    "py_func",
 ]
 
 
@@ -193,3 +194,12 @@ def audit_mechanism(mechanism, data_a, data_b, n, *, project=None, confidence=0.
     a = np.array([project(mechanism(data_a, rng)) for _ in range(int(n))])
     b = np.array([project(mechanism(data_b, rng)) for _ in range(int(n))])
     return audit_epsilon(a, b, confidence=confidence, rng=rng)
+
+
+def py_func(kernel):
+    """The plain Python function behind a numba kernel, to compare the compiled code with.
+
+    With ``NUMBA_DISABLE_JIT=1`` (``make coverage``) the decorator returns the function itself,
+    which has no ``.py_func``; this returns it unchanged then.
+    """
+    return getattr(kernel, "py_func", kernel)

@@ -11,7 +11,7 @@ from dplit.dirichlet import censored_stat, dirichlet_draws, logx_cov, logx_mean,
 from dplit.priors import PRIOR_GAMMA, GammaPrior
 from dplit.release import Release
 from dplit.sampling import ConvergenceWarning
-from dplit.testing import rank_uniformity_pvalues
+from dplit.testing import py_func, rank_uniformity_pvalues
 
 FAST = dict(n_iter=1_000, n_warmup=300, n_chains=2, thin=2, progress=False)
 G3 = (PRIOR_GAMMA, np.ones(3), np.full(3, 0.1), np.zeros((3, 3)))
@@ -84,7 +84,7 @@ def test_alpha_kernel_equals_its_python_function():
     y, n, c = np.array([[-1.5, -1.2, -0.8]]), np.array([300.0]), np.array([[1e-4, 2e-4, 3e-4]])
     t1, t2 = np.log([2.0, 3.0, 4.0]), np.log([2.0, 3.0, 4.0])
     k = A._alpha_mh_kernel(t1, 100, 0.5, 0.1 * np.eye(3), y, n, c, *G3, np.random.default_rng(4))
-    r = A._alpha_mh_kernel.py_func(t2, 100, 0.5, 0.1 * np.eye(3), y, n, c, *G3, np.random.default_rng(4))
+    r = py_func(A._alpha_mh_kernel)(t2, 100, 0.5, 0.1 * np.eye(3), y, n, c, *G3, np.random.default_rng(4))
     assert k == r and np.allclose(t1, t2, rtol=1e-12)
 
 
@@ -106,7 +106,7 @@ def test_residual_step_matches_brute_force_density():
         cdf = lambda x, m=marg, gj=g[j], h=h: np.interp(x, gj + h, np.cumsum(m))  # noqa: E731
         assert stats.kstest(draws[:, j], cdf).pvalue > 1e-3
     assert np.array_equal(A._residual_kernel(alpha, s_L, n, b, v, np.random.default_rng(1)),
-                          A._residual_kernel.py_func(alpha, s_L, n, b, v, np.random.default_rng(1)))
+                          py_func(A._residual_kernel)(alpha, s_L, n, b, v, np.random.default_rng(1)))
 
 
 @pytest.mark.parametrize("rho", [4.0, 0.3, 1e-6])
