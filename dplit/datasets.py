@@ -45,6 +45,8 @@ __all__ = [
     "AtusTable",
     "ATUS_COLUMNS",
     "load_atus",
+    "load_acs_counts",
+    "load_nltcs",
 ]
 
 _PAPER_REPO = ("https://raw.githubusercontent.com/donlapark/Dirichlet-Mechanism/"
@@ -229,9 +231,26 @@ def fetch_file(name, *, data_home=None, download=True) -> list[Path]:
     return paths
 
 
+_STARAI = ("https://raw.githubusercontent.com/UCLA-StarAI/Density-Estimation-Datasets/"
+           "37d53c1a8ba488d0a39e8c64bd3387577080b143/datasets/nltcs/")
+
+#: Other data sets read through :func:`fetch_file` (not shipped: their licence is unclear).
+OTHER_DATASETS = {
+    "NLTCS": _Spec(tuple(_Source(f"nltcs.{part}.data.gz", _STARAI + f"nltcs.{part}.data", sha) for part, sha in (
+        ("train", "e547a7aedad1dd2f7177030881ab1b92c7e24ae5464c71a0f1f89daecaf52b30"),
+        ("valid", "93bbbf5c6febdc9bc6e5b5bfab636f4dc0685ab2896d24b23dd267794c3bfcf6"),
+        ("test", "f9ffa6b74b27dc03bee3203d157ee31079e80b13be40d0c0093d635c25aed523"))),
+        "nltcs", "National Long Term Care Survey, 16 binary ADL/IADL items, 21,574 people (Duke University Center "
+        "for Demographic Studies, NIA grant U01-AG007198), as split by Lowd and Davis (2010) and distributed by "
+        "UCLA-StarAI/Density-Estimation-Datasets (no licence stated: not shipped with dplit)"),
+}
+
+
 def _spec(name):
+    if name in OTHER_DATASETS:
+        return OTHER_DATASETS[name]
     if name not in UCI_DATASETS:
-        raise ValueError(f"name must be one of {sorted(UCI_DATASETS)}, got {name!r}")
+        raise ValueError(f"name must be one of {sorted(UCI_DATASETS) + sorted(OTHER_DATASETS)}, got {name!r}")
     return UCI_DATASETS[name]
 
 
@@ -369,6 +388,49 @@ def encode_features(X_train, X_test, *, n_bins=10, min_distinct=30):
         levels.append(k)
     return (np.column_stack(tr_cols).astype(np.int64), np.column_stack(te_cols).astype(np.int64),
             np.array(levels, dtype=np.int64))
+
+
+#: Variable names of the ACS table, in the order of Nixon et al. (Table 3).
+ACS_VARIABLES = ("CIT", "AGE", "RACE", "SEX", "INC")
+
+
+def load_acs_counts():
+    """The shipped 2^5 count table of ACS 2018 PUMS persons (14 states, 165,960 complete cases).
+
+    The five binary variables of Nixon et al. (Table 1), in their order: CIT (1 = U.S. citizen), AGE
+    (1 = 18 or over), RACE (1 = white alone), SEX (1 = female), INC (1 = income at or above the
+    poverty line, POVPIP >= 100). Source: U.S. Census Bureau, American Community Survey 2018 1-year
+    Public Use Microdata Sample, person files of DE, HI, ID, ME, MT, ND, NE, NH, NM, RI, SD, VT, WV
+    and WY (public domain); 7,956 persons without a poverty status are left out.
+
+    Returns
+    -------
+    (counts, names)
+        An int64 array of shape (2, 2, 2, 2, 2) and :data:`ACS_VARIABLES`.
+    """
+    counts = np.zeros((2,) * 5, dtype=np.int64)
+    with gzip.open(_PACKAGE_DATA / "acs2018_pums_5binary_counts.csv.gz", "rt") as fh:
+        rows = [r for r in csv.reader(line for line in fh if not line.startswith("#"))][1:]
+    for r in rows:
+        counts[tuple(int(v) for v in r[:5])] = int(r[5])
+    return counts, ACS_VARIABLES
+
+
+def load_nltcs(*, data_home=None, download=True):
+    """The NLTCS benchmark: 21,574 people x 16 binary disability items (train, valid and test files joined).
+
+    Read from ``data_home``, ``$DPLIT_DATA`` or the user cache, or downloaded (sha256-checked) from
+    ``UCLA-StarAI/Density-Estimation-Datasets`` (see :data:`OTHER_DATASETS`; not shipped, as its licence is
+    unclear). Nixon et al. (Sec. 5) use the 2004 wave (15,636 people, their Table 4); this benchmark
+    file pools the survey's people, coded 0/1 as the benchmark distributes it (about a third of the
+    entries are 1).
+
+    Returns
+    -------
+    ndarray of int64, shape (21574, 16)
+    """
+    paths = fetch_file("NLTCS", data_home=data_home, download=download)
+    return np.concatenate([np.array(_read_rows(p), dtype=np.int64) for p in paths])
 
 
 # ATUS (Guo et al., Sec. 5.2): the public-domain BLS activity summary file, never the IPUMS extract.

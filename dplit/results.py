@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["to_arviz", "draws", "attrs_of", "clean_attrs", "to_netcdf", "from_netcdf", "name_components"]
+__all__ = ["to_arviz", "draws", "attrs_of", "clean_attrs", "to_netcdf", "from_netcdf", "name_components",
+           "move_to_group"]
 
 
 def _check_chain_draw(name, value, n_chain, n_draw):
@@ -173,4 +174,41 @@ def name_components(result, names, *, dim="component"):
             if ds.sizes[dim] != len(names):
                 raise ValueError(f"names has {len(names)} entries but {group} has {ds.sizes[dim]} components")
             setattr(result, group, ds.assign_coords({dim: names}))
+    return result
+
+
+def move_to_group(result, names, group):
+    """Move posterior variables ``names`` into their own group ``group`` (created; ``attrs`` copied).
+
+    For quantities a sampler keeps but that are not targets of inference or convergence checks,
+    e.g. the label-switching parameters of a mixture (``pi``, ``Psi`` of
+    :func:`dplit.latent_class.fit_latent_class`): they stay in the result, apart from ``posterior``.
+
+    Parameters
+    ----------
+    result : arviz.InferenceData
+        A result built by :func:`to_arviz`.
+    names : sequence of str
+        Posterior variables to move (at least one is left in ``posterior``).
+    group : str
+        Name of the new group (not an existing one).
+
+    Returns
+    -------
+    arviz.InferenceData
+        The same object, changed in place.
+    """
+    names = [str(v) for v in names]
+    post = result.posterior
+    missing = [v for v in names if v not in post.data_vars]
+    if missing:
+        raise ValueError(f"names: {missing} are not posterior variables")
+    if len(names) >= len(post.data_vars):
+        raise ValueError("names: at least one variable must stay in the posterior")
+    if group in result.groups():
+        raise ValueError(f"group {group!r} already exists")
+    moved = post[names]
+    moved.attrs = dict(post.attrs)
+    result.posterior = post.drop_vars(names)
+    result.add_groups({group: moved})
     return result

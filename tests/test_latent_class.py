@@ -1,0 +1,271 @@
+"""Tests of dplit.latent_class: margins and releases, marginal probabilities, the sampler's blocks, fits,
+synthesis and combining rules, bad input; dplit.results.move_to_group; the ACS and NLTCS loaders."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dplit import results
+from dplit.datasets import load_acs_counts, load_nltcs
+from dplit.latent_class import (
+    MarginRelease,
+    _margin_probs_kernel,
+    _margin_probs_reference,
+    _trunc_tsg,
+    _update_counts,
+    cell_index,
+    cell_intervals,
+    combine,
+    fit_latent_class,
+    margin_counts,
+    margin_draws,
+    marginal_probs,
+    release_margins,
+    synthesize,
+    table_probs,
+)
+from dplit.sampling import ConvergenceWarning
+from dplit.testing import chisq_gof
+
+PAIRS5 = list(itertools.combinations(range(5), 2))
+
+
+def _records(n=3000, seed=0):
+    g = np.random.default_rng(seed)
+    z = g.random(n) < 0.4
+    p1 = np.where(z[:, None], 0.8, 0.25)
+    return (g.random((n, 5)) < p1).astype(np.int64)
+
+
+def _params(k, levels, seed):
+    g = np.random.default_rng(seed)
+    Psi = np.zeros((k, len(levels), max(levels)))
+    for h in range(k):
+        for j, d in enumerate(levels):
+            Psi[h, j, :d] = g.dirichlet(np.ones(d))
+    return g.dirichlet(np.ones(k)), Psi
+
+
+def test_margin_probs_match_full_table_sums():
+    levels, margins = (3, 2, 4, 2), [(2, 0), (1,), (0, 1, 3)]
+    pi, Psi = _params(4, levels, 1)
+    fast = np.concatenate(marginal_probs(pi, Psi, levels, margins))
+    np.testing.assert_allclose(fast, _margin_probs_reference(pi, Psi, levels, margins), rtol=1e-12)
+    full = table_probs(pi, Psi, levels)
+    np.testing.assert_allclose(full.sum(axis=(1, 3)).T.ravel(), fast[:12], rtol=1e-12)
+    idx = cell_index(levels, margins)
+    np.testing.assert_allclose(_margin_probs_kernel.py_func(pi, Psi, idx.cell_var, idx.cell_lev, idx.cell_ord), fast)
+
+
+def test_margin_probs_bad_params():
+    pi, Psi = _params(2, (2, 2), 2)
+    with pytest.raises(ValueError, match="probability vectors"):
+        marginal_probs(pi * 2, Psi, (2, 2), [(0,)])
+    with pytest.raises(ValueError, match="Psi must have shape"):
+        marginal_probs(pi, Psi[:, :1], (2, 2), [(0,)])
+
+
+def test_margin_counts_and_bad_margins():
+    x = np.array([[0, 1, 2], [1, 1, 0], [1, 0, 2]])
+    (c,) = margin_counts(x, [(2, 0)], (2, 2, 3))
+    assert c.tolist() == [0, 1, 0, 0, 1, 1]            # C order over (x2, x0)
+    for margins, word in [([(0, 5)], "outside"), ([(0, 0)], "repeats"), ([(1,), (1,)], "twice"), ([], "non-empty")]:
+        with pytest.raises(ValueError, match=word):
+            margin_counts(x, margins)
+    with pytest.raises(TypeError, match="margins"):
+        margin_counts(x, [(0.5,)])
+    with pytest.raises(ValueError, match="records"):
+        margin_counts(np.array([[0, -1]]), [(0,)])
+
+
+def test_release_json_roundtrip_budget_and_noise_law():
+    x = _records(500)
+    r = release_margins(x, PAIRS5, eps=0.5, rng=3, secure=False, names="ABCDE")
+    back = MarginRelease.from_json(r.to_json())
+    assert back == r and back.names == tuple("ABCDE")
+    assert math.isclose(r.budget.spent, 0.5) and len(r.budget.entries) == 10
+    assert math.isclose(r.t, math.exp(-0.05 / 2))
+    exact = release_margins(x, PAIRS5, eps=np.inf)
+    assert MarginRelease.from_json(exact.to_json()) == exact and exact.budget is None
+    noise = np.concatenate([release_margins(x, [(0, 1)], eps=0.4, rng=s, secure=False).counts[0]
+                            - margin_counts(x, [(0, 1)])[0] for s in range(2000)])
+    assert chisq_gof(noise, lambda k: np.abs(k) * math.log(math.exp(-0.2)) + math.log((1 - math.exp(-0.2))
+                                                                                  / (1 + math.exp(-0.2)))) > 1e-3
+
+
+def test_release_secure_path_runs():
+    pytest.importorskip("opendp")
+    r = release_margins(_records(200), [(0, 1)], eps=1.0)
+    assert r.counts[0].shape == (4,)
+
+
+@pytest.mark.parametrize("counts, eps, word", [
+    ([[-3, 5, 10, 88]], np.inf, ">= 0"), ([[1, 2, 3]], 1.0, "4 integers"), ([[1, 2, 3, 95]], np.inf, "sum to n"),
+    ([[1, 2, 3, 94], [1, 1]], 1.0, "counts has 2 arrays"), ([[1.5, 2, 3, 94]], 1.0, "4 integers")])
+def test_marginrelease_bad_counts(counts, eps, word):
+    with pytest.raises(ValueError, match=word):
+        MarginRelease.from_counts(counts, [(0, 1)], (2, 2), 100, eps)
+
+
+def test_marginrelease_negative_noisy_counts_allowed_and_bad_scalars():
+    MarginRelease.from_counts([[-3, 5, 10, 90]], [(0, 1)], (2, 2), 100, 0.5)
+    with pytest.raises(ValueError, match="eps"):
+        MarginRelease.from_counts([[1, 2, 3, 94]], [(0, 1)], (2, 2), 100, 0.0)
+    with pytest.raises(ValueError, match="levels"):
+        MarginRelease.from_counts([[1, 2, 3, 94]], [(0, 1)], (2, 1), 100, 1.0)
+    with pytest.raises(ValueError, match="outside"):
+        MarginRelease.from_counts([[1, 2, 3, 94]], [(0, 2)], (2, 2), 100, 1.0)
+    with pytest.raises(ValueError, match="not a dplit.MarginRelease"):
+        MarginRelease.from_json('{"format": "other"}')
+
+
+def test_trunc_tsg_law():
+    g = np.random.default_rng(1)
+    for center, lo, hi, t in [(4, 0, 20, 0.75), (-6, 0, 15, 0.8), (30, 0, 18, 0.85)]:
+        d = np.array([_trunc_tsg(center, lo, hi, t, g) for _ in range(20_000)])
+        ms = np.arange(lo, hi + 1)
+        w = np.abs(ms - center) * math.log(t)
+        w -= np.logaddexp.reduce(w)
+        lp = lambda k, w=w, lo=lo, hi=hi: np.where((k >= lo) & (k <= hi), w[np.clip(k - lo, 0, hi - lo)], -np.inf)  # noqa: E731
+        assert d.min() >= lo and d.max() <= hi and chisq_gof(d, lp) > 1e-3
+
+
+def test_counts_block_invariance_exact():
+    tables = [m for m in itertools.product(range(6), repeat=3) if sum(m) == 5]
+    P, m_tilde, t = np.array([0.3, 0.3, 0.4]), np.array([1, 4, -1]), 0.5
+    lw = np.array([np.abs(np.array(m) - m_tilde).sum() * math.log(t) + stats.multinomial.logpmf(m, 5, P)
+                   for m in tables])
+    lw -= np.logaddexp.reduce(lw)
+    M, acc, g = np.array([5, 0, 0]), np.zeros(3, dtype=np.int64), np.random.default_rng(2)
+    codes = []
+    for _ in range(30_000):
+        _update_counts(M, P, m_tilde, t, 1.0, np.array([0, 3]), np.array([1]), g, acc)
+        codes.append(tables.index(tuple(M)))
+    codes = np.array(codes)
+    assert chisq_gof(codes, lambda c: np.where((c >= 0) & (c < len(tables)), lw[np.clip(c, 0, len(tables) - 1)],
+                                               -np.inf)) > 1e-3
+
+
+def _fit(release, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fit_latent_class(release, **dict(dict(k=4, n_iter=1000, n_warmup=1000, n_chains=2, rng=1,
+                                                     progress=False), **kw))
+
+
+def test_fit_eps_inf_recovers_margins_and_structure(tmp_path):
+    x = _records()
+    r = release_margins(x, PAIRS5, eps=np.inf, names="ABCDE")
+    res = _fit(r, full_table=True)
+    est = res.posterior["margin_probs"].mean(("chain", "draw")).values
+    np.testing.assert_allclose(est, r.flat_counts / r.n, atol=0.01)
+    assert res.posterior["margin"].values[0] == "A,B" and res.posterior["level"].values[3] == "1,1"
+    assert res.posterior["cell"].values[0] == "A=0,B=0"
+    assert "pi" in res.latent and "Psi" in res.latent and "counts" not in res.latent and "pi" not in res.posterior
+    assert res.posterior["table_probs"].shape[-1] == 32
+    np.testing.assert_allclose(res.posterior["table_probs"].sum("table_cell"), 1.0)
+    assert res.posterior.attrs["method"] == "latent_class" and "acceptance_psi" in res.sample_stats
+    path = results.to_netcdf(res, tmp_path / "lcm.nc")
+    back = results.from_netcdf(path)
+    np.testing.assert_array_equal(back.latent["Psi"].values, res.latent["Psi"].values)
+    # the same seed gives the same draws, whatever the threads
+    again = _fit(r, full_table=True, n_jobs=1)
+    np.testing.assert_array_equal(again.posterior["margin_probs"].values, res.posterior["margin_probs"].values)
+
+
+def test_fit_noisy_has_counts_and_strategies_agree():
+    x = _records(5000, seed=3)
+    r = release_margins(x, PAIRS5, eps=2.0, rng=4, secure=False)
+    a = _fit(r, n_iter=3000)
+    b = _fit(r, n_iter=3000, pi_strategy="dirichlet", rng=2)
+    assert a.latent["counts"].shape == (2, 3000, 40) and "acceptance_counts" in a.sample_stats
+    assert np.all(a.latent["counts"].values >= 0)
+    sums = a.latent["counts"].values.reshape(2, 3000, 10, 4).sum(-1)
+    assert np.all(sums == 5000)
+    ma, mb = (res.posterior["margin_probs"].mean(("chain", "draw")).values for res in (a, b))
+    assert np.abs(ma - mb).max() < 0.01
+    truth = np.concatenate(margin_counts(x, PAIRS5)) / 5000
+    assert np.abs(ma - truth).max() < 0.02
+
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(k=0), ValueError, "k"), (dict(k=2.5), TypeError, "k"), (dict(pi_strategy="normal"), ValueError, "pi_strategy"),
+    (dict(alpha=0.0), ValueError, "alpha"), (dict(a=-1.0), ValueError, "a"), (dict(n_iter=0), ValueError, "n_iter"),
+    (dict(full_table="yes"), TypeError, "full_table")])
+def test_fit_bad_input(kwargs, exc, word):
+    r = release_margins(_records(100), [(0, 1)], eps=1.0, rng=1, secure=False)
+    with pytest.raises(exc, match=word):
+        fit_latent_class(r, **dict(dict(n_iter=10, n_warmup=0, progress=False), **kwargs))
+    with pytest.raises(TypeError, match="MarginRelease"):
+        fit_latent_class({"counts": [1, 2]}, n_iter=10)
+
+
+def test_margin_draws_synthesize_and_intervals():
+    x = _records(2000, seed=5)
+    r = release_margins(x, PAIRS5, eps=np.inf)
+    res = _fit(r, k=3)
+    np.testing.assert_allclose(margin_draws(res, (0, 1)), res.posterior["margin_probs"].values[..., :4], atol=1e-12)
+    mean, lo, hi = cell_intervals(margin_draws(res, (4, 2, 0)))
+    assert mean.shape == (8,) and np.all(lo <= mean) and np.all(mean <= hi)
+    syn = synthesize(res, 4000, 4, rng=1)
+    assert syn.shape == (4, 4000, 5) and set(np.unique(syn)) == {0, 1}
+    np.testing.assert_array_equal(syn, synthesize(res, 4000, 4, rng=1))
+    assert abs((syn[:, :, 0] == 1).mean() - (x[:, 0] == 1).mean()) < 0.03
+    with pytest.raises(ValueError, match="latent"):
+        synthesize(results.to_arviz({"x": np.zeros((1, 3))}), 10, 1)
+
+
+def test_combine_rules():
+    q = np.array([0.10, 0.12, 0.11, 0.13])
+    u = np.full(4, 1e-4)
+    ce = combine(q, u)
+    b = q.var(ddof=1)
+    assert np.isclose(ce.estimate, q.mean()) and np.isclose(ce.variance, 1e-4 + b / 4)
+    assert np.isclose(ce.df, 3 * (1 + 1e-4 / (b / 4)) ** 2)
+    half = stats.t.ppf(0.975, ce.df) * np.sqrt(ce.variance)
+    assert np.isclose(ce.upper - ce.estimate, half)
+    full = combine(q, u, rule="full")
+    assert np.isclose(full.variance, max((1 + 1 / 4) * b - 1e-4, 0) or b / 4)
+    with pytest.raises(ValueError, match="rule"):
+        combine(q, u, rule="other")
+    with pytest.raises(ValueError, match="same shape"):
+        combine(q, u[:3])
+
+
+def test_move_to_group():
+    res = results.to_arviz({"a": np.zeros((2, 5, 3)), "b": np.ones((2, 5))}, attrs={"method": "m"})
+    results.move_to_group(res, ["a"], "latent")
+    assert "a" in res.latent and "a" not in res.posterior and res.latent.attrs["method"] == "m"
+    with pytest.raises(ValueError, match="not posterior"):
+        results.move_to_group(res, ["zz"], "other")
+    with pytest.raises(ValueError, match="stay"):
+        results.move_to_group(res, ["b"], "other")
+    res2 = results.to_arviz({"a": np.zeros((2, 5)), "b": np.ones((2, 5))})
+    with pytest.raises(ValueError, match="already exists"):
+        results.move_to_group(res2, ["a"], "posterior")
+
+
+def test_loaders(monkeypatch, tmp_path):
+    counts, names = load_acs_counts()
+    assert counts.shape == (2,) * 5 and counts.sum() == 165_960 and names[0] == "CIT"
+    assert counts[1].sum() == 165_960 - counts[0].sum() and counts.min() > 0
+    monkeypatch.setenv("DPLIT_CACHE", str(tmp_path))
+    monkeypatch.delenv("DPLIT_DATA", raising=False)
+    with pytest.raises(FileNotFoundError, match="nltcs"):
+        load_nltcs(download=False)
+
+
+def test_weight_auto_widens_and_bad_weight():
+    r = release_margins(_records(4000, seed=7), PAIRS5, eps=np.inf)
+    sd1 = _fit(r, k=3, n_iter=2000).posterior["margin_probs"].std(("chain", "draw")).values
+    res = _fit(r, k=3, n_iter=2000, weight="auto")
+    assert res.posterior.attrs["weight"] == 0.25
+    sdw = res.posterior["margin_probs"].std(("chain", "draw")).values
+    assert 1.5 < np.median(sdw / sd1) < 2.6                       # power 1/4: sd about twice as large
+    for bad in (0.0, 1.5, "half"):
+        with pytest.raises((ValueError, TypeError), match="weight"):
+            fit_latent_class(r, weight=bad, n_iter=10, n_warmup=0, progress=False)
