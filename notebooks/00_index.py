@@ -42,11 +42,11 @@
 # | `06b_sampling` | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
 # | `07_mcmc` | `dplit.mcmc` | MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
 # | `08_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
-# | `09_approx` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
-# | `10_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
+# | `09_asymptotic_gibbs` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
+# | `10_simulation_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
 # | `11_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
 # | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
-# | `13_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic | dapper |
+# | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic | dapper |
 # | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins | Nixon et al. |
 #
 # Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).
