@@ -1547,7 +1547,7 @@ if nltcs is not None:
 if nltcs_fits:
     order = np.argsort(true_nl)
     fig, ax = plt.subplots(figsize=(10, 3.6))
-    for i, (eps, (rel, fit)) in enumerate(nltcs_fits.items()):
+    for i, (eps, (_rel, fit)) in enumerate(nltcs_fits.items()):
         est = fit.posterior["margin_probs"].mean(("chain", "draw")).values
         ax.plot(np.log(est / true_nl)[order], "o", ms=3, label=f"eps = {eps}", color=f"C{i}")
     ax.axhline(0, color="k", lw=0.8)
