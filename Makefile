@@ -72,7 +72,7 @@ export: $(STAMP)
 # Developers: re-execute committed notebooks in place at full size (all, or NB=NN_topic).
 NB ?= $(NAMES)
 notebooks nb: $(STAMP)
-	$(BIN)/python -m dplit.export --sync
+	$(BIN)/python -m dplit.export --sync $(NB)
 	$(BIN)/python -m dplit.export
 	for nb in $(NB); do \
 	  echo "== $$nb"; \

@@ -284,11 +284,16 @@ def _has_figure(nb) -> bool:
     )
 
 
-def sync(root=".") -> list[Path]:
-    """Copy each ``.py`` notebook's cells into its ``.ipynb``, keeping outputs of unchanged cells."""
+def sync(root=".", names=None) -> list[Path]:
+    """Copy each ``.py`` notebook's cells into its ``.ipynb``, keeping outputs of unchanged cells.
+
+    ``names`` (notebook names such as ``"07_mcmc"``) limits the copy to those notebooks.
+    """
     jupytext = _jupytext()
     changed = []
     for py in notebook_paths(root):
+        if names and py.stem not in names:
+            continue
         ipynb = py.with_suffix(".ipynb")
         nb = jupytext.read(py)
         if ipynb.exists():
@@ -309,7 +314,8 @@ def main(argv=None) -> int:
     parser.add_argument("--root", default=".", help="repository root (default: .)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--check", action="store_true", help="report drift, change nothing")
-    group.add_argument("--sync", action="store_true", help="update .ipynb cells from .py")
+    group.add_argument("--sync", nargs="*", metavar="NAME",
+                       help="update .ipynb cells from .py (all notebooks, or the NAMEs given)")
     args = parser.parse_args(argv)
     if args.check:
         problems = check_exports(args.root) + check_pairs(args.root) + check_executed(args.root)
@@ -317,8 +323,8 @@ def main(argv=None) -> int:
             print(p, file=sys.stderr)
         print("literate sources agree" if not problems else f"{len(problems)} problem(s)")
         return 1 if problems else 0
-    if args.sync:
-        for path in sync(args.root):
+    if args.sync is not None:
+        for path in sync(args.root, args.sync or None):
             print(f"synced {path}")
         return 0
     for path in export(args.root):
