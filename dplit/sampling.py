@@ -216,12 +216,18 @@ def mpsrf(result, var="alpha"):
     W = np.einsum("cti,ctj->ij", centred, centred) / (m * (t - 1))
     dev = means - means.mean(axis=0)
     B_t = dev.T @ dev / (m - 1)
-    frozen = np.any(np.ptp(x, axis=1) == 0)            # some chain never moved in some coordinate
-    if frozen or not np.all(np.isfinite(W)) or np.linalg.cond(W) > 1e12:
-        warnings.warn("mpsrf: the within-chain covariance is singular (a chain did not move); "
+    moving = np.ptp(x.reshape(-1, x.shape[2]), axis=0) > 0
+    frozen = np.any(np.ptp(x, axis=1)[:, moving] == 0)  # a chain that never moved where the others did
+    if frozen or not np.any(moving) or not np.all(np.isfinite(W)):
+        warnings.warn("mpsrf: a chain did not move (the within-chain covariance is singular); "
                       "returning inf", ConvergenceWarning, stacklevel=2)
         return float("inf")
-    lam = np.max(np.real(np.linalg.eigvals(np.linalg.solve(W, B_t))))
+    # coordinates tied by a linear constraint (compositions summing to 1) leave W singular in their
+    # direction: compare chains in the subspace where W is not degenerate
+    val, vec = np.linalg.eigh(W)
+    keep = val > 1e-10 * val.max()
+    proj = vec[:, keep]
+    lam = np.max(np.real(np.linalg.eigvals(np.linalg.solve(proj.T @ W @ proj, proj.T @ B_t @ proj))))
     return float((t - 1) / t + (m + 1) / m * lam)
 
 

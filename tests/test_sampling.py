@@ -187,3 +187,13 @@ def test_one_chain_gets_a_split_rhat():
     assert convergence_report(to_arviz({"th": drift}), warn=False)["rhat_max"] > 1.1
     res = run(normal_rwm(Y), rng=2, **dict(KW, n_chains=1, n_iter=6000))
     assert res.posterior.attrs["converged"] == 1
+
+
+def test_mpsrf_of_tied_coordinates_is_finite():
+    # E[x | alpha] sums to 1: W is singular in that direction, which is a constraint, not a frozen chain
+    x = np.random.default_rng(3).normal(size=(4, 500, 3))
+    comp = np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert abs(mpsrf(comp) - 1) < 0.02
+    assert mpsrf(comp + np.array([0, 0, 0, 0.2])[:, None, None] * np.array([1, -1, 0])) > 1.2
