@@ -378,13 +378,14 @@ def _same(x, y):
     return np.array_equal(np.asarray(x), np.asarray(y))
 
 
-def _check_plausible(s, scale, a, name):
+def _check_plausible(s, scale, a, name, lower=True):
     """Refuse a noisy censored statistic that no release can produce (a tampered or mistyped file).
 
     Every censored log lies in [log a, 0], so ``s`` lies there up to Laplace noise of the given scale;
-    an entry more than ``PLAUSIBLE_SCALES`` scales outside has probability below 1e-17.
+    an entry more than ``PLAUSIBLE_SCALES`` scales outside has probability below 1e-17. With
+    ``lower=False`` only the upper end is checked (every log of a proportion is <= 0, whatever ``a``).
     """
-    lo, hi = math.log(a) - PLAUSIBLE_SCALES * scale, PLAUSIBLE_SCALES * scale
+    lo, hi = (math.log(a) if lower else -math.inf) - PLAUSIBLE_SCALES * scale, PLAUSIBLE_SCALES * scale
     bad = np.flatnonzero((s < lo) | (s > hi))
     if bad.size:
         j = int(bad[0])
@@ -419,6 +420,7 @@ for bad, word in [([1.0], "length 2"), ([1.0, np.nan], "finite")]:
         raise AssertionError(bad)
 assert _same(None, None) and not _same(None, [1.0]) and _same([1, 2], np.array([1.0, 2.0]))
 _check_plausible(np.array([-7.0, 0.5]), 0.1, 1e-3, "s_L")  # within 40 scales of [log a, 0]
+_check_plausible(np.array([-70.0, 0.5]), 0.1, 1e-3, "s_L", lower=False)  # a statistic made elsewhere: <= 0 only
 for bad in ([5.0, -1.0], [-1.0, np.log(1e-3) - 4.1]):
     try:
         _check_plausible(np.array(bad), 0.1, 1e-3, "s_L")
@@ -563,9 +565,6 @@ class _ReleaseChecks:
             raise ValueError(f"n2 must equal n - n1 = {n - n1}, got {n2}")
         d = check.count(self.d, "d", 2)
         a = check.unit_interval(self.a, "a")
-        if a * d >= 1:
-            raise ValueError(f"a must be below 1/d = {1 / d:.4g} (at a >= 1/d every record is censored in every "
-                             f"component and the statistic says nothing about alpha), got {a!r}")
         eps1 = check.epsilon(self.eps1, "eps1")
         eps2 = check.epsilon(self.eps2, "eps2", allow_zero=True)
         for name, value in (("n", n), ("n1", n1), ("n2", n2), ("d", d), ("a", a), ("eps1", eps1), ("eps2", eps2)):
@@ -582,7 +581,8 @@ class _ReleaseChecks:
             raise ValueError(f"scale must be -d log(a) / (n2 eps1) = {laplace_scale(d, a, n2, eps1)!r} from d, a, "
                              f"n2 and eps1, got {scale!r} (one of these fields was altered)")
         set_(self, "scale", scale)
-        _check_plausible(self.s_L, scale, a, "s_L")
+        selected = self.eps2 > 0  # a chosen by the rule censored the statistic; a fixed a may be nominal
+        _check_plausible(self.s_L, scale, a, "s_L", lower=selected)
         if n1 > 0:
             set_(self, "s_L1", _float_vector(self.s_L1, "s_L1", d))
             scale1 = check.positive(self.scale1, "scale1")
@@ -590,7 +590,7 @@ class _ReleaseChecks:
                 raise ValueError(f"scale1 must be -d log(a) / (n1 eps1) = {laplace_scale(d, a, n1, eps1)!r} from d, "
                                  f"a, n1 and eps1, got {scale1!r} (one of these fields was altered)")
             set_(self, "scale1", scale1)
-            _check_plausible(self.s_L1, scale1, a, "s_L1")
+            _check_plausible(self.s_L1, scale1, a, "s_L1", lower=selected)
 
     def _validate_selection(self):
         """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
@@ -605,6 +605,9 @@ class _ReleaseChecks:
         cands = _float_vector(self.candidates, "candidates")
         if cands.size == 0 or np.any(cands <= 0) or np.any(cands >= 1) or np.any(np.diff(cands) <= 0):
             raise ValueError("candidates must be strictly increasing thresholds in (0, 1)")
+        if cands[-1] * self.d >= 1:
+            raise ValueError(f"candidates must be below 1/d = {1 / self.d:.4g} (a threshold >= 1/d censors every "
+                             f"component of every record), got {cands[-1]!r}")
         s_G = np.array(self.s_G)
         if s_G.ndim != 1 or s_G.size != cands.size + 1:
             raise ValueError(f"s_G must hold M + 1 = {cands.size + 1} counts, got shape {s_G.shape}")
@@ -772,9 +775,8 @@ for field, value in [("scale", 2 * r_ext.scale), ("n1", -1), ("eps1", 0.0), ("a"
         assert field in str(err), (field, err)
     else:
         raise AssertionError(f"tampered {field} accepted")
-# An impossible statistic (every censored log is <= 0), a threshold at 1/d, and names that do not fit are refused.
-for change, word in [({"s_L": [5.0, 5.0, 5.0]}, "s_L[0] = 5.0 is impossible"), ({"a": 0.4}, "below 1/d"),
-                     ({"names": ["x", "y"]}, "names")]:
+# An impossible statistic (every censored log is <= 0) and names that do not fit are refused.
+for change, word in [({"s_L": [5.0, 5.0, 5.0]}, "s_L[0] = 5.0 is impossible"), ({"names": ["x", "y"]}, "names")]:
     try:
         Release.from_dict(r_ext.to_dict() | change)
     except ValueError as err:
@@ -1010,6 +1012,8 @@ must_fail(lambda: Release.from_json(_json.dumps(good | {"p_hat_G": [0.0] * 6})),
 must_fail(lambda: Release.from_json(_json.dumps(good | {"s_L1": None})), "s_L1 must be given")
 must_fail(lambda: Release.from_json(_json.dumps(good | {"s_L": [0.0, 1.0]})), "s_L must be")
 must_fail(lambda: Release.from_json("{not json"), "not a JSON release")
+must_fail(lambda: Release.from_json(_json.dumps(good | {"candidates": good["candidates"][:-1] + [0.5]})), "below 1/d")
+must_fail(lambda: Release.from_json(_json.dumps(good | {"s_L": [-60.0, -1.0, -1.0]})), "s_L[0] = -60.0 is impossible")
 must_fail(lambda: r1.part("D"), "not released")
 
 X_ok = rng.dirichlet([2.0, 3.0], size=20)

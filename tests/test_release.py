@@ -313,19 +313,29 @@ def test_thresholds_at_or_above_one_over_d_are_refused_before_any_noise(monkeypa
     def no_noise(*args, **kwargs):
         raise AssertionError("noise drawn")
 
-    monkeypatch.setattr(rel_mod, "geometric_mechanism", no_noise)
     X = np.random.default_rng(0).dirichlet(np.ones(10), size=50)
-    with pytest.raises(ValueError, match=r"below 1/d = 0.1 .*drop \[0.1\]"):
-        release(X, 1.0, 1.0, CANDS, TC, secure=False)
-    with pytest.raises(ValueError, match="a must be below 1/d"):
-        Release.from_statistic([-2.0] * 3, 100, 0.4, 1.0)
-
-
-@pytest.mark.parametrize("s_L, name", [([5.0, 5.0, 5.0], "s_L"), ([-1.0, -1.0, -60.0], "s_L")])
-def test_an_impossible_statistic_is_refused(s_L, name):
-    data = Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5).to_dict() | {"s_L": s_L}
-    with pytest.raises(ValueError, match=rf"{name}\[\d\] = .* is impossible"):
+    with monkeypatch.context() as m:
+        m.setattr(rel_mod, "geometric_mechanism", no_noise)
+        with pytest.raises(ValueError, match=r"below 1/d = 0.1 .*drop \[0.1\]"):
+            release(X, 1.0, 1.0, CANDS, TC, secure=False)
+    data = release(np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=200), 1.0, 1.0, CANDS, TC, rng=0,
+                   secure=False).to_dict()
+    data["candidates"] = data["candidates"][:-1] + [0.5]
+    with pytest.raises(ValueError, match="candidates must be below 1/d"):
         Release.from_dict(data)
+    # a fixed threshold of a statistic released elsewhere may be nominal (e.g. no censoring at eps = 1e10)
+    assert Release.from_statistic([-2.0] * 3, 100, 0.5, 1e10).a == 0.5
+
+
+@pytest.mark.parametrize("s_L, selected", [([5.0, 5.0, 5.0], False), ([5.0, 5.0, 5.0], True),
+                                            ([-1.0, -1.0, -60.0], True)])
+def test_an_impossible_statistic_is_refused(X3, s_L, selected):
+    made = (release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False) if selected
+            else Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5))
+    with pytest.raises(ValueError, match=r"s_L\[\d\] = .* is impossible"):
+        Release.from_dict(made.to_dict() | {"s_L": s_L})
+    if not selected:  # a fixed threshold is not assumed to have censored: only the upper end is checked
+        assert Release.from_dict(made.to_dict() | {"s_L": [-1.0, -1.0, -60.0]}).s_L[2] == -60.0
     # far noise is still possible at a large scale (tiny n or eps): then the same numbers pass
     assert Release.from_statistic(s_L, 2, 1e-3, 0.01).s_L[0] == s_L[0]
 
