@@ -94,11 +94,13 @@ docs: $(DOCS_STAMP)
 
 # Every page of build/site in headless Chromium (Debian's package; installed by apt-get when missing
 # and running as root): console errors, links, images, math; screenshots in build/site-shots/.
+# Then the widgets in a real JupyterLab (loopback server, token, the same browser): tests/test_jupyterlab.py.
 check-docs: docs
 	$(BIN)/python docs/check_site.py
+	DPLIT_QUICK=1 DPLIT_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_jupyterlab.py
 
-# Widgets: the kernel-level smoke test of every notebook's widgets and the real JupyterLab test
-# (headless Chromium on a loopback server; part of `make check-docs` in CI, through pytest).
+# Widgets only: the kernel-level smoke test of every notebook's widgets (also in `make test`) and the
+# real JupyterLab test (also in `make check-docs`).
 check-widgets: $(DOCS_STAMP)
 	DPLIT_QUICK=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_widgets.py tests/test_jupyterlab.py
 
