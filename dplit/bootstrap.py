@@ -19,6 +19,7 @@ __all__ = [
 
 # %% notebooks/05_dpboots.py, cell 6: Step 1: the truncated noise
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -551,12 +552,21 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
     """
     if not isinstance(release, Release):
         raise TypeError(f"release must be a dplit.release.Release, got {type(release).__name__}")
+    unknown = sorted(set(noise_options) - {"min_acceptance", "n_pilot", "thin", "burn_in"})
+    if unknown:
+        hint = " (randomness comes from rng=seed)" if {"seed", "random_state"} & set(unknown) else ""
+        raise TypeError(f"dp_boots() got unexpected keyword argument(s) {', '.join(unknown)}{hint}; the noise "
+                        f"options are min_acceptance, n_pilot, thin, burn_in")
     s_L, n, scale = release.part(check.choice(part, "part", ("D2", "D1", "D")))
     n_boot, policy, max_redraw, tol, max_iter = _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter)
     rng = check.rng(rng)
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, True, rng)
+    if n_failed:
+        warnings.warn(f"DPBoots: {n_failed} of {n_boot} replicates failed (no MLE, or out of range after "
+                      f"{max_redraw} redraws) and are NaN in result.alpha; estimates and intervals use the "
+                      f"{n_boot - n_failed} valid ones", RuntimeWarning, stacklevel=2)
     return BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
                       n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
                       n_failed=int(n_failed), noise=info)

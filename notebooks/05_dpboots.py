@@ -127,6 +127,7 @@ print(f"quick mode: {is_quick()}; n_check = {n_check}")
 # %%
 #| export
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -951,12 +952,21 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
     """
     if not isinstance(release, Release):
         raise TypeError(f"release must be a dplit.release.Release, got {type(release).__name__}")
+    unknown = sorted(set(noise_options) - {"min_acceptance", "n_pilot", "thin", "burn_in"})
+    if unknown:
+        hint = " (randomness comes from rng=seed)" if {"seed", "random_state"} & set(unknown) else ""
+        raise TypeError(f"dp_boots() got unexpected keyword argument(s) {', '.join(unknown)}{hint}; the noise "
+                        f"options are min_acceptance, n_pilot, thin, burn_in")
     s_L, n, scale = release.part(check.choice(part, "part", ("D2", "D1", "D")))
     n_boot, policy, max_redraw, tol, max_iter = _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter)
     rng = check.rng(rng)
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, True, rng)
+    if n_failed:
+        warnings.warn(f"DPBoots: {n_failed} of {n_boot} replicates failed (no MLE, or out of range after "
+                      f"{max_redraw} redraws) and are NaN in result.alpha; estimates and intervals use the "
+                      f"{n_boot - n_failed} valid ones", RuntimeWarning, stacklevel=2)
     return BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
                       n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
                       n_failed=int(n_failed), noise=info)
@@ -980,6 +990,17 @@ p_wrong = min(stats.ks_2samp(dp_inf.alpha[:, j], b_wrong.alpha[:, j]).pvalue for
 print(f"eps = 1e10 (a = {rel_inf.a:g}, noise scale {rel_inf.scale:.1e}): DPBoots via {dp_inf.method}; "
       f"KS p vs Boots {p_same:.3f}, vs Boots with n/4 {p_wrong:.1e}")
 assert p_same > 1e-3 and p_wrong < 1e-6 and dp_inf.n_failed == 0
+# A first user's slips: a seed passed as seed= is refused naming rng; failed replicates are not silent.
+try:
+    dp_boots(rel_inf, 10, seed=1)
+except TypeError as err:
+    assert "seed" in str(err) and "rng=" in str(err), err
+else:
+    raise AssertionError("seed= accepted")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    few = dp_boots(rel_inf, 20, rng=0, max_iter=1)  # one Newton step: the MLE does not converge
+assert few.n_failed > 0 and any("replicates failed" in str(w.message) for w in caught), few.n_failed
 
 # %% [markdown]
 # ## Intervals and the two-sample test (Sec. 5.2)

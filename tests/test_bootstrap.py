@@ -276,9 +276,28 @@ def test_dp_boots_reports_out_of_range_replicates_in_the_s5_case():
     X = g.dirichlet([2.0, 20.0, 2.0], 5000)
     s_L = np.log(np.maximum(X, 0.1)).mean(axis=0)
     rel = Release.from_statistic(s_L, 5000, 0.1, 1.0)
-    res = dp_boots(rel, 40, rng=15, max_redraw=2)
+    with pytest.warns(RuntimeWarning, match="replicates failed"):
+        res = dp_boots(rel, 40, rng=15, max_redraw=2)
     assert res.method == "gibbs" and res.n_replicates_out_of_range > 0
     assert res.n_out_of_range >= res.n_replicates_out_of_range >= res.n_failed
     assert np.isnan(res.alpha).any(axis=1).sum() == res.n_failed
-    nan_policy = dp_boots(rel, 40, rng=15, out_of_range="nan")
+    with pytest.warns(RuntimeWarning, match="replicates failed"):
+        nan_policy = dp_boots(rel, 40, rng=15, out_of_range="nan")
     assert nan_policy.n_failed == nan_policy.n_replicates_out_of_range == nan_policy.n_out_of_range
+
+
+def test_first_user_slips_seed_keyword_and_failed_replicates():
+    import warnings
+
+    X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=1000)
+    rel = release(X, 0.75e10, 0.25e10, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, rng=0, secure=False)
+    with pytest.raises(TypeError, match=r"seed.*rng=seed"):
+        dp_boots(rel, 10, seed=1)
+    with pytest.raises(TypeError, match="min_acceptance"):
+        dp_boots(rel, 10, n_pilots=5)
+    with pytest.warns(RuntimeWarning, match="20 of 20 replicates failed"):
+        res = dp_boots(rel, 20, rng=0, max_iter=1)
+    assert res.n_failed == 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert dp_boots(rel, 20, rng=0).n_failed == 0  # no warning when every replicate succeeds
