@@ -223,10 +223,7 @@ def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n
             raise ValueError("--prior applies to dpmcmc, dpremcmc and dpabc, not to dpboots")
         from dplit.bootstrap import dp_boots
 
-        res = dp_boots(rel, n_boot, part=part, rng=seed)
-        if res.n_failed:
-            warnings.warn(f"{res.n_failed} of {res.n_boot} DPBoots replicates failed and were dropped",
-                          RuntimeWarning, stacklevel=2)
+        res = dp_boots(rel, n_boot, part=part, rng=seed)  # warns when replicates fail; they are dropped below
         return name_components(_boot_idata(res, rel, part), rel.names)
     kw = {"prior": prior or "p1", "rng": seed, "progress": progress}
     if method == "dpabc":
