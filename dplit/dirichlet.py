@@ -86,6 +86,9 @@ def check_compositions(X, *, name="X", tol=1e-8):
     bad = np.abs(sums - 1.0) > tol
     if bad.any():
         i = _first_bad_row(bad)
+        if X.shape[1] > 1 and np.all(np.abs(X.sum(axis=0) - 1.0) <= tol):
+            raise ValueError(f"{name} looks transposed: its {X.shape[1]} columns sum to 1, its rows do not "
+                             f"(row {i} sums to {sums[i]!r}); pass {name}.T, one record per row")
         raise ValueError(f"{name} row {i} sums to {sums[i]!r}, not 1 within tol={tol}; "
                          f"use close() to turn raw amounts into compositions")
     return X

@@ -147,6 +147,9 @@ def check_compositions(X, *, name="X", tol=1e-8):
     bad = np.abs(sums - 1.0) > tol
     if bad.any():
         i = _first_bad_row(bad)
+        if X.shape[1] > 1 and np.all(np.abs(X.sum(axis=0) - 1.0) <= tol):
+            raise ValueError(f"{name} looks transposed: its {X.shape[1]} columns sum to 1, its rows do not "
+                             f"(row {i} sums to {sums[i]!r}); pass {name}.T, one record per row")
         raise ValueError(f"{name} row {i} sums to {sums[i]!r}, not 1 within tol={tol}; "
                          f"use close() to turn raw amounts into compositions")
     return X
@@ -172,6 +175,8 @@ assert raises(ValueError, check_compositions, [0.5, 0.5], match="2-D")
 assert raises(ValueError, check_compositions, [[1.0]], match="2 columns")
 assert raises(TypeError, check_compositions, [["a", "b"]])
 assert raises(ValueError, check_compositions, [[0.5, 0.5]], tol=-1.0, match="tol")
+X_t = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=50).T  # a transposed data set, (d, n)
+assert raises(ValueError, check_compositions, X_t, match="looks transposed")
 
 # %% [markdown]
 # Raw amounts become compositions only on request:

@@ -407,3 +407,13 @@ def test_numba_twins_of_statistics_likelihood_and_moments():
         assert np.isclose(dr._loglik_kernel(alpha, s, 200.0), loglik(alpha, s, 200), rtol=1e-12)
         assert np.allclose(dr._logx_mean_kernel(alpha), logx_mean(alpha), rtol=1e-13)
         assert np.allclose(dr._logx_cov_kernel(alpha), logx_cov(alpha), rtol=1e-13)
+
+
+def test_a_transposed_data_set_is_named():
+    from dplit.dirichlet import check_compositions
+
+    X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=50)
+    with pytest.raises(ValueError, match=r"X looks transposed: its 50 columns sum to 1.*pass X\.T"):
+        check_compositions(X.T)
+    with pytest.raises(ValueError, match="row 0 sums to"):  # rows of amounts: the usual message
+        check_compositions(X * 24.0)
