@@ -46,3 +46,16 @@ html_static_path = [str(_MATHJAX)]
 mathjax_path = "mathjax/tex-chtml.js"
 html_show_sourcelink = False
 html_last_updated_fmt = None
+
+
+def _escape_bars(app, what, name, obj, options, lines):
+    """Docstrings here write conditional probabilities as ``E[x | alpha]`` and absolute values as
+    ``|a - b|``; reStructuredText would read ``|...|`` as a substitution. Escape the bars (outside
+    line blocks and tables, which start with ``|`` or ``+``)."""
+    for i, line in enumerate(lines):
+        if "|" in line and not line.lstrip().startswith(("|", "+")):
+            lines[i] = line.replace("\\|", "|").replace("|", "\\|")
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_bars)
