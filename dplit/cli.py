@@ -155,7 +155,7 @@ def _run_release(args):
     return 0
 
 
-METHODS = ("dpboots", "dpmcmc", "dpremcmc", "dpabc")
+METHODS = ("dpboots", "dpmcmc", "dpremcmc", "dpabc", "dpapprox")
 _ANALYSE_EXAMPLE = """\
 Examples:
   dplit analyse release.json --method dpmcmc --seed 1 --out posterior.nc
@@ -168,14 +168,14 @@ component j and rejects it when the --level interval of E[x_j] lies outside [M_j
 
 def _add_analyse(subparsers):
     p = subparsers.add_parser(
-        "analyse", aliases=["analyze"], help="infer alpha and E[x] from a release (DPBoots, DPMCMC, DPreMCMC, DPABC)",
+        "analyse", aliases=["analyze"], help="infer alpha and E[x] from a release (DPBoots, DPMCMC, DPreMCMC, DPABC, DPapprox)",
         description="Read a release written by `dplit release` (or Release.save), run one inference method, "
                     "write the result (netCDF) and print a summary table.",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_ANALYSE_EXAMPLE)
     p.add_argument("release", help="the release (JSON)")
     p.add_argument("--method", required=True, choices=METHODS, help="inference method")
-    p.add_argument("--prior", default=None, help="prior for dpmcmc/dpremcmc/dpabc: p1 (default), p3, p4, p5 "
-                                                 "(p3-p5 need a split release)")
+    p.add_argument("--prior", default=None, help="prior for the Bayesian methods: p1 (default), p3, p4, p5 "
+                                                 "(p3-p5 need a split release; dpapprox takes p1, p3, p4)")
     p.add_argument("--seed", type=int, default=None, help="seed: the same seed gives the same draws as the library")
     p.add_argument("--n-iter", default=None, help="iterations per chain (or 'auto'); library default otherwise")
     p.add_argument("--n-warmup", type=int, default=None, help="warm-up iterations per chain")
@@ -220,7 +220,7 @@ def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n
     check.choice(method, "method", METHODS)
     if method == "dpboots":
         if prior is not None:
-            raise ValueError("--prior applies to dpmcmc, dpremcmc and dpabc, not to dpboots")
+            raise ValueError("--prior applies to the Bayesian methods, not to dpboots")
         from dplit.bootstrap import dp_boots
 
         res = dp_boots(rel, n_boot, part=part, rng=seed)  # warns when replicates fail; they are dropped below
@@ -230,11 +230,15 @@ def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n
         from dplit.abc import dp_abc
 
         return name_components(dp_abc(rel, n_accept=n_accept, **kw), rel.names)
-    from dplit import mcmc
-
     for key, value in (("n_iter", n_iter), ("n_warmup", n_warmup), ("n_chains", n_chains)):
         if value is not None:
             kw[key] = value
+    if method == "dpapprox":
+        from dplit.approx import dp_approx
+
+        return name_components(dp_approx(rel, **kw), rel.names)
+    from dplit import mcmc
+
     fn = mcmc.dp_mcmc if method == "dpmcmc" else mcmc.dp_remcmc
     return name_components(fn(rel, **kw), rel.names)
 

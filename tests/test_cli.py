@@ -35,7 +35,8 @@ def test_example_csv_and_header_names(rel_file):
 @pytest.mark.parametrize("method, extra", [("dpmcmc", ["--n-iter", "200", "--n-warmup", "100"]),
                                            ("dpremcmc", ["--n-iter", "200", "--n-warmup", "100"]),
                                            ("dpboots", ["--n-boot", "50"]),
-                                           ("dpabc", ["--n-accept", "50"])])
+                                           ("dpabc", ["--n-accept", "50"]),
+                                           ("dpapprox", ["--n-iter", "200", "--n-warmup", "100"])])
 def test_analyse_reproduces_the_library(tmp_path, rel_file, capsys, method, extra):
     out = tmp_path / "post.nc"
     code = main(["analyse", str(rel_file), "--method", method, "--seed", "7", "--out", str(out), "--quiet",
@@ -45,7 +46,7 @@ def test_analyse_reproduces_the_library(tmp_path, rel_file, capsys, method, extr
     assert "alpha[sleep]" in text and "E[x][other]" in text and "privacy spent" in text and "reject" in text
     back = results.from_netcdf(out)
     rel = Release.load(rel_file)
-    opts = {"n_iter": 200, "n_warmup": 100} if method in ("dpmcmc", "dpremcmc") else {}
+    opts = {"n_iter": 200, "n_warmup": 100} if method in ("dpmcmc", "dpremcmc", "dpapprox") else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lib = analyse(rel, method, seed=7, progress=False, n_boot=50, n_accept=50, **opts)
