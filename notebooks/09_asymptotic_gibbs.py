@@ -939,7 +939,7 @@ for a_fix in (1e-4, 1e-2, 1e-1):
           f"{m_ex.mean(0).round(2)}, DPapprox {m_ap.mean(0).round(2)}  (true {alpha4})")
 bias = [np.max(np.abs(c[3] - c[2]) / c[4]) for c in cens]
 print("largest gap DPapprox - DPMCMC in posterior sd:", np.round(bias, 2))
-assert bias[0] < 0.5 < bias[-1]
+assert bias[0] < size(full=0.5, quick=1.5) and bias[-1] > 5   # quick chains are short: a looser gap at small a
 
 # %%
 # NBVAL_IGNORE_OUTPUT
