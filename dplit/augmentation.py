@@ -223,7 +223,7 @@ def _python_chain(model, state, n_steps, thin, sdp, rng):
 
 
 # %% notebooks/13_data_augmentation.py, cell 15: One sweep, two engines
-@njit(cache=True, nogil=True)
+@njit(nogil=True)  # not cached: specialised on user functions (see _dapper_chain_kernel)
 def _stat_sum_kernel(st_f, dmat, sdp):
     """The statistic of a database: the sum over records of st_f(dmat[i], sdp, i) (float)."""
     s = st_f(dmat[0], sdp, 0) * 1.0
@@ -232,7 +232,8 @@ def _stat_sum_kernel(st_f, dmat, sdp):
     return s
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)  # not cached: its specialisations key on the user's module functions; saving them
+# failed in a clean run (numba: 'underlying object has vanished'), and they change with every model anyway
 def _dapper_chain_kernel(latent_f, post_f, priv_f, st_f, theta, dmat, st, cur, sdp, n_steps, thin, rng):
     """n_steps data-augmentation iterations with numba modules; theta and dmat in place.
 
