@@ -5,27 +5,20 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import noisy_release
 
 from dplit import abc as A
 from dplit.censoring import censored_logx_moments
-from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
+from dplit.dirichlet import dirichlet_draws, sufficient_stat
 from dplit.priors import DrawsPrior, GammaPrior, Prior
-from dplit.release import Release
 from dplit.testing import py_func
 
 QUICK = dict(progress=False)
 
 
-def _release(n=400, eps=1.0, a=1e-4, alpha=(2.2, 3.3, 4.4), n1=0, seed=0):
-    rng = np.random.default_rng(seed)
-    X = dirichlet_draws(np.array(alpha), n, rng=rng)
-    d = len(alpha)
-    if n1 == 0:
-        s_L = censored_stat(X, a) + rng.laplace(0, -d * np.log(a) / (n * eps), d)
-        return Release.from_statistic(s_L, n, a, eps), X
-    s_L1 = censored_stat(X[:n1], a) + rng.laplace(0, -d * np.log(a) / (n1 * eps), d)
-    s_L2 = censored_stat(X[n1:], a) + rng.laplace(0, -d * np.log(a) / ((n - n1) * eps), d)
-    return Release.from_statistic(s_L2, n, a, eps, s_L1=s_L1, n1=n1), X
+def _release(n=400, a=1e-4, **kw):
+    """This file's releases: larger n, smaller a than the shared default."""
+    return noisy_release(n=n, a=a, **kw)
 
 
 # ---------------------------------------------------------------- the simulator kernel

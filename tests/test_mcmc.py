@@ -2,28 +2,18 @@
 
 import numpy as np
 import pytest
+from _helpers import noisy_release as _release
 from scipy import integrate, special, stats
 
 from dplit import mcmc as M
 from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
 from dplit.priors import GammaPrior
-from dplit.release import Release
 from dplit.sampling import mpsrf
 from dplit.testing import py_func, rank_uniformity_pvalues
 
 FAST = dict(n_iter=1_000, n_warmup=300, n_chains=2, thin=2, progress=False)
 
 
-def _release(n=200, eps=1.0, a=1e-3, alpha=(2.2, 3.3, 4.4), n1=0, seed=0):
-    rng = np.random.default_rng(seed)
-    X = dirichlet_draws(np.array(alpha), n, rng=rng)
-    d = len(alpha)
-    if n1 == 0:
-        s_L = censored_stat(X, a) + rng.laplace(0, -d * np.log(a) / (n * eps), d)
-        return Release.from_statistic(s_L, n, a, eps), X
-    s_L1 = censored_stat(X[:n1], a) + rng.laplace(0, -d * np.log(a) / (n1 * eps), d)
-    s_L2 = censored_stat(X[n1:], a) + rng.laplace(0, -d * np.log(a) / ((n - n1) * eps), d)
-    return Release.from_statistic(s_L2, n, a, eps, s_L1=s_L1, n1=n1), X
 
 
 def _mean_and_se(result):

@@ -7,33 +7,7 @@ import pytest
 from scipy import stats
 
 from dplit import mechanisms as M
-from dplit.testing import py_func
-
-
-def _chisq_gof(draws, logpmf, min_expected=20):
-    """Chi-square goodness-of-fit p-value of integer draws against a pmf (tails pooled)."""
-    draws = np.asarray(draws)
-    ks = np.arange(draws.min() - 300, draws.max() + 301)
-    p = np.exp(logpmf(ks))
-    n = draws.size
-    keep = np.flatnonzero(n * p >= min_expected)
-    a, b = ks[keep[0]], ks[keep[-1]]
-    inner = draws[(draws >= a) & (draws <= b)] - a
-    obs = np.concatenate([[np.sum(draws < a)], np.bincount(inner, minlength=b - a + 1),
-                          [np.sum(draws > b)]])
-    exp_ = n * np.concatenate([[p[ks < a].sum()], p[(ks >= a) & (ks <= b)], [p[ks > b].sum()]])
-    ok = exp_ > 0
-    return stats.chisquare(obs[ok], exp_[ok] * obs[ok].sum() / exp_[ok].sum()).pvalue
-
-
-def _chisq_homogeneity(x, y, min_count=20):
-    lo = min(x.min(), y.min())
-    cx = np.bincount(x - lo, minlength=max(x.max(), y.max()) - lo + 1)
-    cy = np.bincount(y - lo, minlength=cx.size)
-    keep = (cx + cy) >= min_count
-    table = np.array([np.append(cx[keep], cx[~keep].sum()), np.append(cy[keep], cy[~keep].sum())])
-    table = table[:, table.sum(axis=0) > 0]
-    return stats.chi2_contingency(table).pvalue
+from dplit.testing import chisq_gof, chisq_homogeneity, py_func
 
 
 # ---------------------------------------------------------------- Laplace
@@ -101,9 +75,9 @@ def test_laplace_rejects_nonfinite_value():
 def test_two_sided_geometric_sampler_law(t):
     g = M.sample_two_sided_geometric(t, 60_000, rng=21)
     assert g.dtype == np.int64
-    assert _chisq_gof(g, lambda k: M.two_sided_geometric_logpmf(k, t)) > 1e-3
+    assert chisq_gof(g, lambda k: M.two_sided_geometric_logpmf(k, t)) > 1e-3
     wrong = t**0.9  # the rate -log(t) 10% off
-    assert _chisq_gof(g, lambda k: M.two_sided_geometric_logpmf(k, wrong)) < 1e-4
+    assert chisq_gof(g, lambda k: M.two_sided_geometric_logpmf(k, wrong)) < 1e-4
 
 
 def test_two_sided_geometric_pmf_sums_to_one():
@@ -122,11 +96,11 @@ def test_geometric_mechanism_parameter_and_paths():
     counts = np.full(30_000, 10)
     fast = M.geometric_mechanism(counts, 2, 1.0, rng=4)
     t = math.exp(-1.0 / 2)
-    assert _chisq_gof(fast - 10, lambda k: M.two_sided_geometric_logpmf(k, t)) > 1e-3
+    assert chisq_gof(fast - 10, lambda k: M.two_sided_geometric_logpmf(k, t)) > 1e-3
     secure = M.geometric_mechanism(counts, 2, 1.0, secure=True)
     assert secure.dtype == np.int64 and secure.shape == counts.shape
-    assert _chisq_homogeneity(fast, secure) > 1e-6  # unseeded OpenDP draws: see the Laplace test
-    assert _chisq_homogeneity(M.geometric_mechanism(counts, 2, 0.8, rng=5), secure) < 1e-9
+    assert chisq_homogeneity(fast, secure) > 1e-6  # unseeded OpenDP draws: see the Laplace test
+    assert chisq_homogeneity(M.geometric_mechanism(counts, 2, 0.8, rng=5), secure) < 1e-9
 
 
 def test_geometric_mechanism_accepts_integer_valued_floats():
@@ -229,8 +203,8 @@ def test_audit_bad_input():
 def test_discrete_gaussian_sampler_law(sigma):
     x = M.sample_discrete_gaussian(sigma, 60_000, rng=31)
     assert x.dtype == np.int64
-    assert _chisq_gof(x, lambda k: M.discrete_gaussian_logpmf(k, sigma)) > 1e-3
-    assert _chisq_gof(x, lambda k: M.discrete_gaussian_logpmf(k, 1.04 * sigma)) < 1e-4
+    assert chisq_gof(x, lambda k: M.discrete_gaussian_logpmf(k, sigma)) > 1e-3
+    assert chisq_gof(x, lambda k: M.discrete_gaussian_logpmf(k, 1.04 * sigma)) < 1e-4
 
 
 def test_discrete_gaussian_kernel_matches_reference():
@@ -261,8 +235,8 @@ def test_discrete_gaussian_logpmf_non_integer_and_mu():
 def test_discrete_gaussian_secure_same_law():
     fast = M.sample_discrete_gaussian(4.0, 20_000, rng=12)
     secure = M.sample_discrete_gaussian(4.0, 20_000, secure=True)
-    assert _chisq_homogeneity(fast, secure) > 1e-6  # unseeded OpenDP draws: see the Laplace test
-    assert _chisq_homogeneity(M.sample_discrete_gaussian(4.6, 20_000, rng=13), secure) < 1e-9
+    assert chisq_homogeneity(fast, secure) > 1e-6  # unseeded OpenDP draws: see the Laplace test
+    assert chisq_homogeneity(M.sample_discrete_gaussian(4.6, 20_000, rng=13), secure) < 1e-9
 
 
 @pytest.mark.parametrize("sigma", [0.0, -1.0, math.inf])
