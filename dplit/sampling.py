@@ -305,7 +305,7 @@ def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT
 
 # %% notebooks/06b_sampling.py, cell 19: The driver, and running until converged
 def _until_converged(chains, *, thin, first, max_iter, target_ess, max_rhat, max_time, n_jobs, tick, names, t0):
-    """Extend the (warmed-up) chains until the report passes or a cap is hit; returns the report."""
+    """Extend the (warmed-up) chains, in place, until the monitored quantities pass or a cap is hit."""
     step = first
     while True:
         _in_threads(lambda c, n=step // thin: c.extend(n, thin, tick), chains, n_jobs)
@@ -323,7 +323,7 @@ def _until_converged(chains, *, thin, first, max_iter, target_ess, max_rhat, max
         step = max(thin, min(step - step % thin, max_iter - kept))
 
 
-def _check_auto(n_iter, thin, target_ess, max_rhat, max_iter, max_time):
+def _check_auto(thin, target_ess, max_rhat, max_iter, max_time):
     """Validate the until-converged settings; returns (first round, max_iter)."""
     max_iter = V.count(max_iter, "max_iter")
     V.positive(target_ess, "target_ess")
@@ -342,7 +342,7 @@ def _sample(sampler, *, n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs,
     if n_iter != "auto":
         return run_chains(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                           progress=progress, n_jobs=n_jobs, desc=desc)
-    first, max_iter = _check_auto(n_iter, thin, **auto)
+    first, max_iter = _check_auto(thin, **auto)
     _, n_warmup, n_chains, thin, progress, n_jobs = V.run_settings(max_iter, n_warmup, n_chains, thin, progress,
                                                                    n_jobs)
     gens, labels = chain_generators(rng, n_chains)
