@@ -32,6 +32,8 @@ LAYERS = (
     ("dirichlet_mechanism",),               # 12
     ("augmentation",),                      # 13
     ("latent_class",),                      # 14
+    ("margin_selection", "nested"),         # 15: PrivBayes' structure stage; 16: nested households
+    ("peers",),                             # 15b: private-pgm and PrivBayes side by side
     ("cli",),                               # the command line: may use anything
     ("__main__",),                          # `python -m dplit`: the command line
 )
