@@ -1,0 +1,1289 @@
+# %% [markdown]
+# # Nested households: a two-level latent class model fitted to noisy household summaries
+#
+# Nixon, Barrientos, Reiter and Slavković (seed 004), Supplement Sec. 1: individuals nested within households (the model of Hu et al. 2018, truncated), five household summaries released with the geometric mechanism, the model's parameters estimated from the noisy summaries by a binomial composite likelihood with MH-within-Gibbs, and synthetic households drawn from the posterior.
+
+# %%
+#| default_exp nested
+
+# %% [markdown]
+# ## Parameters
+#
+# Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite); every random
+# draw comes from a generator seeded here. The repeated-sampling study (coverage of the five summaries over
+# many simulated samples) runs as a script, `benchmarks/bench_nested.py`, whose small stored results this
+# notebook reads.
+
+# %%
+# %matplotlib inline
+import itertools
+import json
+import math
+import time
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy import integrate, stats
+
+from dplit.config import is_quick, size
+from dplit.latent_class import cell_intervals, combine
+from dplit.mechanisms import sample_two_sided_geometric, two_sided_geometric_logpmf
+from dplit.sampling import ConvergenceWarning, run_chains
+from dplit.testing import chisq_gof, rank_uniformity_pvalues, sbc_ranks
+
+SEED = 20261127
+rng = np.random.default_rng(SEED)
+n_block = size(full=100_000, quick=30_000)   # iterations of the one-block invariance checks
+n_iter = size(full=10_000, quick=4_000)      # kept iterations per chain of the fits (the paper: 20,000, half burn-in)
+n_warm = size(full=10_000, quick=4_000)      # warm-up iterations per chain
+n_sbc = size(full=300, quick=100)            # SBC replicates of the whole sampler
+print(f"quick mode: {is_quick()}; n_block = {n_block}, n_iter = {n_iter}, n_warm = {n_warm}, n_sbc = {n_sbc}")
+
+# %% [markdown]
+# ## Households, variables and the nested model (Supp. Sec. 1.1, eq. (1))
+#
+# A household of size three is a head and two other members. The supplement's variables, with our codes
+# (counted from 0; the level each summary asks about is level 0):
+#
+# | column | variable | levels |
+# |---|---|---|
+# | `own` ($X_0$) | ownership | 0 owned (or being bought), 1 rented |
+# | `hh_gender` ($X_1$) | gender of the head | 0, 1 |
+# | `hh_race` ($X_2$) | race of the head | $R$ levels, 0 = white |
+# | `gender`, `race`, `rel` of member $i$ ($X_{i1}, X_{i2}, X_{i3}$) | gender, race, relationship to the head | 2, $R$, $K$ levels; `rel` 0 = spouse |
+#
+# A data set is an integer array with one row per household and the columns
+# `own, hh_gender, hh_race, gender_1, race_1, rel_1, gender_2, race_2, rel_2` (the supplement's
+# $\mathbf X = (X_0, X_1, X_2, X_{11}, X_{12}, X_{13}, X_{21}, X_{22}, X_{23})$); a household of size $h$ has
+# $3 + 3(h - 1)$ columns. The head's own variables count as household-level, as in the supplement.
+#
+# The model (eq. (1)): a household belongs to a household-level class $g$ with probability $\pi_g$; given $g$, its
+# household-level variables are independent with probabilities $\lambda^{(0)}_g, \lambda^{(1)}_g, \lambda^{(2)}_g$, and
+# each other member independently belongs to an individual-level class $m$ with probability $w_{gm}$ and has
+# independent variables with probabilities $\phi^{(1)}_{gm}, \phi^{(2)}_{gm}, \phi^{(3)}_{gm}$:
+#
+# $$P(\mathbf X = \mathbf x \mid \theta) = \sum_g \pi_g\, \lambda^{(0)}_{g x_0} \lambda^{(1)}_{g x_1} \lambda^{(2)}_{g x_2}
+#   \prod_{i=1}^{h-1} \Big(\sum_m w_{gm}\, \phi^{(1)}_{gm x_{i1}} \phi^{(2)}_{gm x_{i2}} \phi^{(3)}_{gm x_{i3}}\Big).$$
+#
+# The supplement truncates both levels at two classes ($G = M = 2$); any $G, M \ge 1$ work here. (The supplement's
+# eq. (2) and Table 2 call the ownership probabilities $\lambda^{(1)}$ and the head's race $\lambda^{(2)}$, while
+# eq. (1) numbers ownership $X_0$; we follow eq. (1).) `NestedParams` holds $\theta$ under the names
+# `pi` $(G)$, `lam_own`, `lam_gender` $(G, 2)$, `lam_race` $(G, R)$, `w` $(G, M)$, `phi_gender` $(G, M, 2)$,
+# `phi_race` $(G, M, R)$, `phi_rel` $(G, M, K)$, each a probability vector along its last axis, and refuses
+# anything else, naming the argument.
+
+# %%
+#| export
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from dplit import _validate as V
+from dplit.accounting import PrivacyBudget
+from dplit.latent_class import _dirichlet_proposal, _log_dirichlet, _trunc_tsg
+from dplit.mechanisms import geometric_mechanism
+from dplit.results import move_to_group
+from dplit.sampling import Sampler, run, warmup_windows
+
+PARAM_NAMES = ("pi", "lam_own", "lam_gender", "lam_race", "w", "phi_gender", "phi_race", "phi_rel")
+SUMMARIES = ("S1", "S2", "S3", "S4", "S5")
+SUMMARY_TEXT = ("all members white", "owned by the head", "all members of the same race", "spouse present",
+                "same-race couple present")
+
+
+def _simplex(value, name, shape, spec, minimum=1):
+    """A float array of ``shape`` (None: any length >= minimum) holding probability vectors along its last axis."""
+    arr = V.finite_array(value, name)
+    if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape)) \
+            or any(s is None and a < minimum for a, s in zip(arr.shape, shape)) or arr.size == 0:
+        raise ValueError(f"{name} must have shape {spec}, got {arr.shape}")
+    if np.any(arr < 0) or not np.allclose(arr.sum(axis=-1), 1.0, rtol=0.0, atol=1e-8):
+        raise ValueError(f"{name} must hold probability vectors along its last axis (entries >= 0 summing to 1)")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class NestedParams:
+    """Parameters theta of the nested latent class model (Supp. eq. (1)), checked on construction.
+
+    Attributes
+    ----------
+    pi : ndarray (G,)
+        Household-level class probabilities.
+    lam_own, lam_gender : ndarray (G, 2)
+        Ownership (0 owned) and head's gender, per household class.
+    lam_race : ndarray (G, R)
+        Head's race (0 white), per household class.
+    w : ndarray (G, M)
+        Individual-level class probabilities within each household class.
+    phi_gender : ndarray (G, M, 2)
+        A member's gender, per (household, individual) class.
+    phi_race : ndarray (G, M, R)
+        A member's race (the head's R levels).
+    phi_rel : ndarray (G, M, K)
+        A member's relationship to the head (0 spouse).
+    """
+
+    pi: np.ndarray
+    lam_own: np.ndarray
+    lam_gender: np.ndarray
+    lam_race: np.ndarray
+    w: np.ndarray
+    phi_gender: np.ndarray
+    phi_race: np.ndarray
+    phi_rel: np.ndarray
+
+    def __post_init__(self):
+        pi = _simplex(self.pi, "pi", (None,), "(G,)")
+        G = pi.size
+        w = _simplex(self.w, "w", (G, None), f"(G, M) = ({G}, M)")
+        M = w.shape[1]
+        lam_race = _simplex(self.lam_race, "lam_race", (G, None), f"(G, R) = ({G}, R), R >= 2", 2)
+        R = lam_race.shape[1]
+        phi_rel = _simplex(self.phi_rel, "phi_rel", (G, M, None), f"(G, M, K) = ({G}, {M}, K), K >= 2", 2)
+        checked = dict(pi=pi, w=w, lam_race=lam_race, phi_rel=phi_rel,
+                       lam_own=_simplex(self.lam_own, "lam_own", (G, 2), f"(G, 2) = ({G}, 2)"),
+                       lam_gender=_simplex(self.lam_gender, "lam_gender", (G, 2), f"(G, 2) = ({G}, 2)"),
+                       phi_gender=_simplex(self.phi_gender, "phi_gender", (G, M, 2), f"(G, M, 2) = ({G}, {M}, 2)"))
+        if np.ndim(self.phi_race) == 3 and np.shape(self.phi_race)[:2] == (G, M) and np.shape(self.phi_race)[2] != R:
+            raise ValueError(f"phi_race has {np.shape(self.phi_race)[2]} race levels but lam_race has {R}: "
+                             "members and heads share the race levels")
+        checked["phi_race"] = _simplex(self.phi_race, "phi_race", (G, M, R), f"(G, M, R) = ({G}, {M}, {R})")
+        for k, v in checked.items():
+            object.__setattr__(self, k, v)
+
+    @property
+    def shape(self):
+        """(G, M, R, K): household classes, individual classes, race levels, relationship levels."""
+        return self.w.shape + (self.lam_race.shape[1], self.phi_rel.shape[2])
+
+    def pack(self):
+        """All simplex vectors as rows of one array (the layout of :func:`_row_lengths`), zero-padded."""
+        G, M, R, K = self.shape
+        lengths = _row_lengths(G, M, R, K)
+        theta = np.zeros((lengths.size, lengths.max()))
+        theta[0, :G] = self.pi
+        for g in range(G):
+            theta[1 + 3 * g, :2], theta[2 + 3 * g, :2], theta[3 + 3 * g, :R] = (self.lam_own[g], self.lam_gender[g],
+                                                                                self.lam_race[g])
+            theta[1 + 3 * G + g, :M] = self.w[g]
+            for m in range(M):
+                b = 1 + 4 * G + 3 * (g * M + m)
+                theta[b, :2], theta[b + 1, :R], theta[b + 2, :K] = (self.phi_gender[g, m], self.phi_race[g, m],
+                                                                    self.phi_rel[g, m])
+        return theta
+
+    @classmethod
+    def random(cls, G, M, R, K, *, a=1.0, rng=None):
+        """Parameters drawn from the prior: every simplex vector Dirichlet(a, ..., a)."""
+        gen = V.rng(rng)
+        d = lambda *shape: gen.dirichlet(np.full(shape[-1], float(a)), size=shape[:-1])  # noqa: E731
+        return cls(pi=d(G), lam_own=d(G, 2), lam_gender=d(G, 2), lam_race=d(G, R), w=d(G, M),
+                   phi_gender=d(G, M, 2), phi_race=d(G, M, R), phi_rel=d(G, M, K))
+
+
+def _row_lengths(G, M, R, K):
+    """Lengths of the packed rows: pi; per g (own, gender, race); per g w; per (g, m) (gender, race, rel)."""
+    return np.array([G] + [2, 2, R] * G + [M] * G + [2, R, K] * (G * M), dtype=np.int64)
+
+
+def _unpack(theta, G, M, R, K):
+    """Packed draws (..., rows, width) back into the named parameter arrays (a dict)."""
+    g3, base = 1 + 3 * np.arange(G), 1 + 4 * G + 3 * (np.arange(G)[:, None] * M + np.arange(M)[None, :])
+    return {"pi": theta[..., 0, :G], "lam_own": theta[..., g3, :2], "lam_gender": theta[..., g3 + 1, :2],
+            "lam_race": theta[..., g3 + 2, :R], "w": theta[..., 1 + 3 * G:1 + 4 * G, :M],
+            "phi_gender": theta[..., base, :2], "phi_race": theta[..., base + 1, :R],
+            "phi_rel": theta[..., base + 2, :K]}
+
+
+# %% [markdown]
+# The parameters of the simulation below (the ACS sample of the supplement is not available here): $R = 4$ races
+# (white, black, Asian, other) and $K = 4$ relationships (spouse, child, parent, other) instead of the ACS's 9 and
+# 12; household class 0 is mostly white owner couples with a child, class 1 mostly black households of
+# other kinds, tuned by hand so that the five probabilities come near the supplement's ACS proportions. Checks: the
+# parameters pack and unpack, and bad input is refused naming the argument.
+
+# %%
+TRUE = NestedParams(
+    pi=[0.76, 0.24],
+    lam_own=[[0.8, 0.2], [0.5, 0.5]], lam_gender=[[0.6, 0.4], [0.45, 0.55]],
+    lam_race=[[0.97, 0.01, 0.01, 0.01], [0.05, 0.85, 0.05, 0.05]],
+    w=[[0.55, 0.45], [0.4, 0.6]],
+    phi_gender=[[[0.25, 0.75], [0.5, 0.5]], [[0.5, 0.5], [0.4, 0.6]]],
+    phi_race=[[[0.975, 0.01, 0.01, 0.005], [0.975, 0.01, 0.005, 0.01]], [[0.04, 0.9, 0.04, 0.02], [0.06, 0.86, 0.05, 0.03]]],
+    phi_rel=[[[0.92, 0.04, 0.02, 0.02], [0.04, 0.88, 0.04, 0.04]], [[0.45, 0.25, 0.1, 0.2], [0.05, 0.65, 0.1, 0.2]]])
+G0, M0, R0, K0 = TRUE.shape
+packed = TRUE.pack()
+assert packed.shape == (1 + 4 * G0 + 3 * G0 * M0, 4)
+back = _unpack(packed, G0, M0, R0, K0)
+assert all(np.array_equal(back[k], getattr(TRUE, k)) for k in PARAM_NAMES)
+assert np.allclose(packed.sum(axis=1), 1.0)
+good = {k: getattr(TRUE, k) for k in PARAM_NAMES}
+for change, word in [(dict(pi=[0.6, 0.3]), "pi must hold probability vectors"),
+                     (dict(lam_own=[[1.2, -0.2], [0.5, 0.5]]), "lam_own must hold"),
+                     (dict(w=[[0.5, 0.5]]), "w must have shape"),
+                     (dict(phi_race=np.full((2, 2, 3), 1 / 3)), "race levels"),
+                     (dict(phi_rel=np.full((2, 3, 4), 0.25)), "phi_rel must have shape"),
+                     (dict(lam_race=[[1.0], [1.0]]), "lam_race must have shape")]:
+    try:
+        NestedParams(**dict(good, **change))
+    except ValueError as err:
+        assert word in str(err), err
+    else:
+        raise AssertionError(f"{change} accepted")
+try:
+    NestedParams(**dict(good, pi=["a", "b"]))
+except TypeError as err:
+    assert "pi" in str(err)
+else:
+    raise AssertionError("a string pi accepted")
+
+# %% [markdown]
+# ## Households from the model, and the five summaries they are counted into (Table 3)
+#
+# `simulate_households` draws households from eq. (1) (class, household variables, then each member's class and
+# variables); the same code draws the synthetic households later. `household_summaries` evaluates the five events
+# of the supplement's Table 3 on each household:
+#
+# | | event |
+# |---|---|
+# | $S_1$ | all members white (head and every other member of race 0) |
+# | $S_2$ | owned by the head (`own` = 0) |
+# | $S_3$ | all members of the same race (every member's race equals the head's) |
+# | $S_4$ | spouse present (some member has `rel` = 0) |
+# | $S_5$ | same-race couple present (some member has `rel` = 0 and the head's race) |
+#
+# and `summary_counts` counts them. Records are checked first: integer codes in range, $3 + 3(h-1)$ columns,
+# and a household size that agrees with `size=` when one is given.
+
+# %%
+#| export
+def _check_households(records, *, size=None, n_race=None, n_rel=None, name="households"):
+    """(records as an (n, 3 + 3 (size - 1)) int64 array, size), codes in range."""
+    x = np.asarray(records)
+    if x.ndim != 2 or x.shape[0] == 0 or not np.issubdtype(x.dtype, np.integer):
+        raise ValueError(f"{name} must be a non-empty 2-D array of integer codes, got shape {x.shape}, dtype {x.dtype}")
+    if x.shape[1] < 6 or (x.shape[1] - 3) % 3:
+        raise ValueError(f"{name} must have 3 + 3 (size - 1) columns (own, hh_gender, hh_race, then gender, race, rel "
+                         f"of each other member), got {x.shape[1]}")
+    found = 1 + (x.shape[1] - 3) // 3
+    if size is not None and V.count(size, "size", minimum=2) != found:
+        raise ValueError(f"size = {size} but {name} have {x.shape[1]} columns, i.e. households of size {found}")
+    races = np.concatenate([x[:, 2:3], x[:, 4::3]], axis=1)
+    tops = {"own, hh_gender and gender": (np.concatenate([x[:, :2], x[:, 3::3]], axis=1), 2),
+            "race": (races, n_race), "rel": (x[:, 5::3], n_rel)}
+    for what, (cols, top) in tops.items():
+        if cols.min() < 0 or (top is not None and cols.max() >= top):
+            rule = "must be >= 0" if top is None else f"must lie in 0..{top - 1}"
+            raise ValueError(f"{name}: every {what} code {rule}, got {cols.min()}..{cols.max()}")
+    return x.astype(np.int64), found
+
+
+def household_summaries(records, *, size=None):
+    """The five events of Supp. Table 3 for each household: a bool array (n, 5), columns S1..S5."""
+    x, h = _check_households(records, size=size)
+    race, rel = x[:, 4::3], x[:, 5::3]
+    same = race == x[:, 2:3]
+    couple = rel == 0
+    return np.stack([(x[:, 2] == 0) & np.all(race == 0, axis=1), x[:, 0] == 0, np.all(same, axis=1),
+                     np.any(couple, axis=1), np.any(couple & same, axis=1)], axis=1)
+
+
+def summary_counts(records, *, size=None):
+    """Counts of the five summaries S1..S5 (int64, shape (5,))."""
+    return household_summaries(records, size=size).sum(axis=0).astype(np.int64)
+
+
+def _categorical(probs, gen):
+    """One draw per row of ``probs`` (rows of probability vectors), by inverting the cumulative sums."""
+    cum = np.cumsum(probs, axis=-1)
+    u = gen.random(probs.shape[:-1])[..., None] * cum[..., -1:]
+    return np.minimum((u > cum).sum(axis=-1), probs.shape[-1] - 1)
+
+
+def simulate_households(params, n, *, size=3, rng=None):
+    """``n`` households of ``size`` members drawn from the nested model (eq. (1)) at ``params``.
+
+    Returns an int64 array (n, 3 + 3 (size - 1)): own, hh_gender, hh_race, then gender, race, rel of each
+    other member.
+    """
+    if not isinstance(params, NestedParams):
+        raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
+    n, size, gen = V.count(n, "n"), V.count(size, "size", minimum=2), V.rng(rng)
+    p = params
+    g = gen.choice(p.pi.size, size=n, p=p.pi / p.pi.sum())
+    out = np.empty((n, 3 + 3 * (size - 1)), dtype=np.int64)
+    out[:, 0], out[:, 1], out[:, 2] = (_categorical(p.lam_own[g], gen), _categorical(p.lam_gender[g], gen),
+                                       _categorical(p.lam_race[g], gen))
+    for i in range(size - 1):
+        m = _categorical(p.w[g], gen)
+        for j, phi in enumerate((p.phi_gender, p.phi_race, p.phi_rel)):
+            out[:, 3 + 3 * i + j] = _categorical(phi[g, m], gen)
+    return out
+
+
+# %%
+tiny_h = np.array([[0, 1, 0, 0, 0, 0, 1, 0, 1],     # owned, all white, spouse (white): S1..S5
+                   [1, 0, 2, 1, 2, 1, 0, 2, 2],     # rented, all race 2, no spouse: S3
+                   [0, 0, 1, 0, 1, 0, 0, 3, 1]])    # owned, spouse of the head's race, a member of another race
+assert household_summaries(tiny_h).astype(int).tolist() == [[1, 1, 1, 1, 1], [0, 0, 1, 0, 0], [0, 1, 0, 1, 1]]
+assert summary_counts(tiny_h).tolist() == [1, 2, 2, 2, 2]
+for bad, kw, word in [(tiny_h[:, :8], {}, "3 + 3 (size - 1) columns"), (tiny_h, dict(size=4), "size = 4"),
+                      (tiny_h - 1, {}, "must lie in"), (tiny_h.astype(float), {}, "integer codes")]:
+    try:
+        summary_counts(bad, **kw)
+    except ValueError as err:
+        assert word in str(err), err
+    else:
+        raise AssertionError(f"{word}: accepted")
+sim = simulate_households(TRUE, 50_000, rng=rng)
+assert sim.shape == (50_000, 9) and sim[:, 2].max() == 3 and sim[:, 5::3].max() == 3
+assert np.array_equal(simulate_households(TRUE, 100, rng=5), simulate_households(TRUE, 100, rng=5))
+
+# %% [markdown]
+# ## The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
+#
+# Given $g$, the other members are independent and alike, so each summary is a sum over $g$ (and over the head's
+# race $r$) of powers of per-member probabilities. With $h - 1$ other members,
+# $u_{gr} = \sum_m w_{gm} \phi^{(2)}_{gmr}$ (a member has race $r$), $q_g = \sum_m w_{gm} \phi^{(3)}_{gm,\text{spouse}}$ (a
+# member is a spouse) and $a_{gr} = \sum_m w_{gm} \phi^{(2)}_{gmr} \phi^{(3)}_{gm,\text{spouse}}$ (a member is a spouse of
+# race $r$):
+#
+# $$\begin{aligned}
+# P(S_1 \mid \theta) &= \textstyle\sum_g \pi_g \lambda^{(2)}_{g,\text{white}}\, u_{g,\text{white}}^{h-1}, &
+# P(S_2 \mid \theta) &= \textstyle\sum_g \pi_g \lambda^{(0)}_{g,\text{owned}}, \\
+# P(S_3 \mid \theta) &= \textstyle\sum_r \sum_g \pi_g \lambda^{(2)}_{gr}\, u_{gr}^{h-1}, &
+# P(S_4 \mid \theta) &= \textstyle\sum_g \pi_g \big(1 - (1 - q_g)^{h-1}\big), \\
+# P(S_5 \mid \theta) &= \textstyle\sum_r \sum_g \pi_g \lambda^{(2)}_{gr} \big(1 - (1 - a_{gr})^{h-1}\big). &&
+# \end{aligned}$$
+#
+# For $h = 3$ these are the supplement's eq. (2): $1 - (1 - q)^2 = 2q - q^2$ is its inclusion-exclusion for "at least
+# one of the two members". The cost is $O(G M R)$, nothing like the $2 \cdot 2 \cdot R \cdot (2RK)^{h-1}$ household
+# configurations. The numba kernel reads the parameters in the packed layout (one row per simplex vector), so that
+# the sampler can change one row and recompute the five probabilities in place.
+
+# %%
+#| export
+@njit(cache=True, nogil=True)
+def _summary_probs_kernel(theta, G, M, R, k, out):
+    """P(S_1..S_5 | theta) from packed parameters, households of k + 1 members (Supp. eq. (2)), into ``out``."""
+    out[:] = 0.0
+    for g in range(G):
+        wrow, q = 1 + 3 * G + g, 0.0
+        for m in range(M):
+            q += theta[wrow, m] * theta[1 + 4 * G + 3 * (g * M + m) + 2, 0]
+        s1 = s3 = s5 = 0.0
+        for r in range(R):
+            u = a = 0.0
+            for m in range(M):
+                b = 1 + 4 * G + 3 * (g * M + m)
+                u += theta[wrow, m] * theta[b + 1, r]
+                a += theta[wrow, m] * theta[b + 1, r] * theta[b + 2, 0]
+            lam = theta[3 + 3 * g, r]
+            s3 += lam * u ** k
+            s5 += lam * (1.0 - (1.0 - a) ** k)
+            if r == 0:
+                s1 = lam * u ** k
+        pg = theta[0, g]
+        out[0] += pg * s1
+        out[1] += pg * theta[1 + 3 * g, 0]
+        out[2] += pg * s3
+        out[3] += pg * (1.0 - (1.0 - q) ** k)
+        out[4] += pg * s5
+    return out
+
+
+def summary_probs(params, *, size=3):
+    """P(S_1, ..., S_5 | theta) of Supp. eq. (2) (households of ``size`` members), an array (5,).
+
+    Examples
+    --------
+    >>> p = NestedParams.random(2, 2, 3, 3, rng=0)
+    >>> probs = summary_probs(p)
+    >>> probs.shape, bool(np.all((probs > 0) & (probs < 1)))
+    ((5,), True)
+    """
+    if not isinstance(params, NestedParams):
+        raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
+    G, M, R, _ = params.shape
+    k = V.count(size, "size", minimum=2) - 1
+    return _summary_probs_kernel(params.pack(), G, M, R, k, np.empty(5))
+
+
+# %% [markdown]
+# **Check against brute force.** `household_probs` is eq. (1) itself, household by household (vectorised NumPy, a
+# different writing). On a small case ($R = K = 3$, $G = 2$, $M = 2$) we enumerate every household of size three
+# ($2 \cdot 2 \cdot 3 \cdot (2 \cdot 3 \cdot 3)^2 = 3{,}888$ configurations), check that their probabilities sum to 1, and
+# sum the probabilities of the households where each event holds (`household_summaries`, the same function that
+# counts the data). Each of the five closed forms must agree to $10^{-12}$, and so must eq. (2) as printed in the
+# supplement; sizes two and four too.
+
+# %%
+#| export
+def household_probs(params, records):
+    """P(X = x | theta) of eq. (1) for each household (row) of ``records``; an array (n,)."""
+    if not isinstance(params, NestedParams):
+        raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
+    _, _, R, K = params.shape
+    x, h = _check_households(records, n_race=R, n_rel=K, name="records")
+    p = params
+    prob = p.pi[None, :] * p.lam_own[:, x[:, 0]].T * p.lam_gender[:, x[:, 1]].T * p.lam_race[:, x[:, 2]].T   # (n, G)
+    for i in range(h - 1):
+        g_, r_, l_ = x[:, 3 + 3 * i], x[:, 4 + 3 * i], x[:, 5 + 3 * i]
+        member = p.phi_gender[:, :, g_] * p.phi_race[:, :, r_] * p.phi_rel[:, :, l_]                          # (G, M, n)
+        prob = prob * np.einsum("gm,gmn->ng", p.w, member)
+    return prob.sum(axis=1)
+
+
+def household_table(params, *, size=3):
+    """Every household configuration of ``size`` members and its probability: (records, probs). Small cases only."""
+    if not isinstance(params, NestedParams):
+        raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
+    _, _, R, K = params.shape
+    size = V.count(size, "size", minimum=2)
+    levels = [2, 2, R] + [2, R, K] * (size - 1)
+    if math.prod(levels) > 2**21:
+        raise ValueError(f"the household table has {math.prod(levels)} configurations (at most 2**21)")
+    records = np.array(list(np.ndindex(*levels)), dtype=np.int64)
+    return records, household_probs(params, records)
+
+
+# %%
+def paper_eq2(p):
+    """Supp. eq. (2) exactly as printed (households of size three)."""
+    u = np.einsum("gm,gmr->gr", p.w, p.phi_race)
+    q = np.einsum("gm,gm->g", p.w, p.phi_rel[:, :, 0])
+    a = np.einsum("gm,gmr,gm->gr", p.w, p.phi_race, p.phi_rel[:, :, 0])
+    pi, lr = p.pi, p.lam_race
+    return np.array([np.sum(pi * lr[:, 0] * u[:, 0] ** 2), np.sum(pi * p.lam_own[:, 0]),
+                     np.sum(pi[:, None] * lr * u ** 2), 2 * np.sum(pi * q) - np.sum(pi * q ** 2),
+                     2 * np.sum(pi[:, None] * lr * a) - np.sum(pi[:, None] * lr * a ** 2)])
+
+
+worst = {}
+for G_, M_, size_ in [(2, 2, 3), (3, 2, 3), (1, 1, 3), (2, 3, 2), (2, 2, 4)]:
+    small_p = NestedParams.random(G_, M_, 3, 3 if size_ < 4 else 2, rng=rng)
+    recs, probs = household_table(small_p, size=size_)
+    brute = probs @ household_summaries(recs)
+    closed = summary_probs(small_p, size=size_)
+    assert abs(probs.sum() - 1) < 1e-12
+    worst[(G_, M_, size_)] = np.abs(closed - brute)
+    assert np.all(np.abs(closed - brute) < 1e-12), (G_, M_, size_, closed - brute)
+    if size_ == 3:
+        assert np.all(np.abs(paper_eq2(small_p) - brute) < 1e-12)
+print(f"{len(recs)} configurations at size 4; largest |closed form - enumeration| per summary over the five cases:",
+      np.max(list(worst.values()), axis=0))
+assert len(household_table(NestedParams.random(2, 2, 3, 3, rng=1))[0]) == 3888
+truth = summary_probs(TRUE)
+sim_counts = summary_counts(sim)
+z = (sim_counts / 50_000 - truth) / np.sqrt(truth * (1 - truth) / 50_000)
+print("P(S | theta_true):", np.round(truth, 4), " simulated 50,000 households, z-scores:", np.round(z, 2))
+assert np.all(np.abs(z) < 4.5)
+
+# %% [markdown]
+# ## The release: five noisy counts (Supp. Sec. 1.2)
+#
+# Changing one household changes each count by at most one: each count has sensitivity 1. The agency spends
+# $\epsilon$ in total, $\epsilon / 5$ on each count (the supplement's "one fifth of the privacy budget to each count"),
+# with two-sided geometric noise of parameter $t = e^{-\epsilon/5}$ (`dplit.mechanisms.geometric_mechanism`). The
+# number of households $N$ and the numbers of levels $R$, $K$ are public (the schema); `eps = inf` means no noise.
+
+# %%
+#| export
+@dataclass(frozen=True, eq=False)
+class SummaryRelease:
+    """The five household summaries released with the geometric mechanism (Supp. Sec. 1.2).
+
+    Attributes
+    ----------
+    counts : ndarray of int64 (5,)
+        Noisy counts of S1..S5 (true counts when ``eps = inf``).
+    n : int
+        Number of households (public).
+    eps : float
+        Total budget, ``eps / 5`` per count (``inf``: no noise).
+    n_race, n_rel : int
+        Numbers of race and relationship levels (public schema).
+    size : int, default 3
+        Household size.
+    sensitivity : float, default 1
+        l1 sensitivity of each count.
+    """
+
+    counts: np.ndarray
+    n: int
+    eps: float
+    n_race: int
+    n_rel: int
+    size: int = 3
+    sensitivity: float = 1.0
+
+    def __post_init__(self):
+        n = V.count(self.n, "n")
+        eps = V.epsilon(self.eps, "eps", allow_inf=True)
+        c = np.asarray(self.counts)
+        if c.shape != (5,) or not (np.issubdtype(c.dtype, np.integer) or np.all(c == np.round(c))):
+            raise ValueError(f"counts must be 5 integers (S1..S5), got shape {c.shape}")
+        c = c.astype(np.int64)
+        if math.isinf(eps) and (c.min() < 0 or c.max() > n):
+            raise ValueError(f"counts: with eps = inf they are true counts, so they must lie in 0..n = {n}")
+        for k, v in dict(counts=c, n=n, eps=eps, n_race=V.count(self.n_race, "n_race", minimum=2),
+                         n_rel=V.count(self.n_rel, "n_rel", minimum=2), size=V.count(self.size, "size", minimum=2),
+                         sensitivity=V.positive(self.sensitivity, "sensitivity")).items():
+            object.__setattr__(self, k, v)
+
+    @property
+    def eps_per_count(self):
+        """The budget of each count, ``eps / 5``."""
+        return self.eps / 5
+
+    @property
+    def t(self):
+        """Parameter of the two-sided geometric noise, ``exp(-eps / (5 sensitivity))`` (0 when exact)."""
+        return math.exp(-self.eps_per_count / self.sensitivity)
+
+    @property
+    def budget(self):
+        """A :class:`dplit.accounting.PrivacyBudget` with one entry per count (None when ``eps = inf``)."""
+        if math.isinf(self.eps):
+            return None
+        ledger = PrivacyBudget(self.eps)
+        for s, text in zip(SUMMARIES, SUMMARY_TEXT):
+            ledger.spend(self.eps_per_count, f"{s} ({text}): geometric mechanism, sensitivity {self.sensitivity:g}")
+        return ledger
+
+
+def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, secure=True):
+    """Release the five summaries of ``households`` with the geometric mechanism, ``eps / 5`` each.
+
+    Parameters
+    ----------
+    households : array_like of int, shape (n, 3 + 3 (size - 1))
+        Households (see :func:`household_summaries`).
+    eps : float
+        Total budget (``numpy.inf``: no noise).
+    n_race, n_rel : int, optional
+        Numbers of race and relationship levels (default: largest code + 1, at least 2).
+    rng : None, int or numpy.random.Generator
+        Randomness of the fast sampler (``secure=False``).
+    secure : bool, default True
+        OpenDP's exact integer sampler (not seedable); False: dplit's seeded sampler.
+
+    Returns
+    -------
+    SummaryRelease
+
+    Examples
+    --------
+    >>> x = simulate_households(NestedParams.random(2, 2, 3, 3, rng=0), 500, rng=1)
+    >>> r = release_summaries(x, eps=1.0, rng=2, secure=False)
+    >>> r.counts.shape, r.eps_per_count
+    ((5,), 0.2)
+    """
+    x, h = _check_households(households, n_race=n_race, n_rel=n_rel)
+    eps = V.epsilon(eps, "eps", allow_inf=True)
+    V.boolean(secure, "secure")
+    n_race = max(int(max(x[:, 2].max(), x[:, 4::3].max())) + 1, 2) if n_race is None else n_race
+    n_rel = max(int(x[:, 5::3].max()) + 1, 2) if n_rel is None else n_rel
+    counts = summary_counts(x)
+    if not math.isinf(eps):
+        counts = geometric_mechanism(counts, 1.0, eps / 5, rng=V.rng(rng), secure=secure)
+    return SummaryRelease(counts=counts, n=x.shape[0], eps=eps, n_race=n_race, n_rel=n_rel, size=h)
+
+
+# %%
+N_PAPER = 602                                   # households in the supplement's ACS sample
+PAPER_COUNTS = np.array([427, 440, 552, 401, 376])
+households = simulate_households(TRUE, N_PAPER, rng=rng)
+exact_rel = release_summaries(households, np.inf)
+print(f"{'':>34}" + "".join(f"{s:>8}" for s in SUMMARIES))
+print(f"{'supplement (ACS, N = 602), Table 3':>34}" + "".join(f"{c / 602:8.3f}" for c in PAPER_COUNTS))
+print(f"{'simulation: P(S | theta_true)':>34}" + "".join(f"{p:8.3f}" for p in truth))
+print(f"{'simulation: sample of N = 602':>34}" + "".join(f"{c / N_PAPER:8.3f}" for c in exact_rel.counts))
+assert exact_rel.n_race == 4 and exact_rel.size == 3 and exact_rel.t == 0.0 and exact_rel.budget is None
+r1 = release_summaries(households, 1.0, rng=3, secure=False)
+assert abs(r1.t - math.exp(-0.2)) < 1e-15 and abs(r1.budget.spent - 1.0) < 1e-12
+noise = np.concatenate([release_summaries(households, 0.5, rng=s, secure=False).counts - exact_rel.counts
+                        for s in range(2000)])
+assert chisq_gof(noise, lambda k: two_sided_geometric_logpmf(k, math.exp(-0.1))) > 1e-3
+for kwargs, word in [(dict(eps=0.0), "eps"), (dict(eps=-1.0), "eps")]:
+    try:
+        release_summaries(households, **kwargs)
+    except ValueError as err:
+        assert word in str(err)
+    else:
+        raise AssertionError(f"{kwargs} accepted")
+for bad, word in [(dict(counts=[1, 2, 3]), "5 integers"), (dict(counts=[1, 2, 3, 4, 700]), "0..n"),
+                  (dict(n_race=1), "n_race")]:
+    try:
+        SummaryRelease(**dict(dict(counts=exact_rel.counts, n=602, eps=np.inf, n_race=4, n_rel=4), **bad))
+    except ValueError as err:
+        assert word in str(err), err
+    else:
+        raise AssertionError(f"{bad} accepted")
+
+# %% [markdown]
+# ## The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
+#
+# As in the main text, each true count is treated as an independent binomial, $S_i \mid \theta \sim
+# \text{Binomial}(N, P(S_i \mid \theta))$ (a composite likelihood: the five counts come from the same households),
+# and the noisy count is $\tilde S_i = S_i + \varepsilon_i$ with two-sided geometric noise. Priors: every simplex
+# vector of $\theta$ is Dirichlet$(a, \dots, a)$, default $a = 1$, the supplement's "uniform distributions on the
+# corresponding simplex spaces". The sampler cycles through two kinds of block, each a Metropolis-Hastings step
+# that leaves its full conditional invariant:
+#
+# **The true counts** $S_i$ (skipped when $\epsilon = \infty$): propose $S_i^* \sim q(s) \propto t^{|s - \tilde S_i|}$ on
+# $\{0, \dots, N\}$ (`dplit.latent_class._trunc_tsg`, exact); the noise factor cancels against the proposal and the
+# ratio is the binomial one, $\big(\tfrac{P}{1-P}\big)^{S^* - S} \frac{S!\,(N - S)!}{S^*!\,(N - S^*)!}$.
+#
+# **Each simplex vector** of $\theta$ ($\pi$, each $\lambda^{(j)}_g$, each $w_g$, each $\phi^{(j)}_{gm}$): the supplement's
+# "Dirichlet distribution with concentration parameter centred on the last value of the chain",
+# $x^* \sim \text{Dirichlet}(\kappa x + 1)$ (`dplit.latent_class._dirichlet_proposal`, the $+1$ keeps it proper), with
+# the Hastings correction; $\kappa$ of each vector is tuned in warm-up towards 30% acceptance. The five
+# probabilities are recomputed after each proposal ($O(GMR)$). The vectors that no summary involves (the genders,
+# the relationships other than spouse) are sampled from their prior: the summaries say nothing about them.
+
+# %%
+#| export
+@njit(cache=True, nogil=True)
+def _composite_loglik(S, P, n):
+    """sum_i S_i log P_i + (n - S_i) log(1 - P_i) (no constants); -inf where a count is impossible."""
+    ll = 0.0
+    for i in range(S.size):
+        if S[i] > 0:
+            ll += S[i] * math.log(P[i]) if P[i] > 0.0 else -np.inf
+        if n - S[i] > 0:
+            ll += (n - S[i]) * math.log1p(-P[i]) if P[i] < 1.0 else -np.inf
+    return ll
+
+
+@njit(cache=True, nogil=True)
+def _update_true_counts(S, P, noisy, n, t, w, rng):
+    """Each true count S_i given its noisy count and P_i (binomial to the power w); returns the number accepted."""
+    n_acc = 0
+    for i in range(S.size):
+        s_new = _trunc_tsg(noisy[i], 0, n, t, rng)
+        d = (s_new - S[i]) * (math.log(P[i]) - math.log1p(-P[i]))
+        d += math.lgamma(S[i] + 1.0) + math.lgamma(n - S[i] + 1.0) - math.lgamma(s_new + 1.0) - math.lgamma(n - s_new + 1.0)
+        if math.log(rng.random()) < w * d:
+            S[i] = s_new
+            n_acc += 1
+    return n_acc
+
+
+@njit(cache=True, nogil=True)
+def _update_row(theta, r, length, G, M, R, k, S, n, w, a, kappa, P, P_new, rng):
+    """One simplex row of theta: Dirichlet(kappa x + 1) proposal, Hastings-corrected; returns 1 if accepted."""
+    old = theta[r, :length].copy()
+    new = _dirichlet_proposal(old, kappa, 1.0, rng)
+    if new.min() <= 0.0:
+        return 0
+    theta[r, :length] = new
+    _summary_probs_kernel(theta, G, M, R, k, P_new)
+    d = w * (_composite_loglik(S, P_new, n) - _composite_loglik(S, P, n))
+    d += (a - 1.0) * (np.log(new).sum() - np.log(old).sum())
+    d += _log_dirichlet(old, kappa * new + 1.0) - _log_dirichlet(new, kappa * old + 1.0)
+    if math.log(rng.random()) < d:
+        P[:] = P_new
+        return 1
+    theta[r, :length] = old
+    return 0
+
+
+# %% [markdown]
+# **Checks of each block alone, against brute force** (as notebook 14 does). The counts: $N = 6$, $P = 0.3$ fixed,
+# noisy count $2$, $t = 0.6$: the exact conditional over $\{0, \dots, 6\}$ is $t^{|s-2|}\,\text{Binomial}(s; 6, 0.3)$
+# normalised; the planted bug reads the noisy count one off. A simplex row: (i) $\pi$ with $G = 2$, all else fixed,
+# true counts known: the conditional of $\pi_0$ is integrated numerically over ten bins; (ii) the head's race vector
+# $\lambda^{(2)}_0$ with $R = 3$, a two-dimensional conditional, integrated on a fine grid of the triangle and binned
+# by its first entry. The planted bug drops the Hastings correction.
+
+# %%
+def count_logpmf(noisy, n, P, t):
+    s = np.arange(n + 1)
+    lw = np.abs(s - noisy) * math.log(t) + stats.binom.logpmf(s, n, P)
+    return lambda k: np.where((k >= 0) & (k <= n), lw[np.clip(k, 0, n)] - np.logaddexp.reduce(lw), -np.inf)
+
+
+def run_count_block(n_it, shift=0, seed=3):
+    S, gen, out = np.array([6]), np.random.default_rng(seed), np.empty(n_it, dtype=np.int64)
+    for it in range(n_it):
+        _update_true_counts(S, np.array([0.3]), np.array([2 + shift]), 6, 0.6, 1.0, gen)
+        out[it] = S[0]
+    return out
+
+
+p_cnt = chisq_gof(run_count_block(n_block)[::2], count_logpmf(2, 6, 0.3, 0.6))
+p_cnt_bug = chisq_gof(run_count_block(n_block, shift=1)[::2], count_logpmf(2, 6, 0.3, 0.6))
+print(f"true-count block: chi-square p = {p_cnt:.3f} (exact), {p_cnt_bug:.1e} (noisy count off by one)")
+assert p_cnt > 1e-3 and p_cnt_bug < 1e-4
+
+# %%
+base_p = NestedParams.random(2, 2, 3, 3, rng=7)
+S_fix, n_fix = np.array([3, 5, 6, 2, 1]), 8                # true counts of n = 8 households
+edges = np.linspace(0, 1, 11)
+
+
+@njit(cache=True)
+def _row_chain(theta, r, length, S, n, kappa, hastings, n_it, rng):
+    """n_it updates of row r alone (hastings=False: the planted bug); returns theta[r, 0] after each."""
+    P, P_new, out = np.empty(5), np.empty(5), np.empty(n_it)
+    _summary_probs_kernel(theta, 2, 2, 3, 2, P)
+    for it in range(n_it):
+        if hastings:
+            _update_row(theta, r, length, 2, 2, 3, 2, S, n, 1.0, 1.0, kappa, P, P_new, rng)
+        else:
+            old = theta[r, :length].copy()
+            theta[r, :length] = _dirichlet_proposal(old, kappa, 1.0, rng)
+            _summary_probs_kernel(theta, 2, 2, 3, 2, P_new)
+            if math.log(rng.random()) < _composite_loglik(S, P_new, n) - _composite_loglik(S, P, n):
+                P[:] = P_new
+            else:
+                theta[r, :length] = old
+        out[it] = theta[r, 0]
+    return out
+
+
+def log_target_row(r, xs):
+    """Log conditional (flat prior) of row r at each candidate vector in xs, the other rows fixed."""
+    theta, P, out = base_p.pack(), np.empty(5), np.empty(len(xs))
+    for i, x in enumerate(xs):
+        theta[r, :len(x)] = x
+        out[i] = _composite_loglik(S_fix, _summary_probs_kernel(theta, 2, 2, 3, 2, P), n_fix)
+    return out
+
+
+def binned_logpmf(bin_p):
+    bin_p = bin_p / bin_p.sum()
+    return lambda code: np.where((code >= 0) & (code < 10), np.log(np.maximum(bin_p, 1e-300))[np.clip(code, 0, 9)],
+                                 -np.inf)
+
+
+# (i) pi (row 0): one dimension, quadrature per bin
+pi_pdf = lambda x: np.exp(log_target_row(0, [np.array([x, 1 - x])])[0])  # noqa: E731
+pi_bins = np.array([integrate.quad(pi_pdf, lo, hi)[0] for lo, hi in zip(edges[:-1], edges[1:])])
+# (ii) the head's race in household class 0 (row 3): midpoint rule on a 300 x 300 grid of the triangle
+h_ = 1 / 300
+grid = [(x0, x1) for x0 in np.arange(h_ / 2, 1, h_) for x1 in np.arange(h_ / 2, 1 - x0, h_) if x0 + x1 < 1]
+grid = np.array([[x0, x1, 1 - x0 - x1] for x0, x1 in grid])
+lt = log_target_row(3, grid)
+race_bins = np.bincount(np.minimum((grid[:, 0] * 10).astype(int), 9), weights=np.exp(lt - lt.max()), minlength=10)
+results_rows = {}
+for name, r, length, bins in [("pi", 0, 2, pi_bins), ("lam_race[0]", 3, 3, race_bins)]:
+    for hastings in (True, False):
+        x0 = _row_chain(base_p.pack(), r, length, S_fix, n_fix, 2.0, hastings, n_block, np.random.default_rng(11))
+        codes = np.clip(np.searchsorted(edges, x0[::10]) - 1, 0, 9)     # thinned: the chi-square wants ~independent draws
+        results_rows[(name, hastings)] = chisq_gof(codes, binned_logpmf(bins))
+print("simplex-row block, chi-square p: " + ", ".join(f"{n_} {'exact' if h else 'no Hastings'} {p:.2g}"
+                                                      for (n_, h), p in results_rows.items()))
+assert all(p > 1e-3 for (_, h), p in results_rows.items() if h)
+assert all(p < 1e-4 for (_, h), p in results_rows.items() if not h)
+
+# %% [markdown]
+# ## One chain in numba, and the `Sampler`
+#
+# An iteration updates the five true counts (unless $\epsilon = \infty$), then every simplex row in turn. During
+# warm-up the kernel retunes each row's $\kappa$ every 50 iterations from that batch's acceptance (towards 0.3);
+# after the last warm-up window `adapt` stops it. Kept draws: the five probabilities, the binomial composite
+# log-likelihood (a scalar to monitor), the packed $\theta$ (unpacked into named arrays) and the true counts.
+
+# %%
+#| export
+@njit(cache=True, nogil=True)
+def _nested_chain_kernel(theta, row_len, S, kappa, acc, n_steps, thin, batch, noisy, n, t, w, a, G, M, R, k, rng):
+    """n_steps MH-within-Gibbs iterations; keeps every thin-th (P, log-lik, theta, S) and acceptance rates."""
+    n_keep, n_rows = n_steps // thin, theta.shape[0]
+    out_P, out_ll = np.empty((n_keep, 5)), np.empty(n_keep)
+    out_theta, out_S = np.empty((n_keep, n_rows, theta.shape[1])), np.empty((n_keep, 5), dtype=np.int64)
+    rates = np.zeros((n_keep, 2))
+    P, P_new = np.empty(5), np.empty(5)
+    _summary_probs_kernel(theta, G, M, R, k, P)
+    const = 5 * math.lgamma(n + 1.0)
+    for it in range(n_steps):
+        j = it // thin
+        if t > 0.0:
+            rates[j, 0] += _update_true_counts(S, P, noisy, n, t, w, rng) / 5.0 / thin
+        n_acc = 0
+        for r in range(n_rows):
+            ok = _update_row(theta, r, row_len[r], G, M, R, k, S, n, w, a, kappa[r], P, P_new, rng)
+            acc[r] += ok
+            n_acc += ok
+        rates[j, 1] += n_acc / n_rows / thin
+        if batch > 0 and (it + 1) % batch == 0:
+            for r in range(n_rows):
+                kappa[r] = min(max(kappa[r] * math.exp(-2.0 * (acc[r] / batch - 0.3)), 1.0), 1e8)
+                acc[r] = 0
+        if (it + 1) % thin == 0:
+            out_P[j], out_theta[j], out_S[j] = P, theta, S
+            ll = const + _composite_loglik(S, P, n)
+            for i in range(5):
+                ll -= math.lgamma(S[i] + 1.0) + math.lgamma(n - S[i] + 1.0)
+            out_ll[j] = ll
+    return out_P, out_ll, out_theta, out_S, rates
+
+
+def _nested_sampler(release, G, M, a, weight, n_windows):
+    """The Sampler of fit_nested (state: a dict of arrays, updated in place by the kernel)."""
+    R, K, k, n = release.n_race, release.n_rel, release.size - 1, release.n
+    row_len = _row_lengths(G, M, R, K)
+    t = 0.0 if math.isinf(release.eps) else release.t
+    noisy = release.counts.copy()
+
+    def init(rng):
+        theta = np.zeros((row_len.size, row_len.max()))
+        for r, length in enumerate(row_len):
+            theta[r, :length] = rng.dirichlet(np.ones(length))
+        return dict(theta=theta, S=np.clip(noisy, 0, n), kappa=np.full(row_len.size, 50.0),
+                    acc=np.zeros(row_len.size, dtype=np.int64), windows_left=n_windows)
+
+    def run_chain(s, n_steps, thin, rng):
+        batch = 50 if s["windows_left"] > 0 else 0
+        P_d, ll, th, S_d, rates = _nested_chain_kernel(s["theta"], row_len, s["S"], s["kappa"], s["acc"], n_steps,
+                                                       thin, batch, noisy, n, t, weight, a, G, M, R, k, rng)
+        draws = dict(summary_probs=P_d, log_lik=ll, **_unpack(th, G, M, R, K))
+        stats = {"acceptance_params": rates[:, 1]}
+        if t > 0.0:
+            draws["counts"] = S_d
+            stats["acceptance_counts"] = rates[:, 0]
+        return draws, stats
+
+    def adapt(s, draws, stats):
+        s["windows_left"] -= 1
+        s["acc"][:] = 0
+        return s
+
+    dims = {"summary_probs": ["summary"], "counts": ["summary"], "noisy_counts": ["summary"], "pi": ["hh_class"],
+            "lam_own": ["hh_class", "own_level"], "lam_gender": ["hh_class", "gender_level"],
+            "lam_race": ["hh_class", "race_level"], "w": ["hh_class", "ind_class"],
+            "phi_gender": ["hh_class", "ind_class", "gender_level"],
+            "phi_race": ["hh_class", "ind_class", "race_level"], "phi_rel": ["hh_class", "ind_class", "rel_level"]}
+    coords = {"summary": list(SUMMARIES), "hh_class": np.arange(G), "ind_class": np.arange(M),
+              "own_level": np.arange(2), "gender_level": np.arange(2), "race_level": np.arange(R),
+              "rel_level": np.arange(K)}
+    return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords=coords)
+
+
+# %% [markdown]
+# ## `fit_nested`
+#
+# The public function checks its inputs, builds the `Sampler` and calls `dplit.sampling.run`. Defaults follow the
+# supplement: $G = M = 2$, 20,000 iterations of which the first 10,000 are burn-in (here: warm-up, with tuning), thinned
+# by five. The posterior group holds `summary_probs` (dimension `summary`, S1..S5) and `log_lik`, which the
+# convergence report monitors (the supplement monitors "probabilities for each count"); the parameters of
+# $\theta$, which switch labels and are mostly not identified by five counts, and the true counts go to a group
+# `latent`, where `synthesize_households` reads them.
+
+# %%
+#| export
+def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=10_000, n_chains=4, thin=5,
+               rng=None, progress=True, n_jobs=None, **until):
+    """Posterior of the nested latent class model given noisy household summaries (Supp. Sec. 1.2.1).
+
+    Parameters
+    ----------
+    release : SummaryRelease
+        The noisy counts of S1..S5 (``eps = inf``: exact counts).
+    G, M : int, default 2
+        Household-level and individual-level classes (truncation levels), >= 1.
+    a : float, default 1
+        Every simplex vector of theta ~ Dirichlet(a, ..., a) (1: uniform, as in the supplement).
+    weight : float, default 1
+        Power of the binomial composite likelihood, in (0, 1] (1 is the supplement's).
+    n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, **until
+        Run settings of :func:`dplit.sampling.run`.
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``posterior``: ``summary_probs`` (chain, draw, summary), ``log_lik``; ``latent``: ``pi``, ``lam_own``,
+        ``lam_gender``, ``lam_race``, ``w``, ``phi_gender``, ``phi_race``, ``phi_rel`` and (finite eps) ``counts``;
+        ``sample_stats``: acceptance rates; ``observed_data``: ``noisy_counts``; ``attrs``: method, eps, G, M,
+        size, n, the run settings and the convergence report.
+
+    Examples
+    --------
+    >>> x = simulate_households(NestedParams.random(2, 2, 3, 3, rng=0), 2000, rng=1)
+    >>> r = release_summaries(x, eps=np.inf)
+    >>> res = fit_nested(r, n_iter=2000, n_warmup=1000, n_chains=2, rng=1, progress=False)
+    >>> est = res.posterior["summary_probs"].mean(("chain", "draw")).values
+    >>> bool(np.abs(est - r.counts / r.n).max() < 0.02)
+    True
+    """
+    if not isinstance(release, SummaryRelease):
+        raise TypeError(f"release must be a SummaryRelease, got {type(release).__name__}")
+    G, M = V.count(G, "G"), V.count(M, "M")
+    a = V.positive(a, "a")
+    weight = V.unit_interval(weight, "weight", closed_high=True)
+    n_windows = len(warmup_windows(V.count(n_warmup, "n_warmup", 0)))
+    sampler = _nested_sampler(release, G, M, a, weight, n_windows)
+    attrs = {"method": "nested", "eps": release.eps, "eps_per_count": release.eps_per_count, "G": G, "M": M,
+             "a": a, "weight": weight, "n": release.n, "size": release.size, "n_race": release.n_race,
+             "n_rel": release.n_rel}
+    result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng, progress=progress,
+                 n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.counts},
+                 report_vars=["log_lik", "summary_probs"], desc="nested", **until)
+    latent = list(PARAM_NAMES) + (["counts"] if "counts" in result.posterior else [])
+    return move_to_group(result, latent, "latent")
+
+
+# %% [markdown]
+# **The whole sampler, by simulation-based calibration** (through `dplit.testing`, as the sampler core's example):
+# draw $\theta$ from the prior, true counts from the binomials, noisy counts at $\epsilon = 2$ ($N = 40$, $G = M = 2$,
+# $R = K = 3$), run one chain and rank each true $P(S_i \mid \theta)$ among 19 thinned draws. An exact sampler gives
+# uniform ranks. (The composite likelihood is the model here, so SBC checks the sampler, not the composite
+# likelihood's fit to real households.)
+
+# %%
+SBC_N, SBC_EPS = 40, 2.0
+
+
+def sbc_simulate(gen):
+    p = NestedParams.random(2, 2, 3, 3, rng=gen)
+    P = summary_probs(p)
+    S = gen.binomial(SBC_N, P)
+    noisy = S + sample_two_sided_geometric(math.exp(-SBC_EPS / 5), 5, rng=gen)
+    return P, SummaryRelease(counts=noisy, n=SBC_N, eps=SBC_EPS, n_race=3, n_rel=3)
+
+
+def sbc_posterior(rel, L, gen):
+    sampler = _nested_sampler(rel, 2, 2, 1.0, 1.0, len(warmup_windows(500)))
+    draws, _, _, _ = run_chains(sampler, n_iter=20 * L, n_warmup=500, n_chains=1, thin=20, rng=gen)
+    return draws["summary_probs"][0]
+
+
+t0 = time.perf_counter()
+sbc_p = rank_uniformity_pvalues(sbc_ranks(sbc_simulate, sbc_posterior, n_sbc, rng=12))
+print(f"SBC ({n_sbc} replicates, {time.perf_counter() - t0:.1f} s): rank-uniformity p-values", np.round(sbc_p, 3))
+assert sbc_p.min() > 1e-3
+
+# %% [markdown]
+# **Recovery at $\epsilon = \infty$ with many households**: 20,000 households from `TRUE`, exact counts, the
+# supplement's run length (10,000 warm-up and 10,000 kept iterations, thinned by five; well under a second); the
+# posterior means must come within 0.01 of $P(S \mid \theta_{\text{true}})$, the chains must nearly converge ($\hat R < 1.05$:
+# with this many households the posterior is narrow and the one-vector-at-a-time updates move slowly along the
+# directions the five counts do not pin down; other seeds give $\hat R \approx 1.02$ and a bulk ESS near 200 from
+# 20,000 iterations, so run longer, or `n_iter="auto"`, for a converged report), and the same
+# seed must give the same draws whatever the number of threads. Bad input is refused naming the argument.
+
+# %%
+big = simulate_households(TRUE, 20_000, rng=rng)
+t0 = time.perf_counter()
+fit_big = fit_nested(release_summaries(big, np.inf), n_iter=10_000, n_warmup=10_000, n_chains=2, rng=1, progress=False)
+secs = time.perf_counter() - t0
+est_big = fit_big.posterior["summary_probs"].mean(("chain", "draw")).values
+print(f"eps = inf, N = 20,000: |posterior mean - truth| = {np.round(np.abs(est_big - truth), 4)}, "
+      f"R-hat {fit_big.posterior.attrs['rhat_max']:.3f}, bulk ESS {fit_big.posterior.attrs['ess_bulk_min']:.0f}; "
+      f"{2 * 20_000 / secs:,.0f} iterations per second (2 chains, {secs:.1f} s)")
+assert np.abs(est_big - truth).max() < 0.01
+assert fit_big.posterior.attrs["rhat_max"] < 1.05 and fit_big.posterior.attrs["ess_bulk_min"] > 100
+assert set(fit_big.groups()) == {"posterior", "latent", "sample_stats", "observed_data"}
+assert fit_big.posterior["summary_probs"].dims == ("chain", "draw", "summary")
+assert fit_big.latent["phi_race"].shape[2:] == (2, 2, 4) and "counts" not in fit_big.latent
+again = fit_nested(release_summaries(big, np.inf), n_iter=500, n_warmup=200, n_chains=2, rng=1, progress=False,
+                   check=False)
+again2 = fit_nested(release_summaries(big, np.inf), n_iter=500, n_warmup=200, n_chains=2, rng=1, progress=False,
+                    check=False, n_jobs=1)
+assert np.array_equal(again.posterior["summary_probs"].values, again2.posterior["summary_probs"].values)
+for kwargs, word in [(dict(G=0), "G"), (dict(M=1.5), "M"), (dict(a=-1.0), "a"), (dict(weight=2.0), "weight")]:
+    try:
+        fit_nested(exact_rel, n_iter=10, n_warmup=0, progress=False, **kwargs)
+    except (ValueError, TypeError) as err:
+        assert word in str(err), err
+    else:
+        raise AssertionError(f"{kwargs} accepted")
+
+# %% [markdown]
+# ## Synthetic households (Supp. Sec. 1.3)
+#
+# A synthetic data set is drawn from eq. (1) at one posterior draw of $\theta$: `synthesize_households(result,
+# n_households, m)` draws $m$ data sets at $m$ distinct posterior draws chosen at random (as notebook 14's
+# `synthesize`); post-processing, no privacy spent. Their summaries are analysed with the combining rules
+# (`dplit.latent_class.combine`).
+
+# %%
+#| export
+def _posterior_params(result):
+    """(list of NestedParams-ready dicts as flat arrays, household size) of a fit_nested result."""
+    if not hasattr(result, "groups"):
+        raise TypeError(f"result must be the ArviZ result of fit_nested, got {type(result).__name__}")
+    if "latent" not in result.groups() or result.posterior.attrs.get("method") != "nested":
+        raise ValueError("result must come from fit_nested (it has no 'latent' group of method 'nested')")
+    arrays = {k: result.latent[k].values for k in PARAM_NAMES}
+    arrays = {k: v.reshape((-1,) + v.shape[2:]) for k, v in arrays.items()}
+    return arrays, int(result.posterior.attrs["size"])
+
+
+def synthesize_households(result, n_households, m, *, rng=None):
+    """``m`` synthetic data sets of ``n_households`` households, each at a different random posterior draw.
+
+    Returns an int64 array (m, n_households, 3 + 3 (size - 1)) with the columns of :func:`household_summaries`.
+
+    Examples
+    --------
+    >>> x = simulate_households(NestedParams.random(2, 2, 3, 3, rng=0), 500, rng=1)
+    >>> fit = fit_nested(release_summaries(x, eps=np.inf), n_iter=200, n_warmup=200, n_chains=1, rng=1,
+    ...                  progress=False, check=False)
+    >>> synthesize_households(fit, 100, 5, rng=2).shape
+    (5, 100, 9)
+    """
+    arrays, h = _posterior_params(result)
+    n, m, gen = V.count(n_households, "n_households"), V.count(m, "m"), V.rng(rng)
+    n_draws = arrays["pi"].shape[0]
+    if m > n_draws:
+        raise ValueError(f"m must be <= the number of posterior draws ({n_draws}), got {m}")
+    out = np.empty((m, n, 3 + 3 * (h - 1)), dtype=np.int64)
+    for i, d in enumerate(gen.choice(n_draws, size=m, replace=False)):
+        params = NestedParams(**{k: v[d] / v[d].sum(axis=-1, keepdims=True) for k, v in arrays.items()})
+        out[i] = simulate_households(params, n, size=h, rng=gen)
+    return out
+
+
+# %%
+syn = synthesize_households(fit_big, 20_000, 5, rng=5)
+assert syn.shape == (5, 20_000, 9) and syn.min() == 0
+syn_props = np.array([summary_counts(s) for s in syn]) / 20_000
+assert np.abs(syn_props.mean(axis=0) - truth).max() < 0.02
+for bad, word in [(dict(m=10**9), "m must be"), (dict(n_households=0), "n_households")]:
+    try:
+        synthesize_households(fit_big, **dict(dict(n_households=10, m=2), **bad))
+    except ValueError as err:
+        assert word in str(err), err
+    else:
+        raise AssertionError(f"{bad} accepted")
+for bad, exc in [(again.posterior, TypeError), (fit_big.posterior.attrs, TypeError)]:
+    try:
+        synthesize_households(bad, 10, 2)
+    except exc as err:
+        assert "fit_nested" in str(err), err
+    else:
+        raise AssertionError("not a fit_nested result, accepted")
+
+# %% [markdown]
+# ## What the prior says about the summaries
+#
+# The supplement's priors are uniform on every simplex, which sounds uninformative, but it is not uninformative
+# about the *summaries*: a uniform race vector of four levels puts little mass near "almost everybody white", so the
+# prior of $P(S_1)$ and $P(S_3)$ (all members of one race) sits far below what real households show. A sparser
+# Dirichlet$(a)$, $a < 1$, favours concentrated vectors. The prior's 95% range of each summary probability, for the
+# uniform prior and for $a = 0.25$, next to the simulation's truth: where the counts are weak (small $\epsilon$) the
+# posterior returns to this.
+
+# %%
+prior_draws = {a_: np.array([summary_probs(NestedParams.random(2, 2, 4, 4, a=a_, rng=rng)) for _ in range(4000)])
+               for a_ in (1.0, 0.25)}
+print(f"{'':>26}" + "".join(f"{s:>19}" for s in SUMMARIES))
+print(f"{'truth':>26}" + "".join(f"{p:19.3f}" for p in truth))
+for a_, d in prior_draws.items():
+    lo_, hi_ = np.quantile(d, [0.025, 0.975], axis=0)
+    print(f"{f'prior a = {a_:g}: mean (95%)':>26}" + "".join(f"{m:.3f} ({lo:.2f}-{hi:.2f})".rjust(19)
+                                                             for m, lo, hi in zip(d.mean(axis=0), lo_, hi_)))
+assert prior_draws[1.0][:, 2].mean() < 0.2 and np.quantile(prior_draws[0.25][:, 2], 0.975) > truth[2] - 0.3
+
+# %% [markdown]
+# ## Figure 1: no noise, estimated vs true probabilities
+#
+# The supplement fits its 602 ACS households; we fit 602 households simulated from `TRUE` (the ACS sample is not
+# available here, so "true" is $P(S \mid \theta_{\text{true}})$, known exactly). Posterior means and 95% intervals of
+# the five summary probabilities against the truth, with the sample proportions (what exact counts say) and the
+# estimates from 20 synthetic data sets (combining rules for partially synthetic data, as in notebook 14); the
+# triangles are the posterior under the sparser prior $a = 0.25$.
+
+# %%
+EPS_LIST = (np.inf, 1.0, 0.1, 0.01)
+fits, sparse, rels = {}, {}, {}
+for eps in EPS_LIST:
+    rels[eps] = release_summaries(households, eps, rng=21, secure=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fits[eps] = fit_nested(rels[eps], n_iter=n_iter, n_warmup=n_warm, n_chains=2, rng=22, progress=False)
+        sparse[eps] = fit_nested(rels[eps], a=0.25, n_iter=n_iter, n_warmup=n_warm, n_chains=2, rng=22, progress=False)
+sample_props = exact_rel.counts / N_PAPER
+
+
+def summarise(eps, m=20, seed=23):
+    """Posterior mean and interval, and the synthetic-data combined estimate, of the five summaries."""
+    mean, lo, hi = cell_intervals(fits[eps].posterior["summary_probs"].values)
+    q = np.array([summary_counts(s) for s in synthesize_households(fits[eps], N_PAPER, m, rng=seed)]) / N_PAPER
+    return mean, lo, hi, combine(q, q * (1 - q) / N_PAPER)
+
+
+summ = {eps: summarise(eps) for eps in EPS_LIST}
+print(f"{'':>28}" + "".join(f"{s:>8}" for s in SUMMARIES))
+print(f"{'truth P(S | theta_true)':>28}" + "".join(f"{p:8.3f}" for p in truth))
+print(f"{'sample proportion':>28}" + "".join(f"{p:8.3f}" for p in sample_props))
+for eps in EPS_LIST:
+    mean, lo, hi, ce = summ[eps]
+    print(f"{f'eps = {eps}: noisy / N':>28}" + "".join(f"{c / N_PAPER:8.3f}" for c in rels[eps].counts))
+    print(f"{f'eps = {eps}: posterior':>28}" + "".join(f"{p:8.3f}" for p in mean)
+          + f"   mean |error| {np.abs(mean - truth).mean():.3f}, interval length {np.mean(hi - lo):.3f}")
+    print(f"{f'eps = {eps}: synthetic':>28}" + "".join(f"{p:8.3f}" for p in ce.estimate))
+    mean_s = sparse[eps].posterior["summary_probs"].mean(("chain", "draw")).values
+    print(f"{f'eps = {eps}: posterior, a = 0.25':>28}" + "".join(f"{p:8.3f}" for p in mean_s)
+          + f"   mean |error| {np.abs(mean_s - truth).mean():.3f}")
+mean_inf, lo_inf, hi_inf, _ = summ[np.inf]
+sd_inf = fits[np.inf].posterior["summary_probs"].std(("chain", "draw")).values
+print("eps = inf: (posterior mean - sample proportion) / posterior sd:", np.round((mean_inf - sample_props) / sd_inf, 2))
+assert np.all(np.abs(mean_inf - sample_props) < 3 * sd_inf)    # exact counts are reproduced, up to the prior's pull
+assert np.mean((lo_inf <= truth) & (truth <= hi_inf)) >= 0.6
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+def plot_eps(ax, eps, title):
+    mean, lo, hi, ce = summ[eps]
+    ax.errorbar(truth, mean, yerr=[mean - lo, hi - mean], fmt="o", ms=5, lw=1, label="posterior mean (95%)")
+    ax.errorbar(truth + 0.004, ce.estimate, yerr=[ce.estimate - ce.lower, ce.upper - ce.estimate], fmt="s", ms=4,
+                lw=0.8, label="20 synthetic data sets")
+    ms_, lo_s, hi_s = cell_intervals(sparse[eps].posterior["summary_probs"].values)
+    ax.errorbar(truth - 0.004, ms_, yerr=[ms_ - lo_s, hi_s - ms_], fmt="^", ms=4, lw=0.8, alpha=0.7,
+                label="posterior, prior a = 0.25")
+    ax.plot(truth, sample_props, "k+", ms=8, label="sample proportion")
+    for i, s in enumerate(SUMMARIES):
+        ax.annotate(s, (truth[i], mean[i]), xytext=(-14, 4), textcoords="offset points", fontsize=8)
+    ax.plot([0, 1], [0, 1], "k:", lw=0.8)
+    ax.set(xlim=(0.4, 1.0), ylim=(0.0, 1.05), xlabel="true probability", title=title)
+
+
+fig, ax = plt.subplots(figsize=(5, 4.4))
+plot_eps(ax, np.inf, "Figure 1: no noise (N = 602 simulated households)")
+ax.set_ylabel("estimated probability")
+ax.legend(fontsize=7, loc="lower right")
+fig.tight_layout()
+
+# %% [markdown]
+# ## Figure 2: $\epsilon \in \{0.01, 0.1, 1\}$
+#
+# The same households, the counts released with geometric noise ($\epsilon / 5$ each). At $\epsilon = 1$ the noise sd
+# of each count is about 7 households ($\sqrt{2t}/(1-t)$, $t = e^{-0.2}$), and the estimates stay close; at
+# $\epsilon = 0.1$ (sd about 70, over a tenth of $N$) and $\epsilon = 0.01$ (sd about 700, more than $N$) the counts
+# carry little or no information and the posterior falls back towards the prior's summary probabilities, with
+# intervals that say so. The supplement reports the same degradation.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), sharey=True)
+for ax, eps in zip(axes, (1.0, 0.1, 0.01)):
+    t_ = math.exp(-eps / 5)
+    plot_eps(ax, eps, f"eps = {eps} (noise sd {math.sqrt(2 * t_) / (1 - t_):.0f} per count)")
+axes[0].set_ylabel("estimated probability")
+axes[0].legend(fontsize=7, loc="lower right")
+fig.suptitle("Figure 2: true vs estimated summary probabilities, geometric noise on each count")
+fig.tight_layout()
+
+# %%
+err = {eps: np.abs(summ[eps][0] - truth).mean() for eps in EPS_LIST}
+width = {eps: np.mean(summ[eps][2] - summ[eps][1]) for eps in EPS_LIST}
+print("mean |error| by eps:", {str(e): round(v, 3) for e, v in err.items()},
+      " mean interval length:", {str(e): round(v, 3) for e, v in width.items()})
+assert width[np.inf] < width[1.0] < width[0.01] and err[np.inf] < err[0.01]
+
+# %% [markdown]
+# ### Over repeated samples (`benchmarks/bench_nested.py`)
+#
+# One sample says little about intervals. The script draws 100 samples of 602 households from `TRUE`, releases
+# each at every $\epsilon$ and fits it under the supplement's uniform prior ($a = 1$) and under $a = 0.25$, recording
+# the coverage of the true $P(S_i \mid \theta_{\text{true}})$ by the 95% intervals and their length, and the speed of
+# the kernel. Regenerate with `.venv/bin/python benchmarks/bench_nested.py --coverage --reps 100` (about ten minutes
+# on two loaded cores); the stored results:
+
+# %%
+stored_path = Path("..") / "benchmarks" / "results" / "nested_coverage.json"
+stored = json.loads(stored_path.read_text())
+print(f"stored study: {stored['reps']} samples of N = {stored['n']}, {stored['n_chains']} chains x "
+      f"{stored['n_iter']} iterations (+ {stored['n_warmup']} warm-up), command: {stored['command']}")
+print(f"{'coverage of 95% intervals':>28}" + "".join(f"{s:>8}" for s in SUMMARIES) + f"{'length':>9}{'|error|':>9}")
+for a_, by_eps in stored["results"].items():
+    for e, res in by_eps.items():
+        print(f"{f'a = {a_}, eps = {e}':>28}" + "".join(f"{c:8.2f}" for c in res["coverage"])
+              + f"{np.mean(res['length']):9.3f}{np.mean(res['abs_error']):9.3f}")
+print("kernel speed (iterations per second, one chain):", stored["speed"])
+assert set(stored["results"]) == {"1.0", "0.25"} and set(stored["results"]["1.0"]) == {"inf", "1.0", "0.1", "0.01"}
+cov_s3 = {a_: stored["results"][a_]["inf"]["coverage"][2] for a_ in ("1.0", "0.25")}
+assert cov_s3["0.25"] > cov_s3["1.0"]          # the sparse prior repairs S3 (all members of one race)
+
+# %% [markdown]
+# Reading: see "What we found" below.
+#
+# ## Explore: budget, sample size and truncation
+#
+# `explore_nested` simulates `n_households` from `TRUE`, releases the five counts at `eps`, fits $G \times M$ classes
+# and plots the estimated against the true probabilities.
+
+# %%
+def explore_nested(eps=1.0, n_households=602, G=2, M=2, seed=1):
+    """Fit simulated households at eps and plot estimated vs true summary probabilities; returns (figure, mean |error|)."""
+    x = simulate_households(TRUE, n_households, rng=seed)
+    rel = release_summaries(x, eps, rng=seed, secure=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = fit_nested(rel, G=G, M=M, n_iter=size(full=4000, quick=1000), n_warmup=size(full=2000, quick=500),
+                         n_chains=2, rng=seed, progress=False)
+    mean, lo, hi = cell_intervals(fit.posterior["summary_probs"].values)
+    fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    ax.errorbar(truth, mean, yerr=[mean - lo, hi - mean], fmt="o", ms=5, lw=1)
+    ax.plot(truth, summary_counts(x) / n_households, "k+", ms=8, label="sample proportion")
+    ax.plot([0, 1], [0, 1], "k:", lw=0.8)
+    ax.set(xlim=(0.4, 1.0), ylim=(0.0, 1.05), xlabel="true probability", ylabel="posterior mean (95%)",
+           title=f"eps = {eps:g}, N = {n_households}, G = {G}, M = {M}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig, float(np.abs(mean - truth).mean())
+
+
+fig, err_default = explore_nested()
+_, err_small_eps = explore_nested(eps=0.01)
+print(f"mean |error|: eps = 1 {err_default:.3f}, eps = 0.01 {err_small_eps:.3f}")
+assert err_default < err_small_eps
+plt.close("all")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from ipywidgets import FloatLogSlider, IntSlider, interactive  # noqa: E402
+
+interactive(lambda eps, n_households, G, M: explore_nested(eps, n_households, G, M)[0],
+            eps=FloatLogSlider(value=1.0, base=10, min=-2, max=1, step=0.25),
+            n_households=IntSlider(value=602, min=100, max=20_000, step=100),
+            G=IntSlider(value=2, min=1, max=4), M=IntSlider(value=2, min=1, max=4))
+
+# %% [markdown]
+# ## What we found
+#
+# * **Formulas.** The five closed forms of eq. (2) (and their extension to any household size) agree with the sum
+#   over every household configuration to about $10^{-15}$; they cost under a microsecond, against milliseconds to
+#   seconds for the enumeration, which grows as $(2RK)^{h-1}$.
+# * **Exactness.** Each block (true counts; any simplex vector) keeps its full conditional, checked against brute
+#   force with planted bugs caught, and the whole sampler passes simulation-based calibration.
+# * **Figure 1.** With exact counts, the posterior means reproduce the released proportions to within about one
+#   posterior sd, and with 20,000 households the true probabilities to within 0.005; synthetic households carry the
+#   five summaries over.
+# * **Figure 2.** At $\epsilon = 1$ (noise sd about 7 households per count) the estimates stay close; at 0.1 and
+#   0.01 the five counts of 602 households are mostly noise and the posterior returns to the prior, as the supplement
+#   says ("degrades as privacy guarantees are made stronger").
+# * **The prior matters more than the supplement says.** Its uniform priors pull the "one race" summaries ($S_1$,
+#   $S_3$) down, and in repeated samples the 95% intervals of $S_3$ cover the truth far less often than 95% (see the
+#   stored study), already at $\epsilon = \infty$, and not at all at small $\epsilon$. A sparse prior ($a = 0.25$)
+#   repairs most of this here. This is a property of our simulated truth (households nearly uniform in race, as real
+#   ones are); the ACS data would show how much it matters there.
+# * **Mixing.** About 40,000-60,000 iterations per second per chain on this machine (the kernel's Python twin: under
+#   3,000); the supplement's 20,000 iterations take under a second. With many households (20,000) the chains need
+#   that length or more for $\hat R \le 1.01$: run `n_iter="auto"` when in doubt.
+#
+# ## When to use this
+#
+# * An agency holding **nested records** (people in households) that wants to publish a few household-level
+#   summaries under pure $\epsilon$-DP: `release_summaries` (sensitivity 1 per count, $\epsilon/5$ each, OpenDP's exact
+#   sampler by default). With five counts the budget per count stays usable down to $\epsilon \approx 1$ for a few
+#   hundred households; below $\epsilon = 0.1$ the counts of 602 households are mostly noise.
+# * An analyst holding the **noisy summaries** who wants coherent estimates of them with uncertainty:
+#   `fit_nested` (its posterior `summary_probs`). Check `attrs["converged"]`, and try a sparse prior (`a=0.25`) next
+#   to the supplement's uniform one when households are homogeneous (race, relationship): with few or noisy counts
+#   the prior decides much of the answer.
+# * **Synthetic households** (`synthesize_households`): faithful to the five released summaries, nothing more.
+#   Five counts cannot identify the roughly 50 parameters of $\theta$ (genders and most relationships are drawn from
+#   the prior, and other interactions come from the class structure alone), so the synthetic data should be read
+#   only through the released summaries, as the supplement's "further investigation is needed" warns.
+# * The model (eq. (1)) and `summary_probs` also serve as a building block: any household event whose probability has
+#   a closed form can be added the same way, checked against `household_table` enumeration as above.
