@@ -380,6 +380,8 @@ def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, sec
     >>> r.counts.shape, r.eps_per_count
     ((5,), 0.2)
     """
+    n_race = None if n_race is None else V.count(n_race, "n_race", minimum=2)
+    n_rel = None if n_rel is None else V.count(n_rel, "n_rel", minimum=2)
     x, h = _check_households(households, n_race=n_race, n_rel=n_rel)
     eps = V.epsilon(eps, "eps", allow_inf=True)
     V.boolean(secure, "secure")

@@ -164,6 +164,8 @@ def test_household_size_and_levels_mismatches():
         release_summaries(x, 1.0, n_race=2, secure=False)
     with pytest.raises(ValueError, match="rel code"):
         household_probs(NestedParams.random(2, 2, 4, 2, rng=0), x)
+    with pytest.raises(TypeError, match="n_race"):
+        release_summaries(x, 1.0, n_race="4", secure=False)
     with pytest.raises(ValueError, match="2\\*\\*21"):
         household_table(NestedParams.random(2, 2, 9, 12, rng=0), size=4)
 
