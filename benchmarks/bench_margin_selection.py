@@ -137,7 +137,11 @@ def main(argv=None):
         return
     t0 = time.perf_counter()
     results = study(x, args)
-    command = "python benchmarks/bench_margin_selection.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if "--out" in given:                                  # where it was written is not how to regenerate it
+        i = given.index("--out")
+        given = given[:i] + given[i + 2:]
+    command = "python benchmarks/bench_margin_selection.py " + " ".join(given)
     payload = {"command": command.strip(), "data": "NLTCS benchmark file (load_nltcs), 21,574 x 16 binary",
                "n": int(x.shape[0]), "k": args.k, "share": args.share, "n_iter": args.n_iter,
                "n_warmup": args.n_warmup, "n_chains": args.n_chains, "reps": args.reps, "weights": args.weights,

@@ -279,3 +279,16 @@ def test_two_way_report_at_eps_inf():
     assert np.all(rep.lower <= rep.mean) and np.all(rep.mean <= rep.upper)
     s = rep.summary()
     assert s["mae_all"] < 0.02 and set(s) >= {"mae_used", "mae_held_out", "coverage_used", "coverage_held_out"}
+
+
+def test_candidate_counts_and_small_cases():
+    from dplit.margin_selection import _candidates
+
+    steps = [_candidates(16, set(range(c)), min(2, c)) for c in range(1, 16)]
+    assert sum(map(len, steps)) == 2395 and len({c for s in steps for c in s}) == 575
+    x = np.random.default_rng(3).integers(0, 2, size=(500, 2))
+    ledger = PrivacyBudget(0.4)
+    sel = select_margins(x, 0.4, rng=1, budget=ledger)           # p = 2: one step, one candidate
+    assert len(sel.network) == 2 and sel.pairs == ((0, 1),) and len(ledger.entries) == 1
+    wide = select_margins(x, 0.4, levels=(4, 3), rng=1)          # declared levels beyond those seen
+    assert wide.levels == (4, 3)
