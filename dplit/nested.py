@@ -171,7 +171,21 @@ def _check_households(records, *, size=None, n_race=None, n_rel=None, name="hous
 
 
 def household_summaries(records, *, size=None):
-    """The five events of Supp. Table 3 for each household: a bool array (n, 5), columns S1..S5."""
+    """The five events of Supp. Table 3 for each household.
+
+    Parameters
+    ----------
+    records : array_like of int, shape (n, 3 + 3 (size - 1))
+        Households: own, hh_gender, hh_race, then gender, race, rel of each other member (codes from 0;
+        level 0 is owned, white, spouse).
+    size : int, optional
+        Household size; when given it must agree with the number of columns.
+
+    Returns
+    -------
+    ndarray of bool, shape (n, 5)
+        Columns S1..S5 (all white, owned, all of one race, spouse present, same-race couple present).
+    """
     x, h = _check_households(records, size=size)
     race, rel = x[:, 4::3], x[:, 5::3]
     same = race == x[:, 2:3]
@@ -262,7 +276,20 @@ def summary_probs(params, *, size=3):
 
 # %% notebooks/16_nested_households.py, cell 14: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
 def household_probs(params, records):
-    """P(X = x | theta) of eq. (1) for each household (row) of ``records``; an array (n,)."""
+    """P(X = x | theta) of eq. (1) for each household of ``records``.
+
+    Parameters
+    ----------
+    params : NestedParams
+        The model's parameters.
+    records : array_like of int, shape (n, 3 + 3 (size - 1))
+        Households (columns as in :func:`household_summaries`), codes within the levels of ``params``.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The probability of each household under the nested model.
+    """
     if not isinstance(params, NestedParams):
         raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
     _, _, R, K = params.shape
@@ -277,7 +304,11 @@ def household_probs(params, records):
 
 
 def household_table(params, *, size=3):
-    """Every household configuration of ``size`` members and its probability: (records, probs). Small cases only."""
+    """Every household configuration of ``size`` members and its probability (small cases only).
+
+    Returns ``(records, probs)``: an int64 array of all ``2 * 2 * R * (2 R K) ** (size - 1)`` households (at most
+    2**21) and their probabilities under eq. (1), which sum to 1. The brute-force check of :func:`summary_probs`.
+    """
     if not isinstance(params, NestedParams):
         raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
     _, _, R, K = params.shape
