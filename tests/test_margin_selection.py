@@ -50,7 +50,8 @@ def test_mi_kernel_matches_reference_and_py_func():
         ref = _mi_reference(x, levels, child, parents)
         args = (xt, np.array(levels), np.array([child]), np.array([parents]))
         assert _mi_kernel(*args)[0] == pytest.approx(ref, abs=1e-12)
-        assert _mi_kernel.py_func(*args)[0] == pytest.approx(ref, abs=1e-12)
+        plain = getattr(_mi_kernel, "py_func", _mi_kernel)          # the JIT may be off (make coverage)
+        assert plain(*args)[0] == pytest.approx(ref, abs=1e-12)
         assert mutual_information(x, child, parents, levels=levels) == pytest.approx(ref, abs=1e-12)
 
 
@@ -174,6 +175,7 @@ def test_network_shape(records):
         assert not any(set(m) < set(o) for m in sel.maximal_margins for o in sel.margins)
 
 
+@pytest.mark.slow
 def test_recovers_a_known_degree_two_network():
     true_pairs = MarginSelection.from_network(TRUE_NET, (2,) * 7, 1, 1.0, 2).pairs
     x = sample_network(TRUE_NET, 50_000, rng=5)
@@ -185,6 +187,7 @@ def test_recovers_a_known_degree_two_network():
     assert len(firsts) == 7
 
 
+@pytest.mark.slow
 def test_whole_selection_law_p3():
     """(first, second) of a p = 3 selection: uniform first, then the exponential mechanism on I(X; first)."""
     g = np.random.default_rng(6)
@@ -205,6 +208,7 @@ def test_whole_selection_law_p3():
     assert law[[1, 2, 3, 5, 6, 7]] == pytest.approx(np.full(6, 1 / 6))
 
 
+@pytest.mark.slow
 def test_uniform_at_eps_to_zero():
     x = sample_network(TRUE_NET, 5000, rng=8)
     gen = np.random.default_rng(9)
