@@ -10,8 +10,8 @@
 # ## Parameters
 #
 # Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite); every random draw
-# comes from a generator seeded here. The repeated NLTCS study (four budgets, several repetitions, two pipelines)
-# runs as a script, `benchmarks/bench_margin_selection.py`, whose small stored results this notebook reads; the
+# comes from a generator seeded here. The repeated NLTCS study (four budgets, five repetitions, two pipelines, two
+# composite-likelihood weights) runs as a script, `benchmarks/bench_margin_selection.py`, whose small stored results this notebook reads; the
 # notebook itself runs one instance live.
 
 # %%
@@ -57,7 +57,8 @@ print(f"quick mode: {is_quick()}; n_draws = {n_draws}, n_runs = {n_runs}, n_iter
 #
 # Records are an $(n, p)$ array of integer codes $x_{ij} \in \{0, \dots, d_j - 1\}$, as in `dplit.latent_class`.
 # The levels $d_j$ are public (the schema); by default they are read off the data as `max + 1` of each column, which
-# is only safe when every level occurs. Codes outside the declared levels, non-integer records and a levels list
+# is a convenience for examples: reading them off the data discloses the largest code, so a release should declare
+# them. Codes outside the declared levels, non-integer records and a levels list
 # of the wrong length are refused, naming the argument.
 
 # %%
@@ -275,7 +276,9 @@ print(f"NLTCS size, n = 21,574: binary bound {mi_sensitivity(21_574):.3e}, gener
 # and is $\epsilon_i$-DP (McSherry and Talwar 2007). A sensitivity per candidate is allowed: the scaled scores
 # $u_r / S_r$ each move by at most 1, and the mechanism on them with sensitivity 1 is exactly this one. The weights
 # are computed after subtracting the largest exponent, so that $\epsilon_i u / (2S)$ in the thousands (large $\epsilon$, as
-# in the recovery check below) does not overflow. As $\epsilon_i \to 0$ the choice becomes uniform.
+# in the recovery check below) does not overflow. As $\epsilon_i \to 0$ the choice becomes uniform. The draw uses
+# floating-point probabilities, as PrivBayes' and DataSynthesizer's code do; unlike the release's noise (OpenDP's
+# exact sampler by default) it is not hardened against floating-point attacks.
 
 # %%
 #| export
@@ -595,10 +598,11 @@ found = {select_margins(x_bn, 1e4, rng=s).network[0][0]: select_margins(x_bn, 1e
 print(f"true edges {true_pairs}; recovered exactly, by first attribute: "
       f"{ {a: f == true_pairs for a, f in sorted(found.items())} }")
 assert len(found) == 7 and all(f == true_pairs for f in found.values())
-# at a small budget the selection is close to a random network: few true edges beyond chance
+# at a tiny budget the selection is a random network: true edges at the chance rate, 11 of the 21 pairs
 hits = np.mean([len(set(select_margins(x_bn, 1e-6, rng=s).pairs) & set(true_pairs)) for s in range(50)])
-print(f"eps = 1e-6: {hits:.1f} of the 11 edges true on average (all 11 at eps = 1e4)")
-assert hits < 10
+print(f"eps = 1e-6: {hits:.1f} of the 11 edges true on average (chance: 11 x 11 / 21 = {11 * 11 / 21:.1f}; "
+      f"all 11 at eps = 1e4)")
+assert hits < 8
 
 # %% [markdown]
 # ### Speed on the NLTCS
@@ -623,7 +627,8 @@ def find_nltcs():
 
 
 nltcs = find_nltcs()
-if nltcs is None:
+STAND_IN = nltcs is None
+if STAND_IN:
     stand_in = [(0, ())] + [(j, tuple(range(max(0, j - 2), j))) for j in range(1, 16)]
     nltcs = sample_network(stand_in, 21_574, weight=1.0, rng=3)
     print("using a simulated stand-in for the NLTCS")
@@ -895,7 +900,8 @@ print(f"{'distinct pairs over the repetitions':>44}" + "".join(
 print(f"for reference: a random network holds {np.mean(random_net):.2f} nats, the non-private greedy network "
       f"{np.mean(greedy):.2f}, the 29 largest pairs {np.sort(MI_PAIRS[np.triu_indices(P, 1)])[-29:].sum():.2f}")
 assert set(eps_keys) >= {"0.5", "1.0", "2.0", "5.0"}
-assert np.mean(random_net) < np.mean(held["0.5"]) < np.mean(held["5.0"]) < np.mean(greedy) + 1e-9
+if not STAND_IN:        # the stored study is of the real NLTCS
+    assert np.mean(random_net) < np.mean(held["0.5"]) < np.mean(held["5.0"]) < np.mean(greedy) + 1e-9
 assert all(np.all(np.array(stored["results"][e]["selected"]["n_margins"]) == 29) for e in eps_keys)
 
 # %%
