@@ -48,6 +48,10 @@ _ENTRY_POINTS = {
     "PrivacyModel": "augmentation", "laplace_mechanism": "mechanisms", "geometric_mechanism": "mechanisms",
     "PrivacyBudget": "accounting", "dirichlet_mle": "dirichlet", "check_compositions": "dirichlet",
     "size": "config", "to_netcdf": "results", "from_netcdf": "results",
+    "release_margins": "latent_class", "fit_latent_class": "latent_class",
+    "select_margins": "margin_selection", "select_and_release": "margin_selection",
+    "fit_nested": "nested", "release_summaries": "nested", "synthesize_households": "nested",
+    "NestedParams": "nested",
 }
 def _present(module):
     """True when the module's file is in the package (later layers appear as their notebooks land)."""
