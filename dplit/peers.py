@@ -14,6 +14,8 @@ __all__ = [
     "latent_class_estimate",
     "all_pairs",
     "estimate_errors",
+    "METHODS",
+    "compare_methods",
 ]
 
 
@@ -27,6 +29,7 @@ import math
 import random
 import re
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -190,7 +193,7 @@ class _SerialPool:
 def _datasynthesizer_session(seed):
     """Fast MI, serial pool, stdout and deprecation warnings silenced, global random states restored."""
     pb = _require("DataSynthesizer.lib.PrivBayes", "DataSynthesizer")
-    saved = (pb.mutual_information, pb.Pool, random.getstate(), np.random.get_state())
+    saved = (pb.mutual_information, pb.Pool, random.getstate(), np.random.get_state())  # noqa: NPY002 (the peer's global state)
     pb.mutual_information, pb.Pool = _mutual_information_codes, _SerialPool
     try:
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
@@ -198,12 +201,12 @@ def _datasynthesizer_session(seed):
                 warnings.simplefilter("ignore", cat)
             warnings.filterwarnings("ignore", "overflow encountered in exp", RuntimeWarning)   # huge eps: handled
             random.seed(seed)
-            np.random.seed(seed)
+            np.random.seed(seed)  # noqa: NPY002 (the peer's global state)
             yield pb
     finally:
         pb.mutual_information, pb.Pool = saved[0], saved[1]
         random.setstate(saved[2])
-        np.random.set_state(saved[3])
+        np.random.set_state(saved[3])  # noqa: NPY002 (the peer's global state)
 
 
 # %% notebooks/15b_peers.py, cell 15: PrivBayes through `DataSynthesizer`
@@ -351,4 +354,47 @@ def estimate_errors(estimate, truth, *, margins=None, level=0.95):
                                                   axis=-1), level)
         out["coverage"] = float(np.mean((lo <= true_m) & (true_m <= hi)))
         out["length"] = float(np.mean(hi - lo))
+    return out
+
+
+# %% notebooks/15b_peers.py, cell 21: One comparison, end to end
+METHODS = ("latent_class", "pgm", "privbayes")
+
+
+def compare_methods(records, eps, *, margins=None, truth=None, levels=None, methods=METHODS, k=10, n_iter=2000,
+                    n_warmup=1000, pgm_iters=1000, degree=2, rng=None, names=()):
+    """Release ``margins`` of ``records`` at ``eps`` and compare the methods on the same data and budget.
+
+    Returns a dict: ``estimates`` {method: PeerEstimate}, ``errors`` (a list of :func:`estimate_errors` dicts with
+    ``seconds`` added), ``skipped`` {method: reason (a peer not installed)}, ``release`` (the MarginRelease).
+    ``margins`` defaults to all two-way margins; ``truth`` to the records' own table.
+    """
+    from dplit.latent_class import release_margins
+
+    x = np.asarray(records)
+    margin_counts(x, [(0,)], levels)
+    levels = _check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
+    unknown = set(methods) - set(METHODS)
+    if unknown or not methods:
+        raise ValueError(f"methods must be a non-empty subset of {METHODS}, got {methods!r}")
+    margins = all_pairs(len(levels)) if margins is None else margins
+    if truth is None:
+        truth = np.bincount(np.ravel_multi_index(x.T, levels), minlength=math.prod(levels)).reshape(levels) / len(x)
+    s_release, s_lcm, s_pb = V.rng(rng).integers(2**31 - 1, size=3)
+    release = release_margins(x, margins, eps, levels=levels, rng=int(s_release), secure=False, names=names)
+    runs = {"latent_class": lambda: latent_class_estimate(release, k=k, n_iter=n_iter, n_warmup=n_warmup,
+                                                          rng=int(s_lcm)),
+            "pgm": lambda: pgm_fit(release, iters=pgm_iters),
+            "privbayes": lambda: privbayes_fit(x, eps, levels=levels, degree=degree, rng=int(s_pb), names=names)}
+    out = {"estimates": {}, "errors": [], "skipped": {}, "release": release}
+    for method in methods:
+        start = time.perf_counter()
+        try:
+            est = runs[method]()
+        except ImportError as err:
+            out["skipped"][method] = str(err)
+            continue
+        out["estimates"][method] = est
+        out["errors"].append(dict(estimate_errors(est, truth, margins=all_pairs(len(levels))),
+                                  seconds=time.perf_counter() - start))
     return out

@@ -101,6 +101,7 @@ import math
 import random
 import re
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -349,7 +350,7 @@ class _SerialPool:
 def _datasynthesizer_session(seed):
     """Fast MI, serial pool, stdout and deprecation warnings silenced, global random states restored."""
     pb = _require("DataSynthesizer.lib.PrivBayes", "DataSynthesizer")
-    saved = (pb.mutual_information, pb.Pool, random.getstate(), np.random.get_state())
+    saved = (pb.mutual_information, pb.Pool, random.getstate(), np.random.get_state())  # noqa: NPY002 (the peer's global state)
     pb.mutual_information, pb.Pool = _mutual_information_codes, _SerialPool
     try:
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
@@ -357,12 +358,12 @@ def _datasynthesizer_session(seed):
                 warnings.simplefilter("ignore", cat)
             warnings.filterwarnings("ignore", "overflow encountered in exp", RuntimeWarning)   # huge eps: handled
             random.seed(seed)
-            np.random.seed(seed)
+            np.random.seed(seed)  # noqa: NPY002 (the peer's global state)
             yield pb
     finally:
         pb.mutual_information, pb.Pool = saved[0], saved[1]
         random.setstate(saved[2])
-        np.random.set_state(saved[3])
+        np.random.set_state(saved[3])  # noqa: NPY002 (the peer's global state)
 
 
 # %%
@@ -383,12 +384,12 @@ for child, parents in [("a", ["b"]), ("a", ["b", "c"]), ("c", ["a", "b"])]:
     assert mine >= 0
 assert _mutual_information_codes(frame["a"], frame[["a"]]) > 1.0       # I(X; X) = H(X), about log 3
 if HAVE_DS:
-    state = np.random.get_state()[1].copy()
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 (the peer's global state)
     with _datasynthesizer_session(5):
-        inside = np.random.random()
+        inside = np.random.random()  # noqa: NPY002 (the peer's global state)
     with _datasynthesizer_session(5):
-        assert np.random.random() == inside                      # seeded inside
-    assert np.array_equal(np.random.get_state()[1], state)        # restored outside
+        assert np.random.random() == inside                      # noqa: NPY002 (seeded inside)
+    assert np.array_equal(np.random.get_state()[1], state)        # noqa: NPY002 (restored outside)
 
 # %% [markdown]
 # Now the wrapper: input checks, the CSV, the description, the product of the conditional tables.
@@ -611,3 +612,354 @@ for bad in [np.ones((2, 2, 2, 2)), truth_small[:1]]:
         assert "truth" in str(err)
     else:
         raise AssertionError("bad truth accepted")
+
+# %% [markdown]
+# ## One comparison, end to end
+#
+# `compare_methods` is what the figures, the benchmark and the explorer below run: release the margins once with
+# our geometric mechanism at `eps` (seeded, `secure=False`: a simulation), fit our model and private-pgm to that
+# release, run PrivBayes on the records at the same `eps`, and score each against the true table (by default the
+# records' own table: the confidential data the release protects). A peer that is not installed is skipped with
+# the reason recorded, never silently.
+
+# %%
+#| export
+METHODS = ("latent_class", "pgm", "privbayes")
+
+
+def compare_methods(records, eps, *, margins=None, truth=None, levels=None, methods=METHODS, k=10, n_iter=2000,
+                    n_warmup=1000, pgm_iters=1000, degree=2, rng=None, names=()):
+    """Release ``margins`` of ``records`` at ``eps`` and compare the methods on the same data and budget.
+
+    Returns a dict: ``estimates`` {method: PeerEstimate}, ``errors`` (a list of :func:`estimate_errors` dicts with
+    ``seconds`` added), ``skipped`` {method: reason (a peer not installed)}, ``release`` (the MarginRelease).
+    ``margins`` defaults to all two-way margins; ``truth`` to the records' own table.
+    """
+    from dplit.latent_class import release_margins
+
+    x = np.asarray(records)
+    margin_counts(x, [(0,)], levels)
+    levels = _check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
+    unknown = set(methods) - set(METHODS)
+    if unknown or not methods:
+        raise ValueError(f"methods must be a non-empty subset of {METHODS}, got {methods!r}")
+    margins = all_pairs(len(levels)) if margins is None else margins
+    if truth is None:
+        truth = np.bincount(np.ravel_multi_index(x.T, levels), minlength=math.prod(levels)).reshape(levels) / len(x)
+    s_release, s_lcm, s_pb = V.rng(rng).integers(2**31 - 1, size=3)
+    release = release_margins(x, margins, eps, levels=levels, rng=int(s_release), secure=False, names=names)
+    runs = {"latent_class": lambda: latent_class_estimate(release, k=k, n_iter=n_iter, n_warmup=n_warmup,
+                                                          rng=int(s_lcm)),
+            "pgm": lambda: pgm_fit(release, iters=pgm_iters),
+            "privbayes": lambda: privbayes_fit(x, eps, levels=levels, degree=degree, rng=int(s_pb), names=names)}
+    out = {"estimates": {}, "errors": [], "skipped": {}, "release": release}
+    for method in methods:
+        start = time.perf_counter()
+        try:
+            est = runs[method]()
+        except ImportError as err:
+            out["skipped"][method] = str(err)
+            continue
+        out["estimates"][method] = est
+        out["errors"].append(dict(estimate_errors(est, truth, margins=all_pairs(len(levels))),
+                                  seconds=time.perf_counter() - start))
+    return out
+
+
+# %%
+cmp_small = compare_methods(x_small, 1.0, k=2, n_iter=n_iter, n_warmup=n_warm, pgm_iters=pgm_iters, rng=5)
+for row in cmp_small["errors"]:
+    print(f"{row['method']:>13}: full-table TV {row['full_tv']:.3f}, two-way MAE {row['margin_mae']:.4f}, "
+          f"{row['seconds']:.1f} s")
+print("skipped:", cmp_small["skipped"] or "none")
+assert set(cmp_small["estimates"]) | set(cmp_small["skipped"]) == set(METHODS)
+assert cmp_small["release"].eps == 1.0 and cmp_small["release"].margins == tuple(pairs4)
+assert all(np.isclose(e.table.sum(), 1) for e in cmp_small["estimates"].values())
+try:
+    compare_methods(x_small, 1.0, methods=("lcm",))
+except ValueError as err:
+    assert "methods" in str(err)
+else:
+    raise AssertionError("unknown method accepted")
+
+# %% [markdown]
+# ## Fig. 3 of Nixon et al.: the ACS $2^5$ table
+#
+# Nixon et al. (Sec. 4.3, Fig. 3) plot, for one sample of ACS persons, the true full-table probabilities of the
+# 32 cells of (CIT, AGE, RACE, SEX, INC) against the estimates of their model and of PrivBayes at
+# $\epsilon \in \{0.25, 0.5, 1\}$, and find the two close, PrivBayes slightly better for the largest cells. We draw
+# one sample of 10,000 people from the 14-state ACS 2018 population shipped with dplit (the paper's 2016 national
+# file is not available here; notebook 14 describes the data), release all ten two-way tables once per $\epsilon$,
+# and run the three methods. Our model's posterior 95% intervals of the full-table cells are drawn as bars; the
+# peers give points only.
+
+# %%
+acs_counts, acs_names = load_acs_counts()
+acs_pop = acs_counts / acs_counts.sum()
+acs_sample = np.array(np.unravel_index(np.random.default_rng(SEED).choice(32, size=10_000, p=acs_pop.ravel()),
+                                       (2,) * 5)).T
+acs_truth = np.bincount(np.ravel_multi_index(acs_sample.T, (2,) * 5), minlength=32).reshape((2,) * 5) / 10_000
+t0 = time.perf_counter()
+acs_live = {eps: compare_methods(acs_sample, eps, k=10, n_iter=n_iter, n_warmup=n_warm, pgm_iters=pgm_iters,
+                                 rng=SEED + i, names=acs_names) for i, eps in enumerate(ACS_EPS)}
+print(f"ACS, one sample, three eps: {time.perf_counter() - t0:.0f} s; skipped: "
+      f"{sorted(set().union(*[set(r['skipped']) for r in acs_live.values()])) or 'none'}")
+print(f"{'eps':>5} {'method':>13} {'full-table TV':>14} {'two-way MAE':>12} {'coverage':>9} {'seconds':>8}")
+for eps, res in acs_live.items():
+    for row in res["errors"]:
+        cov = f"{row['coverage']:.2f}" if "coverage" in row else "-"
+        print(f"{eps:>5} {row['method']:>13} {row['full_tv']:>14.3f} {row['margin_mae']:>12.4f} {cov:>9} "
+              f"{row['seconds']:>8.1f}")
+noise_only = {eps: np.abs(res["release"].flat_counts / 1e4
+                          - np.concatenate(margin_counts(acs_sample, all_pairs(5), (2,) * 5)) / 1e4).mean()
+              for eps, res in acs_live.items()}
+print("the noisy two-way counts themselves, MAE:", {e: round(v, 4) for e, v in noise_only.items()})
+for res in acs_live.values():
+    for row in res["errors"]:
+        assert row["full_tv"] < 0.15 and row["margin_mae"] < 0.02        # every method recovers the table roughly
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+STYLE = {"latent_class": ("C0", "o", "latent classes (ours, 95% interval)"), "pgm": ("C1", "s", "private-pgm"),
+         "privbayes": ("C2", "^", "PrivBayes (k = 2)")}
+
+
+def plot_table_estimates(results, truth, title, axes=None):
+    """One panel per eps: true vs estimated full-table probabilities, a colour and marker per method."""
+    if axes is None:
+        _, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 4.1), squeeze=False)
+        axes = axes[0]
+    t = truth.ravel()
+    for ax, (eps, res) in zip(axes, results.items()):
+        for method, est in res["estimates"].items():
+            colour, marker, label = STYLE[method]
+            if method == "latent_class":
+                full = tuple(range(len(est.levels)))
+                mean, lo, hi = cell_intervals(margin_draws(est.details["fit"], full))
+                ax.errorbar(t, mean, yerr=[mean - lo, hi - mean], fmt=marker, color=colour, ms=4, lw=0.7,
+                            label=label)
+            else:
+                ax.plot(t, est.table.ravel(), marker, color=colour, ms=4, alpha=0.8, label=label)
+        lim = (max(t[t > 0].min() / 3, 1e-5), 1.0)
+        ax.plot(lim, lim, "k:", lw=0.8)
+        ax.set(xscale="log", yscale="log", xlim=lim, ylim=lim, title=f"{title}, eps = {eps}",
+               xlabel="true probability")
+    axes[0].set_ylabel("estimate")
+    axes[0].legend(fontsize=8, loc="upper left")
+    return axes
+
+
+plot_table_estimates(acs_live, acs_truth, "ACS 2^5")
+plt.tight_layout()
+
+# %% [markdown]
+# ### Over repeated samples (stored)
+#
+# One sample says little about which method is better. `benchmarks/bench_peers.py` repeats the experiment (new
+# sample, new noise each time; the command is in its `command` field) and stores means and standard deviations
+# over repetitions. Coverage is our posterior 95% intervals' coverage of the sample's 40 two-way cells; the peers
+# have none to report.
+
+# %%
+def read_stored(name):
+    """The stored benchmark results ``benchmarks/results/<name>.json``, or None (with a note) when absent."""
+    path = RESULTS / f"{name}.json"
+    if not path.exists():
+        print(f"{path} not found: run benchmarks/bench_peers.py")
+        return None
+    return json.loads(path.read_text())
+
+
+def print_summary(stored):
+    """The stored means (sd) per eps and method."""
+    print(f"{stored['data']}: {stored['reps']} repetitions, {stored['margins']} margins, truth = {stored['truth']}")
+    print(f"  command: .venv/bin/python {stored['command']}  ({stored['seconds'] / 60:.0f} min)")
+    print(f"  versions: {', '.join(f'{k} {v}' for k, v in stored['versions'].items() if v)}")
+    print(f"{'eps':>5} {'method':>13} {'full-table TV':>16} {'two-way MAE':>17} {'95% coverage':>13} {'s/fit':>6}")
+    for s in stored["summary"]:
+        cov = f"{s['coverage']:.2f}" if "coverage" in s else "none"
+        print(f"{s['eps']:>5} {s['method']:>13} {s['full_tv']:>8.3f} ({s['full_tv_sd']:.3f}) "
+              f"{s['margin_mae']:>9.4f} ({s['margin_mae_sd']:.4f}) {cov:>13} {s['seconds']:>6.1f}")
+
+
+acs_stored = read_stored("peers_acs")
+if acs_stored is not None:
+    print_summary(acs_stored)
+    assert {s["method"] for s in acs_stored["summary"]} == set(METHODS) and set(acs_stored["eps"]) == set(ACS_EPS)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+def plot_stored(stored, title):
+    """Mean error (+- 1 sd over repetitions) against eps, one line per method: full table and two-way cells."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for method in METHODS:
+        rows = [s for s in stored["summary"] if s["method"] == method]
+        if not rows:
+            continue
+        colour, marker, label = STYLE[method]
+        eps = [s["eps"] for s in rows]
+        for ax, f in zip(axes, ("full_tv", "margin_mae")):
+            ax.errorbar(eps, [s[f] for s in rows], yerr=[s[f + "_sd"] for s in rows], fmt=marker + "-",
+                        color=colour, label=label.replace(", 95% interval", ""), capsize=3)
+    axes[0].set(xscale="log", xlabel="eps", ylabel="total variation, full table", title=f"{title}: full table")
+    axes[1].set(xscale="log", xlabel="eps", ylabel="mean |error|, two-way cells", title=f"{title}: two-way cells")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+
+
+if acs_stored is not None:
+    plot_stored(acs_stored, f"ACS, {acs_stored['reps']} samples")
+
+# %% [markdown]
+# ## NLTCS: 16 binary variables (Sec. 5)
+#
+# The NLTCS benchmark file (21,574 people, 16 disability items; `dplit.datasets.load_nltcs`, a local copy or a
+# download, see notebook 14) is the confidential data: its own $2^{16}$-cell table is the truth, so full-table
+# errors are computable. All 120 two-way margins are released (eps / 120 each), our model has $k = 7$ classes as in
+# notebook 14, PrivBayes builds its own degree-2 network from the records. (The paper released 29 tables chosen by
+# PrivBayes with a quarter of the budget; we compare on all two-way margins so that no method depends on a margin
+# selection, the subject of notebook 15.)
+#
+# private-pgm is the slow one here: all pairs of 16 variables make one junction-tree clique of all 16 variables
+# ($2^{16}$ cells), and 1,000 mirror-descent iterations took **369 s** for one fit on this machine (on the 29-table
+# band $(j, j+1), (j, j+2)$ it took 28 s). So the live run below compares our model and PrivBayes at one
+# $\epsilon$, and private-pgm enters through the stored results (250 iterations per fit, about 1.5 minutes each).
+
+# %%
+def find_nltcs():
+    """The NLTCS records, or None when no local copy and no download is available."""
+    from dplit.datasets import load_nltcs
+
+    for home in (Path("..") / ".." / "shared" / "data" / "nltcs", None):
+        try:
+            return load_nltcs(data_home=home, download=home is None)
+        except OSError as err:
+            print(f"NLTCS not available from {home or 'the download'}: {type(err).__name__}")
+    return None
+
+
+nltcs = find_nltcs()
+NLTCS_NAMES = [f"v{j}" for j in range(16)]
+NLTCS_EPS = 1.0
+nltcs_live = None
+if nltcs is not None:
+    nltcs_truth = np.bincount(np.ravel_multi_index(nltcs.T, (2,) * 16), minlength=2**16).reshape((2,) * 16)
+    nltcs_truth = nltcs_truth / nltcs.shape[0]
+    t0 = time.perf_counter()
+    nltcs_live = compare_methods(nltcs, NLTCS_EPS, methods=("latent_class", "privbayes"), k=7, n_iter=n_iter,
+                                 n_warmup=n_warm, rng=SEED, names=NLTCS_NAMES)
+    print(f"NLTCS at eps = {NLTCS_EPS}, all 120 two-way margins: {time.perf_counter() - t0:.0f} s")
+    for row in nltcs_live["errors"]:
+        print(f"  {row['method']:>13}: full-table TV {row['full_tv']:.3f}, two-way MAE {row['margin_mae']:.4f}, "
+              f"largest {row['margin_max']:.3f}" + (f", coverage {row['coverage']:.2f}" if "coverage" in row else ""))
+    assert all(row["margin_mae"] < 0.05 for row in nltcs_live["errors"])
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if nltcs_live is not None:
+    pairs16 = all_pairs(16)
+    true2 = np.concatenate([PeerEstimate("t", 1, (2,) * 16, nltcs_truth).margin(m) for m in pairs16])
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.1))
+    for method, est in nltcs_live["estimates"].items():
+        colour, marker, label = STYLE[method]
+        est2 = np.concatenate([est.margin(m) for m in pairs16])
+        if method == "latent_class":
+            mean, lo, hi = cell_intervals(np.concatenate([margin_draws(est.details["fit"], m) for m in pairs16],
+                                                         axis=-1))
+            axes[0].errorbar(true2, mean, yerr=[mean - lo, hi - mean], fmt=marker, color=colour, ms=2.5, lw=0.5,
+                             label=label)
+        else:
+            axes[0].plot(true2, est2, marker, color=colour, ms=2.5, alpha=0.7, label=label)
+        big = nltcs_truth.ravel() > 0
+        axes[1].plot(nltcs_truth.ravel()[big], est.table.ravel()[big], marker, color=colour, ms=2.5, alpha=0.6,
+                     label=label)
+    for ax, what in zip(axes, ("480 two-way cells", "full-table cells with data")):
+        ax.plot([1e-5, 1], [1e-5, 1], "k:", lw=0.8)
+        ax.set(xscale="log", yscale="log", xlim=(1e-5, 1), ylim=(1e-7, 1), xlabel="true probability",
+               ylabel="estimate", title=f"NLTCS, eps = {NLTCS_EPS}: {what}")
+    axes[0].legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+
+# %% [markdown]
+# ### Over repeated noise draws (stored), with private-pgm
+
+# %%
+nltcs_stored = read_stored("peers_nltcs")
+if nltcs_stored is not None:
+    print_summary(nltcs_stored)
+    assert {s["method"] for s in nltcs_stored["summary"]} == set(METHODS)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if nltcs_stored is not None:
+    plot_stored(nltcs_stored, f"NLTCS, {nltcs_stored['reps']} noise draws")
+
+# %% [markdown]
+# ## Explore
+#
+# `explore_peers` reruns the ACS comparison for one $\epsilon$ and seed (a new release and new PrivBayes noise;
+# the same sample) and plots the three methods as in Fig. 3; it returns the figure and the error rows.
+
+# %%
+def explore_peers(eps=1.0, seed=1, k=10):
+    """ACS sample: release all two-way margins at ``eps``, run the installed methods, plot; (figure, errors)."""
+    res = compare_methods(acs_sample, eps, k=k, n_iter=n_iter, n_warmup=n_warm, pgm_iters=pgm_iters, rng=seed,
+                          names=acs_names)
+    fig, ax = plt.subplots(figsize=(5, 4.3))
+    plot_table_estimates({eps: res}, acs_truth, "ACS", axes=[ax])
+    fig.tight_layout()
+    return fig, res["errors"]
+
+
+fig, explore_rows = explore_peers()
+print({row["method"]: round(row["full_tv"], 3) for row in explore_rows})
+assert {row["method"] for row in explore_rows} >= {"latent_class"}
+plt.close("all")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from ipywidgets import FloatLogSlider, IntSlider, interactive  # noqa: E402
+
+interactive(lambda eps, seed, k: explore_peers(eps, seed, k)[0],
+            eps=FloatLogSlider(value=1.0, base=10, min=-1.5, max=1, step=0.1), seed=IntSlider(value=1, min=0, max=20),
+            k=IntSlider(value=10, min=1, max=15))
+
+# %% [markdown]
+# ## What we found
+#
+# Numbers from the stored runs above (`benchmarks/bench_peers.py --reps 10 --nltcs-reps 2`), means over
+# repetitions:
+#
+# * **ACS $2^5$ (Fig. 3).** All three methods recover the 32 full-table cells well; none dominates. At
+#   $\epsilon = 0.25$ our model has the smallest full-table error (total variation 0.035 vs 0.039 for private-pgm and
+#   0.044 for PrivBayes); at $\epsilon = 0.5$ and $1$ private-pgm is best (0.020 and 0.013) and our model is last
+#   (0.028 and 0.022), PrivBayes in between. On the two-way cells private-pgm's estimates at $\epsilon = 1$ are
+#   *closer* to the truth than the noisy counts it was given (it projects them onto consistent margins), ours are
+#   not: with ten classes the latent-class model smooths real two-way structure away. The paper's Fig. 3 found
+#   its model and PrivBayes close, PrivBayes a little better on the large cells; so do we.
+# * **Uncertainty.** Only our model gives it: its posterior 95% intervals (with `weight="auto"`) covered the
+#   sample's two-way cells 91-96% of the time. private-pgm and PrivBayes return point estimates; an interval for
+#   them would need a further resampling scheme that neither package provides.
+# * **NLTCS $2^{16}$.** NLTCS_FINDINGS
+# * **Cost.** On ACS every method takes seconds. On NLTCS with all 120 pairs private-pgm's single 16-variable
+#   clique costs minutes per fit (6 minutes for 1,000 iterations unloaded, 9 minutes for 250 on the loaded
+#   machine), our sampler about 10-40 s, PrivBayes 7-20 s *after* our mutual-information speed-up (the package's
+#   own would take several minutes).
+# * **Budgets.** The comparison is at equal $\epsilon$ under bounded DP. DataSynthesizer's own accounting is not:
+#   its conditional tables are calibrated to sensitivity 1 and its description also holds one-way histograms, so
+#   `epsilon = e` there is $2.5e$ in our accounting; our wrapper passes $2\epsilon/3$ and drops the histograms.
+#
+# ## When to use this
+#
+# * To **compare a new method** against the standard peers on the same release: `compare_methods` (or `pgm_fit`
+#   on any `MarginRelease`, and `privbayes_fit` on the records at the same budget). Install the peers with
+#   `pip install dplit[peers]`; private-pgm brings JAX.
+# * If you need **intervals** for cells, or synthetic data sets that propagate the noise (notebook 14): the
+#   latent-class model, the only one of the three with a posterior.
+# * If you need the **most accurate point estimates** of a small table from moderately noisy margins: private-pgm
+#   on the same release, at no extra privacy cost (it is post-processing); with many variables and all pairs
+#   released, expect its exact inference to be slow.
+# * If the agency has **not chosen the margins**: PrivBayes chooses them from the data with part of the budget; at
+#   our budgets its choice costs accuracy on the margins it did not choose (notebook 15 studies margin selection).
+# * Not as a ranking of the methods in general: one table of 5 variables and one of 16, a few repetitions, the
+#   peers at their default settings.
