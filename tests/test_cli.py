@@ -170,6 +170,17 @@ def test_top_level_entry_points_are_lazy():
     assert (ROOT / "dplit" / "py.typed").exists()
 
 
+def test_every_top_level_entry_point_is_public_in_its_module():
+    import importlib
+
+    import dplit
+
+    for name, module in dplit._ENTRY_POINTS.items():
+        mod = importlib.import_module(f"dplit.{module}")
+        assert name in mod.__all__, f"dplit.{name}: not in dplit.{module}.__all__"
+        assert getattr(dplit, name) is getattr(mod, name)
+
+
 def test_release_by_library_loads_in_cli(tmp_path, capsys):
     X = np.random.default_rng(2).dirichlet([2.0, 3.0, 4.0], size=300)
     rel = release(X, 1.0, 0.5, CANDS, 0.01, rng=1, secure=False)
