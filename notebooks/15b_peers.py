@@ -948,14 +948,15 @@ interactive(lambda eps, seed, k: explore_peers(eps, seed, k)[0],
 # * **Uncertainty.** Only our model gives it: its posterior 95% intervals (with `weight="auto"`) covered the
 #   sample's two-way cells 91-96% of the time. private-pgm and PrivBayes return point estimates; an interval for
 #   them would need a further resampling scheme that neither package provides.
-# * **NLTCS $2^{16}$.** With all 120 two-way margins released (2 noise draws per $\epsilon \in \{0.5, 1, 2\}$), private-pgm
-#   is the most accurate on both counts (full-table total variation 0.32, 0.26, 0.22; two-way mean absolute error
+# * **NLTCS $2^{16}$.** With all 120 two-way margins released (2 noise draws per
+#   $\epsilon \in \{0.5, 1, 2\}$), private-pgm is the most accurate on both counts (full-table total variation 0.32, 0.26, 0.22; two-way mean absolute error
 #   0.0092, 0.0054, 0.0027), our model is close on the two-way cells (0.0094, 0.0059, 0.0039) but not on the full
 #   table (0.39, 0.35, 0.36: seven classes cannot follow the table's higher-order structure, and more budget does
 #   not help), and PrivBayes is last on both (0.53-0.43; 0.031-0.025): with $\epsilon / 3$ spread over 15
 #   exponential-mechanism choices its network is close to random, and pairs that are not in a family are
-#   predicted badly (largest two-way error 0.07-0.15, against 0.02-0.05 for ours and 0.01-0.04 for pgm). Full-table errors are large for
-#   every method because the table is sparse (21,574 people in 65,536 cells, most with none or one). Our 95%
+#   predicted badly (largest two-way error 0.07-0.15, against 0.02-0.05 for ours and 0.01-0.04 for pgm).
+#   Full-table errors are large for every method because the table is sparse (21,574 people in 65,536 cells,
+#   most with none or one). Our 95%
 #   intervals covered 86-93% of the 480 true two-way cells.
 # * **Cost.** On ACS every method takes seconds. On NLTCS with all 120 pairs private-pgm's single 16-variable
 #   clique costs minutes per fit (6 minutes for 1,000 iterations unloaded, 9 minutes for 250 on the loaded
