@@ -48,6 +48,9 @@
 # | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
 # | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic | dapper |
 # | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins | Nixon et al. |
+# | `15_margin_selection` | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
+# | `15b_peers` | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
+# | `16_nested_households` | `dplit.nested` | individuals within households: nested latent classes from noisy summaries | Nixon et al. Supp. Sec. 1 |
 #
 # Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).
 
