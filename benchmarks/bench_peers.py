@@ -4,6 +4,7 @@ repeated over samples (ACS) or noise draws (NLTCS); small results for the notebo
 Needs the optional peers (private-pgm brings JAX):
 
     .venv/bin/pip install -e ".[peers]"
+    .venv/bin/python benchmarks/bench_peers.py                                # one ACS sample, prints only (make bench)
     .venv/bin/python benchmarks/bench_peers.py --reps 10                      # ACS and NLTCS, about 20 minutes
     .venv/bin/python benchmarks/bench_peers.py --data acs --reps 10           # ACS only, a few minutes
 
@@ -88,13 +89,17 @@ def run(data, reps, eps_list, pgm_iters, seed):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", choices=("acs", "nltcs", "both"), default="both")
-    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=None,
+                    help="repetitions; the results are written only when given (default: one ACS sample, printed)")
     ap.add_argument("--nltcs-reps", type=int, default=None, help="repetitions for NLTCS (default: --reps)")
     ap.add_argument("--pgm-iters-nltcs", type=int, default=250,
                     help="mirror-descent iterations on NLTCS (120 cliques on 16 variables: 1,000 take ~6 minutes)")
     ap.add_argument("--seed", type=int, default=20261124)
     args = ap.parse_args(argv)
     OUT.mkdir(exist_ok=True)
+    write = args.reps is not None
+    if not write:               # make bench: a couple of minutes, the stored study left as it is
+        args.data, args.reps = "acs", 1
     jobs = []
     if args.data in ("acs", "both"):
         jobs.append(("acs", args.reps, (0.25, 0.5, 1.0), 1000))
@@ -105,8 +110,11 @@ def main(argv=None):
         result = run(data, reps, eps_list, iters, args.seed)
         result["seconds"] = time.perf_counter() - t0
         path = OUT / f"peers_{data}.json"
-        path.write_text(json.dumps(result, indent=1))
-        print(f"wrote {path} ({result['seconds']:.0f} s)")
+        if write and result["skipped"]:
+            print(f"not writing {path}: a peer is missing ({', '.join(result['skipped'])}); install .[peers]")
+        elif write:
+            path.write_text(json.dumps(result, indent=1))
+            print(f"wrote {path} ({result['seconds']:.0f} s)")
         for s in result["summary"]:
             print(f"  eps {s['eps']:<5} {s['method']:>13}: TV {s['full_tv']:.3f}, MAE {s['margin_mae']:.4f}"
                   + (f", coverage {s['coverage']:.2f}" if "coverage" in s else ""))
