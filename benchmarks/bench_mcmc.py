@@ -12,7 +12,10 @@ Prints
 5. ESS_bulk per second on ../shared/benchmarks/dapper_compositional_release.csv next to the R package
    dapper's figure recorded there (0.11 ESS_bulk/s; one chain, ESS over total run time);
 6. a larger simulation-based calibration than the test suite's: d = 3, n = 200, a = 1e-3, eps = 1, p1,
-   for DPMCMC (must be uniform) and DPreMCMC with b = 50 (an approximation: shows how far off it is).
+   19 draws thinned by 60, for DPMCMC (must be uniform), for the same chain without the joint and ancillary
+   moves (steps iii-iv: same target, slower mixing, so a failure there is autocorrelation of the thinned
+   draws, not a bias) and DPreMCMC with b = 50 (an approximation: shows how far off it is); then an SBC
+   thinned by the ESS (Talts et al.). ``--sbc-only`` runs only the DPMCMC SBCs (``--sbc-reps``, default 1200).
 ESS is ArviZ's rank-normalised bulk ESS. Timings exclude numba compilation (a warm-up call first).
 The machine is shared: figures move from run to run; the ratios in the same process are the point.
 """
@@ -137,13 +140,17 @@ def bench_dapper(n_iter):
           f"{e2.min() / rt2 / DAPPER_ESS_PER_S:.0f}x dapper; MPSRF {mpsrf(res2):.3f}")
 
 
-def bench_sbc(n_rep):
+def bench_sbc(n_rep, remcmc=True):
+    """SBC thinned by 60: DPMCMC, the same chain without steps (iii)-(iv) (same target, slower mixing), DPreMCMC."""
     print("\nsimulation-based calibration, d = 3, n = 200, a = 1e-3, eps = 1, p1, 19 draws thinned by 60:")
-    for label, b, reps in [("DPMCMC", None, n_rep), ("DPreMCMC b=50", 50, n_rep // 2)]:
+    runs = [("DPMCMC", None, n_rep, True), ("DPMCMC, no (iii)-(iv)", None, n_rep, False)]
+    if remcmc:
+        runs.append(("DPreMCMC b=50", 50, n_rep // 2, True))
+    for label, b, reps, moves in runs:
         t0 = time.perf_counter()
-        ranks = M._sbc_ranks(reps, n=200, d=3, a=1e-3, eps=1.0, b=b, rng=78)
+        ranks = M._sbc_ranks(reps, n=200, d=3, a=1e-3, eps=1.0, b=b, moves=moves, rng=78)
         p = rank_uniformity_pvalues(ranks)
-        print(f"  {label:14s} {reps} replications ({time.perf_counter() - t0:.0f} s): chi-square p-values of rank "
+        print(f"  {label:22s} {reps} replications ({time.perf_counter() - t0:.0f} s): chi-square p-values of rank "
               f"uniformity {np.array2string(p, precision=3)}")
 
 
@@ -182,9 +189,12 @@ def bench_sbc_thinned_by_ess(n_rep, L=19):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="longer chains and n_slice up to 1000")
-    parser.add_argument("--sbc-only", action="store_true", help="only the SBC thinned by the ESS")
+    parser.add_argument("--sbc-only", action="store_true",
+                        help="only the SBCs of DPMCMC: thinned by 60 (with and without steps iii-iv), by the ESS")
+    parser.add_argument("--sbc-reps", type=int, default=None, help="replications of the SBC thinned by 60")
     args = parser.parse_args()
     if args.sbc_only:
+        bench_sbc(args.sbc_reps or 1200, remcmc=False)
         bench_sbc_thinned_by_ess(2000 if args.full else 1000)
         return
     t0 = time.perf_counter()
@@ -194,7 +204,7 @@ def main():
     bench_paper_settings(40_000 if args.full else 10_000)
     bench_memory()
     bench_dapper(100_000 if args.full else 40_000)
-    bench_sbc(2000 if args.full else 600)
+    bench_sbc(args.sbc_reps or (2000 if args.full else 1200))
     bench_sbc_thinned_by_ess(2000 if args.full else 1000)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 

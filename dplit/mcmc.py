@@ -27,6 +27,7 @@ from dplit.dirichlet import (
     _log_dirichlet_draws_reference,
     _log_std_gamma_kernel,
     _logsumexp_kernel,
+    _trigamma,
     in_stat_range,
 )
 from dplit.priors import (
@@ -38,6 +39,7 @@ from dplit.priors import (
     make_prior,
 )
 from dplit.release import Release
+from dplit.results import name_components
 from dplit.sampling import Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 
@@ -206,14 +208,265 @@ def _sweep_arguments(alpha, power, mode):
     return alpha_prop, coef
 
 
-# %% notebooks/07_mcmc.py, cell 16: One chain: the kernel and its driver
+# %% notebooks/07_mcmc.py, cell 16: Step (iii): a joint move of $\boldsymbol\alpha$ and the records along the concentration
+@njit(cache=True, nogil=True)
+def _clr_spread_kernel(alpha):
+    """V(alpha) = sum_j trigamma(alpha_j): the clr spread of Dirichlet(alpha) up to the factor 1 - 1/d."""
+    v = 0.0
+    for j in range(alpha.size):
+        v += _trigamma(alpha[j])
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _joint_log_target_kernel(theta, T, C, m, n_rec, s_L, inv_scale, kind, shape, rate, prec):
+    """log pi(theta, clr records) of eq. (2), up to a constant, from the sums T (all records) and C (per block)."""
+    d = theta.size
+    alpha = np.exp(theta)
+    a0 = 0.0
+    out = 0.0
+    for j in range(d):
+        a0 += alpha[j]
+        out += alpha[j] * T[j] - n_rec * math.lgamma(alpha[j]) + theta[j]
+    out += n_rec * math.lgamma(a0) + _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
+    for b in range(m.size):
+        for j in range(d):
+            out -= abs(s_L[b, j] - C[b, j] / m[b]) * inv_scale[b]
+    return out if out == out else -np.inf
+
+
+@njit(cache=True, nogil=True)
+def _joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_shift, dshift, kind, shape, rate,
+                       prec, buf, rng):
+    """One proposal of the joint move T_(u, delta) (alpha scaled by e^u and shifted, clr records with it), in place.
+
+    u ~ N(0, step_u^2) (0 when step_u = 0); delta = step_shift * (xi - mean(xi)), xi ~ N(0, I)
+    (0 when step_shift = 0); theta += u + dshift * delta. logx holds the log records of every
+    block (block b: rows starts[b]:starts[b+1]); buf is scratch of its shape. Returns 1 if accepted.
+    """
+    n_rec, d = logx.shape
+    k = starts.size - 1
+    m = np.empty(k)
+    for b in range(k):
+        m[b] = starts[b + 1] - starts[b]
+    centre = np.zeros(d)
+    T = np.zeros(d)
+    C = np.zeros((k, d))
+    for b in range(k):                  # the centre of the clr, and the current sums
+        for i in range(starts[b], starts[b + 1]):
+            row = 0.0
+            for j in range(d):
+                row += logx[i, j]
+                T[j] += logx[i, j]
+                C[b, j] += max(logx[i, j], log_a)
+            row /= d
+            for j in range(d):
+                centre[j] += logx[i, j] - row
+    for j in range(d):
+        centre[j] /= n_rec
+    u = step_u * rng.standard_normal() if step_u > 0.0 else 0.0
+    delta = np.zeros(d)
+    if step_shift > 0.0:
+        for j in range(d):
+            delta[j] = step_shift * rng.standard_normal()
+        delta -= delta.mean()
+    theta_new = theta + u + dshift * delta
+    rho = math.sqrt(_clr_spread_kernel(np.exp(theta_new)) / _clr_spread_kernel(np.exp(theta)))
+    T_new = np.zeros(d)
+    C_new = np.zeros((k, d))
+    z = np.empty(d)
+    for b in range(k):                  # the moved records: softmax of the scaled clr, in logs
+        for i in range(starts[b], starts[b + 1]):
+            row = 0.0
+            for j in range(d):
+                row += logx[i, j]
+            row /= d
+            top = -np.inf
+            for j in range(d):
+                z[j] = centre[j] + delta[j] + rho * (logx[i, j] - row - centre[j])
+                top = max(top, z[j])
+            tot = 0.0
+            for j in range(d):
+                tot += math.exp(z[j] - top)
+            lse = top + math.log(tot)
+            for j in range(d):
+                buf[i, j] = z[j] - lse
+                T_new[j] += buf[i, j]
+                C_new[b, j] += max(buf[i, j], log_a)
+    log_r = (_joint_log_target_kernel(theta_new, T_new, C_new, m, n_rec, s_L, inv_scale, kind, shape, rate, prec)
+             - _joint_log_target_kernel(theta, T, C, m, n_rec, s_L, inv_scale, kind, shape, rate, prec)
+             + (n_rec - 1) * (d - 1) * math.log(rho))
+    if log_r >= 0.0 or rng.standard_exponential() > -log_r:
+        theta[:] = theta_new
+        logx[:] = buf
+        return 1
+    return 0
+
+
+def _joint_move_reference(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_shift, dshift, prior_logpdf, rng,
+                          jacobian=True):
+    """NumPy twin of `_joint_move_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.
+
+    ``jacobian=False`` leaves out |J_u| = rho^((N-1)(d-1)): a wrong variant for the checks.
+    """
+    n_rec, d = logx.shape
+    blocks = [slice(starts[b], starts[b + 1]) for b in range(len(starts) - 1)]
+
+    def log_target(th, y):
+        al = np.exp(th)
+        lap = sum(np.abs(s_L[b] - np.maximum(y[sl], log_a).mean(axis=0)).sum() * inv_scale[b]
+                  for b, sl in enumerate(blocks))
+        return (al @ y.sum(axis=0) - n_rec * (special.gammaln(al).sum() - special.gammaln(al.sum()))
+                + prior_logpdf(al) + th.sum() - lap)
+
+    z = logx - logx.mean(axis=1, keepdims=True)
+    centre = z.mean(axis=0)
+    u = step_u * rng.standard_normal() if step_u > 0 else 0.0
+    delta = step_shift * rng.standard_normal(d) if step_shift > 0 else np.zeros(d)
+    delta -= delta.mean()
+    th_new = theta + u + dshift * delta
+    rho = np.sqrt(special.polygamma(1, np.exp(th_new)).sum() / special.polygamma(1, np.exp(theta)).sum())
+    z_new = centre + delta + rho * (z - centre)
+    y_new = z_new - special.logsumexp(z_new, axis=1, keepdims=True)
+    log_r = log_target(th_new, y_new) - log_target(theta, logx)
+    if jacobian:
+        log_r += (n_rec - 1) * (d - 1) * np.log(rho)
+    if log_r >= 0.0 or rng.standard_exponential() > -log_r:
+        theta[:] = th_new
+        logx[:] = y_new
+        return 1
+    return 0
+
+
+# %% notebooks/07_mcmc.py, cell 20: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
+@njit(cache=True, nogil=True)
+def _cube_root_moments(alpha):
+    """Mean and sd of G^(1/3), G ~ Gamma(alpha_j), per component (exact, from log-gamma ratios)."""
+    d = alpha.size
+    m = np.empty(d)
+    s = np.empty(d)
+    for j in range(d):
+        lg = math.lgamma(alpha[j])
+        m[j] = math.exp(math.lgamma(alpha[j] + 1.0 / 3.0) - lg)
+        s[j] = math.sqrt(max(math.exp(math.lgamma(alpha[j] + 2.0 / 3.0) - lg) - m[j] * m[j], 0.0))
+    return m, s
+
+
+@njit(cache=True, nogil=True)
+def _ancillary_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, kind, shape, rate, prec, buf,
+                           rng):
+    """One proposal of the ancillary move (theta += prop_chol xi, records at fixed cube-root scores), in place.
+
+    logx holds the log records of every block (block b: rows starts[b]:starts[b+1]); buf is
+    scratch of its shape. Returns 1 if accepted, else 0.
+    """
+    n_rec, d = logx.shape
+    k = starts.size - 1
+    xi = np.empty(d)
+    for j in range(d):
+        xi[j] = rng.standard_normal()
+    theta_new = theta + prop_chol @ xi
+    for j in range(d):
+        if theta_new[j] > 30.0 or theta_new[j] < -30.0:
+            return 0
+    alpha = np.exp(theta)
+    alpha_new = np.exp(theta_new)
+    m, s = _cube_root_moments(alpha)
+    m_new, s_new = _cube_root_moments(alpha_new)
+    a0 = alpha.sum()
+    log_r = 0.0
+    for j in range(d):
+        if not (s[j] > 0.0 and s_new[j] > 0.0):
+            return 0
+        log_r += (theta_new[j] - theta[j]) - n_rec * (math.lgamma(alpha_new[j]) - math.lgamma(alpha[j])
+                                                     - math.log(s_new[j] / s[j]))
+    log_r += (_prior_logpdf_kernel(alpha_new, kind, shape, rate, prec)
+              - _prior_logpdf_kernel(alpha, kind, shape, rate, prec))
+    lg_new = np.empty(d)
+    for b in range(k):
+        C = np.zeros(d)
+        C_new = np.zeros(d)
+        for i in range(starts[b], starts[b + 1]):
+            log_s = _log_std_gamma_kernel(a0, rng)          # the auxiliary sum S_i ~ Gamma(alpha_0)
+            tot = 0.0
+            for j in range(d):
+                lg = logx[i, j] + log_s                       # log G_ij
+                c = math.exp(lg / 3.0)
+                c_new = m_new[j] + s_new[j] * (c - m[j]) / s[j]
+                if c_new <= 0.0:
+                    return 0
+                g_new = c_new * c_new * c_new
+                lg_new[j] = 3.0 * math.log(c_new)
+                log_r += (alpha_new[j] - 1.0 / 3.0) * lg_new[j] - g_new - (alpha[j] - 1.0 / 3.0) * lg + c * c * c
+                tot += g_new
+            log_tot = math.log(tot)
+            for j in range(d):
+                buf[i, j] = lg_new[j] - log_tot
+                C[j] += max(logx[i, j], log_a)
+                C_new[j] += max(buf[i, j], log_a)
+        m_b = starts[b + 1] - starts[b]
+        for j in range(d):
+            log_r -= (abs(s_L[b, j] - C_new[j] / m_b) - abs(s_L[b, j] - C[j] / m_b)) * inv_scale[b]
+    if not log_r == log_r:
+        return 0
+    if log_r >= 0.0 or rng.standard_exponential() > -log_r:
+        theta[:] = theta_new
+        logx[:] = buf
+        return 1
+    return 0
+
+
+def _ancillary_move_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, prior_logpdf, rng):
+    """NumPy twin of `_ancillary_move_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python."""
+    n_rec, d = logx.shape
+    xi = rng.standard_normal(d)
+    th_new = theta + prop_chol @ xi
+    if np.any(np.abs(th_new) > 30.0):
+        return 0
+    al, al_new = np.exp(theta), np.exp(th_new)
+
+    def moments(a):
+        m = np.exp(special.gammaln(a + 1 / 3) - special.gammaln(a))
+        return m, np.sqrt(np.maximum(np.exp(special.gammaln(a + 2 / 3) - special.gammaln(a)) - m**2, 0.0))
+
+    (m, s), (m_new, s_new) = moments(al), moments(al_new)
+    if not (np.all(s > 0) and np.all(s_new > 0)):
+        return 0
+    log_s = np.empty(n_rec)
+    for i in range(n_rec):                              # one auxiliary draw per record, in the kernel's order
+        log_s[i] = (np.log(rng.standard_gamma(al.sum() + 1.0)) - rng.standard_exponential() / al.sum()
+                    if al.sum() < 1.0 else np.log(rng.standard_gamma(al.sum())))
+    lg = logx + log_s[:, None]
+    c = np.exp(lg / 3)
+    c_new = m_new + s_new * (c - m) / s
+    if np.any(c_new <= 0):
+        return 0
+    lg_new = 3 * np.log(c_new)
+    y_new = lg_new - np.log((c_new**3).sum(axis=1, keepdims=True))
+    lap = sum(((np.abs(s_L[b] - np.maximum(y_new[starts[b]:starts[b + 1]], log_a).mean(axis=0))
+                - np.abs(s_L[b] - np.maximum(logx[starts[b]:starts[b + 1]], log_a).mean(axis=0))).sum()
+               * inv_scale[b]) for b in range(len(starts) - 1))
+    log_r = ((th_new - theta).sum() - n_rec * (special.gammaln(al_new) - special.gammaln(al) - np.log(s_new / s)).sum()
+             + prior_logpdf(al_new) - prior_logpdf(al)
+             + ((al_new - 1 / 3) * lg_new - c_new**3 - (al - 1 / 3) * lg + c**3).sum() - lap)
+    if log_r >= 0.0 or rng.standard_exponential() > -log_r:
+        theta[:] = th_new
+        logx[:] = y_new
+        return 1
+    return 0
+
+
+# %% notebooks/07_mcmc.py, cell 24: One chain: the kernel and its driver
 @njit(cache=True, nogil=True)
 def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
-                  T0, n0, n_iter, thin, n_slice, width, chol, chol_inv,
-                  kind, shape, rate, prec, rng):
-    """Run n_iter iterations (slice cycles for alpha, then one sweep per block), state in place.
+                  T0, n0, n_iter, thin, n_slice, width, chol, chol_inv, n_joint, step_u, step_shift, dshift,
+                  n_anc, anc_chol, kind, shape, rate, prec, rng):
+    """Run n_iter iterations (slice cycles for alpha, joint and ancillary moves, one sweep per block), in place.
 
-    Returns (draws (n_iter // thin, d), record acceptance rate, slice evaluations per iteration).
+    Each iteration makes n_joint scale proposals (step_u) and n_joint shift proposals (step_shift,
+    dshift) of the joint move, then n_anc ancillary proposals (anc_chol). Returns (draws
+    (n_iter // thin, d), record acceptance rate, slice evaluations per iteration, acceptance rates
+    of the scale, shift and ancillary moves).
     """
     d = theta.size
     k = starts.size - 1
@@ -221,10 +474,14 @@ def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
     draws = np.empty((n_save, d))
     acc = np.zeros(n_save)
     evals = np.zeros(n_save)
+    scale_acc = np.zeros(n_save)
+    shift_acc = np.zeros(n_save)
+    anc_acc = np.zeros(n_save)
     n_eff = n0
     for b in range(k):
         n_eff += power[b] * (starts[b + 1] - starts[b])
     n_rec = starts[k] - starts[0]
+    buf = np.empty_like(logx) if n_joint + n_anc > 0 else np.empty((0, d))
     s = np.empty(d)
     for it in range(n_save * thin):
         for j in range(d):
@@ -233,6 +490,17 @@ def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
                 s[j] += power[b] * T[b, j]
             s[j] /= n_eff
         ne = _slice_kernel(theta, n_slice, width, chol, chol_inv, s, n_eff, kind, shape, rate, prec, rng)
+        n_sc = 0
+        n_sh = 0
+        for _ in range(n_joint):
+            n_sc += _joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, step_u, 0.0, dshift, kind, shape,
+                                       rate, prec, buf, rng)
+            n_sh += _joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, 0.0, step_shift, dshift, kind,
+                                       shape, rate, prec, buf, rng)
+        n_an = 0
+        for _ in range(n_anc):
+            n_an += _ancillary_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, anc_chol, kind, shape, rate,
+                                           prec, buf, rng)
         alpha = np.exp(theta)
         n_acc = 0
         for b in range(k):
@@ -244,13 +512,18 @@ def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
         slot = it // thin
         if n_rec > 0:
             acc[slot] += n_acc / n_rec / thin
+        if n_joint > 0:
+            scale_acc[slot] += n_sc / n_joint / thin
+            shift_acc[slot] += n_sh / n_joint / thin
+        if n_anc > 0:
+            anc_acc[slot] += n_an / n_anc / thin
         evals[slot] += ne / thin
         if (it + 1) % thin == 0:
             draws[slot] = alpha
-    return draws, acc, evals
+    return draws, acc, evals, scale_acc, shift_acc, anc_acc
 
 
-# %% notebooks/07_mcmc.py, cell 18: The chain as a `dplit.sampling.Sampler`
+# %% notebooks/07_mcmc.py, cell 26: The chain as a `dplit.sampling.Sampler`
 @dataclass
 class _Spec:
     """What a chain needs: latent blocks, the exact part, the prior's kernel form and sampler settings."""
@@ -267,6 +540,13 @@ class _Spec:
     n_slice: int = 20
     width: float = 3.0
     mode: int = _UPDATE_JU
+    n_joint: int = 1         # scale and shift proposals (step iii) per iteration, when step (iv) is off
+    n_anc: int = 3           # ancillary proposals (step iv) per iteration, where a joint law exists
+
+    @property
+    def joint(self):
+        """True when (alpha, records) have one joint law (every power 1, Ju's update): step (iii) applies."""
+        return self.m.size > 0 and self.mode == _UPDATE_JU and bool(np.all(self.power == 1.0))
 
     @property
     def d(self):
@@ -343,7 +623,7 @@ def _start_statistic(spec, rng, k=4):
     return (weight[:, None] * draws).sum(axis=0) / weight.sum()
 
 
-# %% notebooks/07_mcmc.py, cell 19: The chain as a `dplit.sampling.Sampler`
+# %% notebooks/07_mcmc.py, cell 27: The chain as a `dplit.sampling.Sampler`
 @dataclass
 class _ChainState:
     """One chain's state: log alpha, the latent log records of all blocks, their sums, the slice map."""
@@ -354,6 +634,24 @@ class _ChainState:
     T: np.ndarray
     chol: np.ndarray
     chol_inv: np.ndarray
+    step_u: float = 0.5      # sd of u in the scale move, adapted in the warm-up
+    step_shift: float = 0.05  # sd of the shift move's delta, adapted in the warm-up
+    dshift: np.ndarray = None  # theta moves by dshift * delta in the shift move (1 / (alpha psi1(alpha)))
+    anc_base: np.ndarray = None  # 2.38 / sqrt(d) times the Cholesky factor of the warm-up covariance of theta
+    anc_chol: np.ndarray = None  # the ancillary move's proposal factor, anc_base * anc_factor
+    anc_factor: float = 1.0   # its adapted factor on 2.38 / sqrt(d)
+    anc_on: bool = True       # switched off in the warm-up when it is (nearly) always refused
+    joint_on: bool = True     # step (iii), likewise (it runs only once step iv is off)
+
+
+def _shift_map(alpha):
+    """dtheta / dpsi(alpha) = 1 / (alpha psi1(alpha)): moves E[log x_j] = psi(alpha_j) - psi(alpha_0) by about delta_j."""
+    return 1.0 / (alpha * special.polygamma(1, alpha))
+
+
+def _adapt_step(step, rates, target=0.3):
+    """A proposal's step after a warm-up window with acceptance rates `rates`: towards `target`, bounded."""
+    return float(np.clip(step * np.exp(np.clip(3.0 * (float(np.mean(rates)) - target), -1.5, 1.5)), 1e-4, 5.0))
 
 
 def _sampler(spec):
@@ -365,27 +663,60 @@ def _sampler(spec):
         starts = np.concatenate([[0], np.cumsum(spec.m)]).astype(np.int64)
         logx = _log_dirichlet_draws_reference(np.exp(theta), int(starts[-1]), rng)
         T = np.array([logx[starts[b]:starts[b + 1]].sum(axis=0) for b in range(spec.m.size)]).reshape(-1, spec.d)
-        return _ChainState(theta, logx, starts, T, *_slice_transform(np.exp(theta), spec))
+        step_shift = max(float(np.sqrt(2.0) / spec.inv_scale.max()), 1e-3) if latent else 0.0   # Laplace sd
+        chol, chol_inv = _slice_transform(np.exp(theta), spec)
+        base = chol * (2.38 / np.sqrt(spec.d))      # until the warm-up has a covariance: that of theta | D
+        return _ChainState(theta, logx, starts, T, chol, chol_inv, step_shift=step_shift,
+                           dshift=_shift_map(np.exp(theta)), anc_base=base, anc_chol=base.copy())
+
+    n_joint = spec.n_joint if spec.joint else 0
+    n_anc = spec.n_anc if spec.joint else 0
 
     def run_chain(st, n_steps, thin, rng):
         f = spec.prior
-        draws, acc, evals = _chain_kernel(st.theta, st.logx, st.starts, st.T, spec.s_L, spec.log_a, spec.inv_scale,
-                                          spec.power, spec.mode, spec.T0, float(spec.n0), n_steps, thin,
-                                          spec.n_slice, spec.width, st.chol, st.chol_inv, f.kind, f.shape, f.rate,
-                                          f.prec, rng)
+        draws, acc, evals, sc, sh, an = _chain_kernel(st.theta, st.logx, st.starts, st.T, spec.s_L, spec.log_a,
+                                              spec.inv_scale, spec.power, spec.mode, spec.T0, float(spec.n0),
+                                              n_steps, thin, spec.n_slice, spec.width, st.chol, st.chol_inv,
+                                              0 if (st.anc_on or not st.joint_on) else n_joint, st.step_u, st.step_shift, st.dshift,
+                                              n_anc if st.anc_on else 0, st.anc_chol, f.kind, f.shape, f.rate,
+                                              f.prec, rng)
         stats = {"record_acceptance": acc, "slice_evaluations": evals} if latent else {"slice_evaluations": evals}
+        if n_joint + n_anc > 0:         # NaN where a move did not run (step iii runs only when iv is off)
+            off = np.full(len(draws), np.nan)
+            stats["scale_acceptance"], stats["shift_acceptance"] = (off, off) if (st.anc_on or not st.joint_on) \
+                else (sc, sh)
+            stats["ancillary_acceptance"] = an if st.anc_on else off
         return {"alpha": draws, "mean_composition": draws / draws.sum(axis=-1, keepdims=True)}, stats
 
     def adapt(st, draws, stats):
         dr = draws["alpha"]
         st.chol, st.chol_inv = _slice_transform(np.exp(np.log(dr[len(dr) // 2:]).mean(axis=0)), spec)
+        if n_joint > 0 and not st.anc_on and st.joint_on:   # steps towards acceptance 0.3; dshift at the mean
+            st.joint_on = max(np.mean(stats["scale_acceptance"]), np.mean(stats["shift_acceptance"])) >= 0.02
+            st.step_u = _adapt_step(st.step_u, stats["scale_acceptance"])
+            st.step_shift = _adapt_step(st.step_shift, stats["shift_acceptance"])
+            st.dshift = _shift_map(np.exp(np.log(dr[len(dr) // 2:]).mean(axis=0)))
+        if n_anc > 0 and st.anc_on:     # factor towards acceptance 0.25; base: the window's covariance of theta
+            rate_ = float(np.mean(stats["ancillary_acceptance"]))
+            st.anc_on = rate_ >= 0.02 or st.anc_factor > 0.2     # off after about three windows of refusals
+            st.anc_factor = _adapt_step(st.anc_factor, stats["ancillary_acceptance"], target=0.25)
+            half = np.log(dr[len(dr) // 2:])
+            if len(half) > 2 * spec.d:      # a covariance worth the name (never below that of theta | D)
+                cov = np.cov(half, rowvar=False) + st.chol @ st.chol.T
+                if np.all(np.isfinite(cov)):
+                    try:
+                        st.anc_base = np.linalg.cholesky(cov) * (2.38 / np.sqrt(spec.d))
+                    except np.linalg.LinAlgError:
+                        pass
+            st.anc_chol = st.anc_base * st.anc_factor
         return st
 
-    dims = {"alpha": ["component"], "mean_composition": ["component"]}
+    dims = {"alpha": ["component"], "mean_composition": ["component"], "statistic": ["component"],
+            "s_L": ["component"], "s_L1": ["component"]}       # the observed statistics share the coordinate
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords={"component": np.arange(spec.d)})
 
 
-# %% notebooks/07_mcmc.py, cell 21: The public samplers
+# %% notebooks/07_mcmc.py, cell 29: The public samplers
 _PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
@@ -559,9 +890,10 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
     observed = {"s_L": np.asarray(release.s_L)}
     if release.split:
         observed["s_L1"] = np.asarray(release.s_L1)
-    return run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
-               progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data=observed, report_vars=_MONITORED,
-               desc="MCMC iterations", **_until(until))
+    result = run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
+                 progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data=observed, report_vars=_MONITORED,
+                 desc="MCMC iterations", **_until(until))
+    return name_components(result, release.names)      # the release's component names, when it has them
 
 
 def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=10, n_slice=20,
@@ -569,8 +901,12 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     """DPMCMC: sample pi(alpha | released statistic) by data augmentation (Guo et al., Sec. 4.2.2).
 
     Alternates ``n_slice`` cycles of a hyperrectangle slice sampler for alpha given the latent
-    records (Neal 2003, Fig. 8, in whitened log alpha) with a Metropolis-Hastings sweep over
-    every latent record (Ju et al. 2022: Dirichlet(alpha) proposal, Laplace-ratio acceptance).
+    records (Neal 2003, Fig. 8, in whitened log alpha), three ancillary proposals that move alpha
+    with the records' quantiles held fixed (a joint move of alpha and all records; where it is
+    nearly always refused, e.g. for alpha_j << 1, the warm-up replaces it by joint scale and shift
+    moves), and a Metropolis-Hastings sweep over every latent record (Ju et al. 2022:
+    Dirichlet(alpha) proposal, Laplace-ratio acceptance). Every step leaves the same joint law of
+    alpha and the records invariant.
 
     Parameters
     ----------
@@ -607,9 +943,11 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     Returns
     -------
     arviz.InferenceData
-        Posterior ``alpha`` and ``mean_composition`` (chain, draw, component); sample stats
-        ``record_acceptance`` (per iteration, averaged over the thinning window) and
-        ``slice_evaluations``; attrs ``method="DPMCMC"``, ``prior``, ``eps``, ``a``, ``n``,
+        Posterior ``alpha`` and ``mean_composition`` (chain, draw, component; the component
+        coordinate carries ``release.names`` when the release has them); sample stats
+        ``record_acceptance`` (per iteration, averaged over the thinning window),
+        ``slice_evaluations``, ``ancillary_acceptance``, ``scale_acceptance`` and
+        ``shift_acceptance`` (NaN where the move did not run); attrs ``method="DPMCMC"``, ``prior``, ``eps``, ``a``, ``n``,
         ``n1``, ``n2``, ``parts``, ``seeds``, ``runtime``, and the convergence report of
         :func:`dplit.sampling.run` (``rhat_max``, ``ess_bulk_min``, ``mpsrf``, ``converged``;
         a ``ConvergenceWarning`` when the chains have not converged).
@@ -660,7 +998,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
                    n_jobs, "DPreMCMC", until)
 
 
-# %% notebooks/07_mcmc.py, cell 26: Prior p5 (Guo et al., Sec. 4.2.1)
+# %% notebooks/07_mcmc.py, cell 34: Prior p5 (Guo et al., Sec. 4.2.1)
 def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=False,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
@@ -695,14 +1033,14 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     return DrawsPrior(draws, name="p5", source=f"DPMCMC_p1 on S_L(D1, a), n1 = {release.n1}")
 
 
-# %% notebooks/07_mcmc.py, cell 32: Exactness: simulation-based calibration (Talts et al. 2018)
+# %% notebooks/07_mcmc.py, cell 40: Exactness: simulation-based calibration (Talts et al. 2018)
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
-               rng=None):
+               moves=True, rng=None):
     """Ranks (n_rep, d) of p1 draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks).
 
     Data are simulated from p1 and the release of Guo et al. (Laplace scale -d log(a) / (n eps));
     the sampler is told a scale multiplied by ``scale_factor`` (1 = correct) and uses ``b`` latent
-    records (None = n, DPMCMC).
+    records (None = n, DPMCMC); ``moves=False`` leaves out steps (iii) and (iv) (the chain before them).
     """
     p1 = GammaPrior(1.0, 0.1, d=d)
     scale = -d * np.log(a) / (n * eps)
@@ -715,6 +1053,8 @@ def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, 
     def posterior(s_L, n_draws, g):
         spec = _spec_from_blocks([(s_L, n, n if b is None else b, scale * scale_factor)], a, p1.kernel_form(),
                                  n_slice)
+        if not moves:
+            spec.n_joint = spec.n_anc = 0
         draws = run_chains(_sampler(spec), n_iter=n_draws * thin, n_warmup=n_warmup, n_chains=1, thin=thin, rng=g)
         return draws[0]["alpha"][0]
 

@@ -69,6 +69,100 @@ def test_record_sweep_kernel_equals_reference(alpha):
         assert np.allclose(k[1], L1.sum(0)) and np.allclose(k[2], np.maximum(L1, np.log(1e-3)).sum(0))
 
 
+def _move_case(seed=1):
+    """Two blocks of latent log records, their releases and the p1 kernel form, for the move tests."""
+    rng = np.random.default_rng(seed)
+    alpha = np.array([0.4, 2.2, 3.3])
+    logx = np.log(dirichlet_draws(alpha, 50, rng=rng))
+    starts = np.array([0, 20, 50], dtype=np.int64)
+    s_L = np.array([censored_stat(np.exp(logx[:20]), 1e-3), censored_stat(np.exp(logx[20:]), 1e-3) + 0.05])
+    return alpha, logx, starts, s_L, np.array([30.0, 20.0]), GammaPrior(1.0, 0.1, d=3)
+
+
+@pytest.mark.parametrize("steps", [(0.3, 0.0), (0.0, 0.05), (0.2, 0.03)])
+def test_joint_move_kernel_equals_reference(steps):
+    alpha, logx, starts, s_L, inv, p1 = _move_case()
+    f = p1.kernel_form()
+    dsh = np.array([0.3, 0.8, 0.9])
+    accepted = 0
+    for seed in range(15):
+        th1, th2, y1, y2 = np.log(alpha), np.log(alpha), logx.copy(), logx.copy()
+        k1 = M._joint_move_kernel(th1, y1, starts, s_L, np.log(1e-3), inv, *steps, dsh, f.kind, f.shape, f.rate,
+                                  f.prec, np.empty_like(y1), np.random.default_rng(seed))
+        k2 = M._joint_move_reference(th2, y2, starts, s_L, np.log(1e-3), inv, *steps, dsh,
+                                     lambda x: float(p1.logpdf(x)), np.random.default_rng(seed))
+        assert k1 == k2 and np.allclose(th1, th2, atol=1e-12) and np.allclose(y1, y2, atol=1e-10)
+        assert np.allclose(special.logsumexp(y1, axis=1), 0.0, atol=1e-12)
+        accepted += k1
+    assert 0 < accepted < 15
+
+
+def test_ancillary_move_kernel_equals_reference():
+    alpha, logx, starts, s_L, inv, p1 = _move_case()
+    f = p1.kernel_form()
+    P = np.linalg.cholesky(np.array([[0.02, 0.01, 0.01], [0.01, 0.02, 0.01], [0.01, 0.01, 0.03]]))
+    accepted = 0
+    for seed in range(15):
+        th1, th2, y1, y2 = np.log(alpha + 1.5), np.log(alpha + 1.5), logx.copy(), logx.copy()
+        k1 = M._ancillary_move_kernel(th1, y1, starts, s_L, np.log(1e-3), inv, P, f.kind, f.shape, f.rate, f.prec,
+                                      np.empty_like(y1), np.random.default_rng(seed))
+        k2 = M._ancillary_move_reference(th2, y2, starts, s_L, np.log(1e-3), inv, P, lambda x: float(p1.logpdf(x)),
+                                         np.random.default_rng(seed))
+        assert k1 == k2 and np.allclose(th1, th2, atol=1e-12) and np.allclose(y1, y2, atol=1e-9)
+        accepted += k1
+    assert 0 < accepted < 15
+
+
+def _geweke(move, n_rep, rng, N=20, d=3, a=1e-2, scale=0.1, n_moves=5):
+    """alpha after n_moves of `move` alone, started from the joint law of (alpha, records, s_L) under p1."""
+    form = GammaPrior(1.0, 0.1, d=d).kernel_form()
+    starts = np.array([0, N], dtype=np.int64)
+    out = np.empty((n_rep, d))
+    for r in range(n_rep):
+        al = rng.gamma(1.0, 10.0, d)
+        logx = np.log(np.maximum(dirichlet_draws(al, N, rng=rng), 1e-300))
+        logx -= special.logsumexp(logx, axis=1, keepdims=True)
+        s_L = (np.maximum(logx, np.log(a)).mean(axis=0) + rng.laplace(0, scale, d))[None, :]
+        th = np.log(al)
+        for _ in range(n_moves):
+            move(th, logx, starts, s_L, np.log(a), np.array([1 / scale]), form, rng)
+        out[r] = np.exp(th)
+    return out
+
+
+def _ks_min_p(draws):
+    return min(stats.kstest(draws[:, j], stats.gamma(1.0, scale=10.0).cdf).pvalue for j in range(draws.shape[1]))
+
+
+def test_joint_and_ancillary_moves_keep_the_joint_law():
+    # Geweke: (alpha, records, s_L) drawn from the model is a draw of the joint law; moves alone must keep alpha ~ p1
+    def joint(th, y, st, s_L, la, inv, f, rng):
+        M._joint_move_kernel(th, y, st, s_L, la, inv, 0.7, 0.3, np.array([0.5, 0.7, 1.0]), f.kind, f.shape, f.rate,
+                             f.prec, np.empty_like(y), rng)
+
+    def ancillary(th, y, st, s_L, la, inv, f, rng):
+        M._ancillary_move_kernel(th, y, st, s_L, la, inv, 0.5 * np.eye(3), f.kind, f.shape, f.rate, f.prec,
+                                 np.empty_like(y), rng)
+
+    def wrong(th, y, st, s_L, la, inv, f, rng):      # the joint move without its Jacobian
+        M._joint_move_reference(th, y, st, s_L, la, inv, 1.0, 0.0, np.ones(3),
+                                lambda x: float(GammaPrior(1.0, 0.1, d=3).logpdf(x)), rng, jacobian=False)
+
+    assert _ks_min_p(_geweke(joint, 2500, np.random.default_rng(60))) > 1e-3
+    assert _ks_min_p(_geweke(ancillary, 2500, np.random.default_rng(61))) > 1e-3
+    assert _ks_min_p(_geweke(wrong, 1000, np.random.default_rng(62))) < 1e-6
+
+
+def test_moves_run_only_where_a_joint_law_exists():
+    rel, _ = _release(n=120, seed=9)
+    res = M.dp_mcmc(rel, rng=4, **FAST)
+    assert float(res.sample_stats["ancillary_acceptance"].mean()) > 0.05
+    re_ = M.dp_remcmc(rel, b=20, rng=4, **FAST)
+    assert "ancillary_acceptance" not in re_.sample_stats and "scale_acceptance" not in re_.sample_stats
+    np_ = M.mcmc(sufficient_stat(dirichlet_draws([2.0, 3.0, 4.0], 100, rng=1)), 100, rng=1, **FAST)
+    assert "ancillary_acceptance" not in np_.sample_stats
+
+
 def test_slice_kernel_equals_its_python_function():
     # the compiled kernel and the same code run by the interpreter (.py_func), from the same stream
     from dplit.priors import PRIOR_GAMMA
@@ -248,6 +342,31 @@ def test_result_structure_and_determinism():
     assert np.array_equal(again.posterior["alpha"].values, post["alpha"].values)
     other = M.dp_mcmc(rel, rng=5, **FAST)
     assert not np.array_equal(other.posterior["alpha"].values, post["alpha"].values)
+
+
+def test_release_names_label_the_components_and_survive_netcdf(tmp_path):
+    from dplit import results
+    from dplit.release import Release
+
+    rel, _ = _release(n=120, seed=9)
+    named = Release.from_statistic(rel.s_L, rel.n, rel.a, rel.eps1, names=["sleep", "work", "leisure"])
+    split, _ = _release(n=120, n1=40, seed=9)
+    named_split = Release.from_statistic(split.s_L, split.n, split.a, split.eps1, s_L1=split.s_L1, n1=split.n1,
+                                         names=["sleep", "work", "leisure"])
+    for res in (M.dp_mcmc(named, rng=4, **FAST), M.dp_remcmc(named, b=20, rng=4, **FAST),
+                M.dp_mcmc(named_split, prior="p5", rng=4, **FAST)):
+        for group in ("posterior", "observed_data"):
+            assert list(res[group]["component"].values) == ["sleep", "work", "leisure"], group
+        path = tmp_path / f"{res.posterior.attrs['method']}.nc"
+        res.to_netcdf(str(path))
+        back = results.from_netcdf(path)
+        assert list(back.posterior["component"].values) == ["sleep", "work", "leisure"]
+        np.testing.assert_array_equal(back.posterior["alpha"].sel(component="work").values,
+                                      res.posterior["alpha"].values[..., 1])
+    plain = M.dp_mcmc(rel, rng=4, **FAST)          # no names: integer coordinates as before
+    assert list(plain.posterior["component"].values) == [0, 1, 2]
+    again = M.dp_mcmc(named, rng=4, **FAST)
+    np.testing.assert_array_equal(again.posterior["alpha"].values, plain.posterior["alpha"].values)
 
 
 def test_mpsrf():
