@@ -339,6 +339,9 @@ def _joint_move_reference(theta, logx, starts, s_L, log_a, inv_scale, step_u, st
 
 
 # %% notebooks/07_mcmc.py, cell 20: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
+_CUBE_FLOOR = 1e-6          # the ancillary map is used only where every G^(1/3) >= 1e-6 times its mean (both ends)
+
+
 @njit(cache=True, nogil=True)
 def _cube_root_moments(alpha):
     """Mean and sd of G^(1/3), G ~ Gamma(alpha_j), per component (exact, from log-gamma ratios)."""
@@ -393,8 +396,8 @@ def _ancillary_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol
                 lg = logx[i, j] + log_s                       # log G_ij
                 c = math.exp(lg / 3.0)
                 c_new = m_new[j] + s_new[j] * (c - m[j]) / s[j]
-                if c_new <= 0.0:
-                    return 0
+                if c < _CUBE_FLOOR * m[j] or c_new < _CUBE_FLOOR * m_new[j]:
+                    return 0                                  # outside the domain where the map is kept exact
                 g_new = c_new * c_new * c_new
                 lg_new[j] = 3.0 * math.log(c_new)
                 log_r += (alpha_new[j] - 1.0 / 3.0) * lg_new[j] - g_new - (alpha[j] - 1.0 / 3.0) * lg + c * c * c
@@ -439,7 +442,7 @@ def _ancillary_move_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_c
     lg = logx + log_s[:, None]
     c = np.exp(lg / 3)
     c_new = m_new + s_new * (c - m) / s
-    if np.any(c_new <= 0):
+    if np.any(c < _CUBE_FLOOR * m) or np.any(c_new < _CUBE_FLOOR * m_new):
         return 0
     lg_new = 3 * np.log(c_new)
     y_new = lg_new - np.log((c_new**3).sum(axis=1, keepdims=True))
