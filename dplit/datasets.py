@@ -47,12 +47,16 @@ __all__ = [
     "load_atus",
     "load_acs_counts",
     "load_nltcs",
+    "find_nltcs",
 ]
 
 _PAPER_REPO = ("https://raw.githubusercontent.com/donlapark/Dirichlet-Mechanism/"
                "f59561a90d9d3b4b08f75eaedd71ccd45b4e5543/data/")
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
 _PACKAGE_DATA = Path(__file__).resolve().parent / "data"
+# The development copy beside a checkout (``<checkout>/../shared/data``), found from this file rather than
+# from the working directory, so that a notebook run from anywhere finds it.
+_DEV_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 @dataclass(frozen=True)
@@ -431,6 +435,20 @@ def load_nltcs(*, data_home=None, download=True):
     """
     paths = fetch_file("NLTCS", data_home=data_home, download=download)
     return np.concatenate([np.array(_read_rows(p), dtype=np.int64) for p in paths])
+
+
+def find_nltcs():
+    """The NLTCS records from the development copy (``../shared/data/nltcs`` beside the checkout), else from
+    :func:`load_nltcs`'s usual places or a download; None, with the reason printed, when none is available.
+
+    For notebooks that fall back to a simulated stand-in when the data cannot be had.
+    """
+    for home in (_DEV_DATA / "nltcs", None):
+        try:
+            return load_nltcs(data_home=home, download=home is None)
+        except OSError as err:
+            print(f"NLTCS not available from {home or 'the download'}: {type(err).__name__}")
+    return None
 
 
 # ATUS (Guo et al., Sec. 5.2): the public-domain BLS activity summary file, never the IPUMS extract.

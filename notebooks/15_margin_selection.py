@@ -614,17 +614,7 @@ assert hits < 8
 # Timing: the distinct scores of one selection by the numba kernel against the NumPy twin.
 
 # %%
-def find_nltcs():
-    """The NLTCS records, or None when no local copy and no download is available."""
-    from dplit.datasets import load_nltcs
-
-    for home in (Path("..") / ".." / "shared" / "data" / "nltcs", None):
-        try:
-            return load_nltcs(data_home=home, download=home is None)
-        except OSError as err:
-            print(f"NLTCS not available from {home or 'the download'}: {type(err).__name__}")
-    return None
-
+from dplit.datasets import find_nltcs   # the development copy, else the cache or a download, else None
 
 nltcs = find_nltcs()
 STAND_IN = nltcs is None

@@ -828,17 +828,7 @@ if acs_stored is not None:
 # 4-9 minutes each on the loaded machine).
 
 # %%
-def find_nltcs():
-    """The NLTCS records, or None when no local copy and no download is available."""
-    from dplit.datasets import load_nltcs
-
-    for home in (Path("..") / ".." / "shared" / "data" / "nltcs", None):
-        try:
-            return load_nltcs(data_home=home, download=home is None)
-        except OSError as err:
-            print(f"NLTCS not available from {home or 'the download'}: {type(err).__name__}")
-    return None
-
+from dplit.datasets import find_nltcs   # the development copy, else the cache or a download, else None
 
 nltcs = find_nltcs()
 P_NL = size(full=16, quick=6)            # quick: the first 6 items only (a 2^6 table), the same code path

@@ -94,3 +94,10 @@ def test_split_and_encoding():
     assert counts[0] == np.sum(num[:400] == 0)
     with pytest.raises(ValueError, match="test_size"):
         datasets.train_test_split(10, test_size=1.5)
+
+
+@pytest.mark.skipif(not (SHARED.parent / "nltcs").is_dir(), reason="../shared/data/nltcs (development copy) is absent")
+def test_find_nltcs_reads_the_development_copy_from_any_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                      # not notebooks/: the copy is found from the package
+    x = datasets.find_nltcs()
+    assert x.shape == (21574, 16) and set(np.unique(x)) == {0, 1}
