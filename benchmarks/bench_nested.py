@@ -19,6 +19,7 @@ import numpy as np
 
 from dplit.latent_class import cell_intervals
 from dplit.nested import (
+    SIMULATED_TRUTH,
     NestedParams,
     _nested_sampler,
     _row_lengths,
@@ -39,15 +40,7 @@ HERE = Path(__file__).parent
 OUT = HERE / "results" / "nested_coverage.json"
 EPS = (np.inf, 1.0, 0.1, 0.01)
 
-# the simulation truth of the notebook (its cell defining TRUE); keep the two in step
-TRUE = NestedParams(
-    pi=[0.76, 0.24],
-    lam_own=[[0.8, 0.2], [0.5, 0.5]], lam_gender=[[0.6, 0.4], [0.45, 0.55]],
-    lam_race=[[0.97, 0.01, 0.01, 0.01], [0.05, 0.85, 0.05, 0.05]],
-    w=[[0.55, 0.45], [0.4, 0.6]],
-    phi_gender=[[[0.25, 0.75], [0.5, 0.5]], [[0.5, 0.5], [0.4, 0.6]]],
-    phi_race=[[[0.975, 0.01, 0.01, 0.005], [0.975, 0.01, 0.005, 0.01]], [[0.04, 0.9, 0.04, 0.02], [0.06, 0.86, 0.05, 0.03]]],
-    phi_rel=[[[0.92, 0.04, 0.02, 0.02], [0.04, 0.88, 0.04, 0.04]], [[0.45, 0.25, 0.1, 0.2], [0.05, 0.65, 0.1, 0.2]]])
+TRUE = SIMULATED_TRUTH   # the notebook's simulation truth
 
 
 def probability_cost():

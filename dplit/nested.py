@@ -10,6 +10,7 @@ __all__ = [
     "SUMMARIES",
     "SUMMARY_TEXT",
     "NestedParams",
+    "SIMULATED_TRUTH",
     "household_summaries",
     "summary_counts",
     "simulate_households",
@@ -148,7 +149,20 @@ def _unpack(theta, G, M, R, K):
             "phi_rel": theta[..., base + 2, :K]}
 
 
-# %% notebooks/16_nested_households.py, cell 9: Households from the model, and the five summaries they are counted into (Table 3)
+# %% notebooks/16_nested_households.py, cell 7: Households, variables and the nested model (Supp. Sec. 1.1, eq. (1))
+#: The simulation truth of this notebook (households of size three, R = 4 races, K = 4 relationships), also
+#: used by the tests and by benchmarks/bench_nested.py, whose stored coverage study the notebook reads.
+SIMULATED_TRUTH = NestedParams(
+    pi=[0.76, 0.24],
+    lam_own=[[0.8, 0.2], [0.5, 0.5]], lam_gender=[[0.6, 0.4], [0.45, 0.55]],
+    lam_race=[[0.97, 0.01, 0.01, 0.01], [0.05, 0.85, 0.05, 0.05]],
+    w=[[0.55, 0.45], [0.4, 0.6]],
+    phi_gender=[[[0.25, 0.75], [0.5, 0.5]], [[0.5, 0.5], [0.4, 0.6]]],
+    phi_race=[[[0.975, 0.01, 0.01, 0.005], [0.975, 0.01, 0.005, 0.01]], [[0.04, 0.9, 0.04, 0.02], [0.06, 0.86, 0.05, 0.03]]],
+    phi_rel=[[[0.92, 0.04, 0.02, 0.02], [0.04, 0.88, 0.04, 0.04]], [[0.45, 0.25, 0.1, 0.2], [0.05, 0.65, 0.1, 0.2]]])
+
+
+# %% notebooks/16_nested_households.py, cell 10: Households from the model, and the five summaries they are counted into (Table 3)
 def _check_households(records, *, size=None, n_race=None, n_rel=None, name="households"):
     """(records as an (n, 3 + 3 (size - 1)) int64 array, size), codes in range."""
     x = np.asarray(records)
@@ -227,7 +241,7 @@ def simulate_households(params, n, *, size=3, rng=None):
     return out
 
 
-# %% notebooks/16_nested_households.py, cell 12: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
+# %% notebooks/16_nested_households.py, cell 13: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
 @njit(cache=True, nogil=True)
 def _summary_probs_kernel(theta, G, M, R, k, out):
     """P(S_1..S_5 | theta) from packed parameters, households of k + 1 members (Supp. eq. (2)), into ``out``."""
@@ -274,7 +288,7 @@ def summary_probs(params, *, size=3):
     return _summary_probs_kernel(params.pack(), G, M, R, k, np.empty(5))
 
 
-# %% notebooks/16_nested_households.py, cell 14: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
+# %% notebooks/16_nested_households.py, cell 15: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
 def household_probs(params, records):
     """P(X = x | theta) of eq. (1) for each household of ``records``.
 
@@ -320,7 +334,19 @@ def household_table(params, *, size=3):
     return records, household_probs(params, records)
 
 
-# %% notebooks/16_nested_households.py, cell 17: The release: five noisy counts (Supp. Sec. 1.2)
+# %% notebooks/16_nested_households.py, cell 16: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
+def _summary_probs_paper(p):
+    """Supp. eq. (2) exactly as printed (households of size three): a twin of `summary_probs`, written differently."""
+    u = np.einsum("gm,gmr->gr", p.w, p.phi_race)
+    q = np.einsum("gm,gm->g", p.w, p.phi_rel[:, :, 0])
+    a = np.einsum("gm,gmr,gm->gr", p.w, p.phi_race, p.phi_rel[:, :, 0])
+    pi, lr = p.pi, p.lam_race
+    return np.array([np.sum(pi * lr[:, 0] * u[:, 0] ** 2), np.sum(pi * p.lam_own[:, 0]),
+                     np.sum(pi[:, None] * lr * u ** 2), 2 * np.sum(pi * q) - np.sum(pi * q ** 2),
+                     2 * np.sum(pi[:, None] * lr * a) - np.sum(pi[:, None] * lr * a ** 2)])
+
+
+# %% notebooks/16_nested_households.py, cell 19: The release: five noisy counts (Supp. Sec. 1.2)
 @dataclass(frozen=True, eq=False)
 class SummaryRelease:
     """The five household summaries released with the geometric mechanism (Supp. Sec. 1.2).
@@ -424,7 +450,7 @@ def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, sec
     return SummaryRelease(counts=counts, n=x.shape[0], eps=eps, n_race=n_race, n_rel=n_rel, size=h)
 
 
-# %% notebooks/16_nested_households.py, cell 20: The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
+# %% notebooks/16_nested_households.py, cell 22: The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
 @njit(cache=True, nogil=True)
 def _composite_loglik(S, P, n):
     """sum_i S_i log P_i + (n - S_i) log(1 - P_i) (no constants); -inf where a count is impossible."""
@@ -470,7 +496,7 @@ def _update_row(theta, r, length, G, M, R, k, S, n, w, a, kappa, P, P_new, rng):
     return 0
 
 
-# %% notebooks/16_nested_households.py, cell 25: One chain in numba, and the `Sampler`
+# %% notebooks/16_nested_households.py, cell 27: One chain in numba, and the `Sampler`
 @njit(cache=True, nogil=True)
 def _nested_chain_kernel(theta, row_len, S, kappa, acc, n_steps, thin, batch, noisy, n, t, w, a, G, M, R, k, rng):
     """n_steps MH-within-Gibbs iterations; keeps every thin-th (P, log-lik, theta, S) and acceptance rates."""
@@ -545,7 +571,7 @@ def _nested_sampler(release, G, M, a, weight, n_windows):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords=coords)
 
 
-# %% notebooks/16_nested_households.py, cell 27: `fit_nested`
+# %% notebooks/16_nested_households.py, cell 29: `fit_nested`
 def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=10_000, n_chains=4, thin=5,
                rng=None, progress=True, n_jobs=None, **until):
     """Posterior of the nested latent class model given noisy household summaries (Supp. Sec. 1.2.1).
@@ -597,7 +623,7 @@ def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=
     return move_to_group(result, latent, "latent")
 
 
-# %% notebooks/16_nested_households.py, cell 33: Synthetic households (Supp. Sec. 1.3)
+# %% notebooks/16_nested_households.py, cell 35: Synthetic households (Supp. Sec. 1.3)
 def _posterior_params(result):
     """(list of NestedParams-ready dicts as flat arrays, household size) of a fit_nested result."""
     if not hasattr(result, "groups"):

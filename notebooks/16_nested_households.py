@@ -208,7 +208,10 @@ def _unpack(theta, G, M, R, K):
 # parameters pack and unpack, and bad input is refused naming the argument.
 
 # %%
-TRUE = NestedParams(
+#| export
+#: The simulation truth of this notebook (households of size three, R = 4 races, K = 4 relationships), also
+#: used by the tests and by benchmarks/bench_nested.py, whose stored coverage study the notebook reads.
+SIMULATED_TRUTH = NestedParams(
     pi=[0.76, 0.24],
     lam_own=[[0.8, 0.2], [0.5, 0.5]], lam_gender=[[0.6, 0.4], [0.45, 0.55]],
     lam_race=[[0.97, 0.01, 0.01, 0.01], [0.05, 0.85, 0.05, 0.05]],
@@ -216,6 +219,9 @@ TRUE = NestedParams(
     phi_gender=[[[0.25, 0.75], [0.5, 0.5]], [[0.5, 0.5], [0.4, 0.6]]],
     phi_race=[[[0.975, 0.01, 0.01, 0.005], [0.975, 0.01, 0.005, 0.01]], [[0.04, 0.9, 0.04, 0.02], [0.06, 0.86, 0.05, 0.03]]],
     phi_rel=[[[0.92, 0.04, 0.02, 0.02], [0.04, 0.88, 0.04, 0.04]], [[0.45, 0.25, 0.1, 0.2], [0.05, 0.65, 0.1, 0.2]]])
+
+# %%
+TRUE = SIMULATED_TRUTH
 G0, M0, R0, K0 = TRUE.shape
 packed = TRUE.pack()
 assert packed.shape == (1 + 4 * G0 + 3 * G0 * M0, 4)
@@ -484,8 +490,9 @@ def household_table(params, *, size=3):
 
 
 # %%
-def paper_eq2(p):
-    """Supp. eq. (2) exactly as printed (households of size three)."""
+#| export
+def _summary_probs_paper(p):
+    """Supp. eq. (2) exactly as printed (households of size three): a twin of `summary_probs`, written differently."""
     u = np.einsum("gm,gmr->gr", p.w, p.phi_race)
     q = np.einsum("gm,gm->g", p.w, p.phi_rel[:, :, 0])
     a = np.einsum("gm,gmr,gm->gr", p.w, p.phi_race, p.phi_rel[:, :, 0])
@@ -495,6 +502,7 @@ def paper_eq2(p):
                      2 * np.sum(pi[:, None] * lr * a) - np.sum(pi[:, None] * lr * a ** 2)])
 
 
+# %%
 worst = {}
 for G_, M_, size_ in [(2, 2, 3), (3, 2, 3), (1, 1, 3), (2, 3, 2), (2, 2, 4)]:
     small_p = NestedParams.random(G_, M_, 3, 3 if size_ < 4 else 2, rng=rng)
@@ -505,7 +513,7 @@ for G_, M_, size_ in [(2, 2, 3), (3, 2, 3), (1, 1, 3), (2, 3, 2), (2, 2, 4)]:
     worst[(G_, M_, size_)] = np.abs(closed - brute)
     assert np.all(np.abs(closed - brute) < 1e-12), (G_, M_, size_, closed - brute)
     if size_ == 3:
-        assert np.all(np.abs(paper_eq2(small_p) - brute) < 1e-12)
+        assert np.all(np.abs(_summary_probs_paper(small_p) - brute) < 1e-12)
 print(f"{len(recs)} configurations at size 4; largest |closed form - enumeration| per summary over the five cases:",
       np.max(list(worst.values()), axis=0))
 assert len(household_table(NestedParams.random(2, 2, 3, 3, rng=1))[0]) == 3888

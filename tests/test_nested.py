@@ -12,12 +12,14 @@ from scipy import integrate, stats
 from dplit.mechanisms import two_sided_geometric_logpmf
 from dplit.nested import (
     PARAM_NAMES,
+    SIMULATED_TRUTH,
     NestedParams,
     SummaryRelease,
     _composite_loglik,
     _nested_sampler,
     _row_lengths,
     _summary_probs_kernel,
+    _summary_probs_paper,
     _unpack,
     _update_row,
     _update_true_counts,
@@ -34,29 +36,11 @@ from dplit.nested import (
 from dplit.sampling import ConvergenceWarning, run_chains
 from dplit.testing import chisq_gof, py_func, rank_uniformity_pvalues, sbc_ranks
 
-TRUE = NestedParams(
-    pi=[0.76, 0.24],
-    lam_own=[[0.8, 0.2], [0.5, 0.5]], lam_gender=[[0.6, 0.4], [0.45, 0.55]],
-    lam_race=[[0.97, 0.01, 0.01, 0.01], [0.05, 0.85, 0.05, 0.05]],
-    w=[[0.55, 0.45], [0.4, 0.6]],
-    phi_gender=[[[0.25, 0.75], [0.5, 0.5]], [[0.5, 0.5], [0.4, 0.6]]],
-    phi_race=[[[0.975, 0.01, 0.01, 0.005], [0.975, 0.01, 0.005, 0.01]], [[0.04, 0.9, 0.04, 0.02], [0.06, 0.86, 0.05, 0.03]]],
-    phi_rel=[[[0.92, 0.04, 0.02, 0.02], [0.04, 0.88, 0.04, 0.04]], [[0.45, 0.25, 0.1, 0.2], [0.05, 0.65, 0.1, 0.2]]])
+TRUE = SIMULATED_TRUTH
 
 
 def _good():
     return {k: getattr(TRUE, k) for k in PARAM_NAMES}
-
-
-def _paper_eq2(p):
-    """Supp. eq. (2) as printed (size three)."""
-    u = np.einsum("gm,gmr->gr", p.w, p.phi_race)
-    q = np.einsum("gm,gm->g", p.w, p.phi_rel[:, :, 0])
-    a = np.einsum("gm,gmr,gm->gr", p.w, p.phi_race, p.phi_rel[:, :, 0])
-    pi, lr = p.pi, p.lam_race
-    return np.array([np.sum(pi * lr[:, 0] * u[:, 0] ** 2), np.sum(pi * p.lam_own[:, 0]),
-                     np.sum(pi[:, None] * lr * u ** 2), 2 * np.sum(pi * q) - np.sum(pi * q ** 2),
-                     2 * np.sum(pi[:, None] * lr * a) - np.sum(pi[:, None] * lr * a ** 2)])
 
 
 # --- the summary probabilities against enumeration --------------------------------------------------------------
@@ -73,7 +57,7 @@ def test_each_summary_matches_enumeration_of_every_household(G, M, R, K, size, s
     for i in range(5):                                   # each formula separately
         assert abs(closed[i] - brute[i]) < 1e-12, (i, closed[i], brute[i])
     if size == 3:
-        np.testing.assert_allclose(_paper_eq2(p), brute, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(_summary_probs_paper(p), brute, rtol=0, atol=1e-12)
 
 
 def test_summary_kernel_equals_its_python_twin():
