@@ -128,7 +128,32 @@ def mutual_information(records, child, parents, *, levels=None):
     return float(_mi_kernel(xt, np.array(levels, dtype=np.int64), np.array([child], dtype=np.int64), pa)[0])
 
 
-# %% notebooks/15_margin_selection.py, cell 12: The exponential mechanism
+# %% notebooks/15_margin_selection.py, cell 11: The score: mutual information and its sensitivity
+def _mi_sensitivity_reference(n, dx, dp):
+    """Brute-force twin of `mi_sensitivity`: largest |I(D) - I(D')| over all tables of n records (dx x dp cells) and all one-record changes."""
+    cells = dx * dp
+
+    def mi(t):
+        joint = np.asarray(t, float).reshape(dx, dp) / n
+        outer = joint.sum(1, keepdims=True) * joint.sum(0, keepdims=True)
+        nz = joint > 0
+        return float(np.sum(joint[nz] * np.log(joint[nz] / outer[nz])))
+
+    tables = [np.bincount(c, minlength=cells) for c in itertools.combinations_with_replacement(range(cells), n)]
+    value = {tuple(t): mi(t) for t in tables}
+    worst = 0.0
+    for t in tables:
+        for a in np.flatnonzero(t):
+            for b in range(cells):
+                if b != a:
+                    u = t.copy()
+                    u[a] -= 1
+                    u[b] += 1
+                    worst = max(worst, abs(value[tuple(t)] - value[tuple(u)]))
+    return worst
+
+
+# %% notebooks/15_margin_selection.py, cell 14: The exponential mechanism
 def selection_probabilities(scores, sensitivity, eps):
     """Probabilities of the exponential mechanism, exp(eps * score / (2 S)) normalised (S per candidate or one)."""
     scores = V.finite_array(scores, "scores", ndim=1)
@@ -148,7 +173,7 @@ def exponential_mechanism(scores, sensitivity, eps, *, rng=None):
     return int(V.rng(rng).choice(prob.size, p=prob))
 
 
-# %% notebooks/15_margin_selection.py, cell 16: Greedy network construction (PrivBayes' first half)
+# %% notebooks/15_margin_selection.py, cell 18: Greedy network construction (PrivBayes' first half)
 @dataclass(frozen=True)
 class MarginSelection:
     """A Bayesian network chosen privately by :func:`select_margins`, and the margins it names.
@@ -204,7 +229,7 @@ def _candidates(p, chosen, k):
     return [(a, pa) for a in range(p) if a not in chosen for pa in parent_sets]
 
 
-# %% notebooks/15_margin_selection.py, cell 17: Greedy network construction (PrivBayes' first half)
+# %% notebooks/15_margin_selection.py, cell 19: Greedy network construction (PrivBayes' first half)
 def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None):
     """Choose a Bayesian network, and so the margins to release, with eps-DP (PrivBayes' GreedyBayes).
 
@@ -268,7 +293,7 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     return MarginSelection.from_network(network, levels, n, eps, degree)
 
 
-# %% notebooks/15_margin_selection.py, cell 23: Greedy network construction (PrivBayes' first half)
+# %% notebooks/15_margin_selection.py, cell 25: Greedy network construction (PrivBayes' first half)
 def sample_network(network, n, *, weight=0.6, rng=None):
     """Binary records (n, p) drawn from a logistic Bayesian network.
 
@@ -289,7 +314,7 @@ def sample_network(network, n, *, weight=0.6, rng=None):
     return x
 
 
-# %% notebooks/15_margin_selection.py, cell 28: From a network to two-way margins (Sec. 5.2)
+# %% notebooks/15_margin_selection.py, cell 30: From a network to two-way margins (Sec. 5.2)
 def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=None, secure=True, names=(),
                        budget=None):
     """Nixon et al. Sec. 5.2: ``share * eps`` chooses a network, the rest releases its edges as two-way margins.
@@ -332,7 +357,7 @@ def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=N
     return sel, rel
 
 
-# %% notebooks/15_margin_selection.py, cell 31: What the selection buys: 29 selected margins against all 120 (NLTCS)
+# %% notebooks/15_margin_selection.py, cell 33: What the selection buys: 29 selected margins against all 120 (NLTCS)
 @dataclass(frozen=True, eq=False)
 class TwoWayReport:
     """A fit's two-way cells against the truth (built by :func:`two_way_report`); arrays have one entry per cell.

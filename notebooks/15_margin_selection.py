@@ -235,8 +235,10 @@ for child, parents in [(0, (1,)), (2, (0, 3)), (3, (2, 1, 0)), (1, (3,))]:
     assert abs(fast - ref) < 1e-12, (child, parents, fast, ref)
 
 
-def brute_force_sensitivity(n, dx, dp):
-    """Largest |I(D) - I(D')| over all tables of n records (dx x dp cells) and all one-record changes."""
+# %%
+#| export
+def _mi_sensitivity_reference(n, dx, dp):
+    """Brute-force twin of `mi_sensitivity`: largest |I(D) - I(D')| over all tables of n records (dx x dp cells) and all one-record changes."""
     cells = dx * dp
 
     def mi(t):
@@ -259,8 +261,9 @@ def brute_force_sensitivity(n, dx, dp):
     return worst
 
 
+# %%
 for dx, dp, binary in [(2, 2, True), (2, 3, True), (3, 3, False)]:
-    worst = brute_force_sensitivity(8, dx, dp)
+    worst = _mi_sensitivity_reference(8, dx, dp)
     bound = mi_sensitivity(8, binary)
     print(f"n = 8, {dx} x {dp} table: largest change of I by brute force {worst:.4f}, bound ({'binary' if binary else 'general'}) {bound:.4f}")
     assert worst <= bound + 1e-12
