@@ -356,107 +356,202 @@ def _cube_root_moments(alpha):
 
 
 @njit(cache=True, nogil=True)
-def _ancillary_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, kind, shape, rate, prec, buf,
-                           rng):
-    """One proposal of the ancillary move (theta += prop_chol xi, records at fixed cube-root scores), in place.
+def _log_product_mul(P, L, v):
+    """(P, L) after multiplying the running product e^L P by v > 0: a sum of logs for a log now and then."""
+    if v < 1e-100 or v > 1e100:
+        return P, L + math.log(v)
+    P *= v
+    if P < 1e-200 or P > 1e200:         # keep P in range: every factor it takes is within 1e+-100 of 1
+        return 1.0, L + math.log(P)
+    return P, L
 
-    logx holds the log records of every block (block b: rows starts[b]:starts[b+1]); buf is
-    scratch of its shape. Returns 1 if accepted, else 0.
+
+@njit(cache=True, nogil=True)
+def _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, rate, prec, s_L, inv_scale, mb):
+    """log of the extended target at (alpha, G) from its sums: F of step (iv), up to a constant."""
+    out = _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
+    for j in range(alpha.size):
+        out += (theta[j] + 3.0 * (alpha[j] - 1.0 / 3.0) * Lc[j] - Gs[j]
+                - n_rec * (math.lgamma(alpha[j]) - math.log(s[j])))
+    for b in range(mb.size):
+        for j in range(alpha.size):
+            out -= abs(s_L[b, j] - C[b, j] / mb[b]) * inv_scale[b]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, kind, shape, rate, prec,
+                            c, c_new, rng):
+    """n_prop proposals of the ancillary move at one draw of the auxiliary sums S_i, in place.
+
+    theta += prop_chol xi with the records at fixed cube-root scores; logx holds the log records
+    of every block (block b: rows starts[b]:starts[b+1]); c and c_new are scratch of its shape.
+    Returns the number of accepted proposals.
     """
     n_rec, d = logx.shape
     k = starts.size - 1
-    xi = np.empty(d)
-    for j in range(d):
-        xi[j] = rng.standard_normal()
-    theta_new = theta + prop_chol @ xi
-    for j in range(d):
-        if theta_new[j] > 30.0 or theta_new[j] < -30.0:
-            return 0
-    alpha = np.exp(theta)
-    alpha_new = np.exp(theta_new)
-    m, s = _cube_root_moments(alpha)
-    m_new, s_new = _cube_root_moments(alpha_new)
-    a0 = alpha.sum()
-    log_r = 0.0
-    for j in range(d):
-        if not (s[j] > 0.0 and s_new[j] > 0.0):
-            return 0
-        log_r += (theta_new[j] - theta[j]) - n_rec * (math.lgamma(alpha_new[j]) - math.lgamma(alpha[j])
-                                                     - math.log(s_new[j] / s[j]))
-    log_r += (_prior_logpdf_kernel(alpha_new, kind, shape, rate, prec)
-              - _prior_logpdf_kernel(alpha, kind, shape, rate, prec))
-    lg_new = np.empty(d)
+    mb = np.empty(k)
     for b in range(k):
-        C = np.zeros(d)
-        C_new = np.zeros(d)
+        mb[b] = starts[b + 1] - starts[b]
+    alpha = np.exp(theta)
+    m, s = _cube_root_moments(alpha)
+    a = math.exp(log_a)
+    # the auxiliary S_i ~ Gamma(alpha_0) (exact conditional), G_ij = x_ij S_i kept as c = G^(1/3), and the sums
+    Lc = np.zeros(d)                    # sum_i log c_ij
+    Gs = np.zeros(d)                    # sum_i G_ij
+    C = np.zeros((k, d))                # sum_i max(log x_ij, log a), per block
+    inside = True
+    for b in range(k):
         for i in range(starts[b], starts[b + 1]):
-            log_s = _log_std_gamma_kernel(a0, rng)          # the auxiliary sum S_i ~ Gamma(alpha_0)
+            log_s = _log_std_gamma_kernel(alpha.sum(), rng)
+            for j in range(d):
+                lc = (logx[i, j] + log_s) / 3.0
+                c[i, j] = math.exp(lc)
+                Lc[j] += lc
+                Gs[j] += c[i, j] * c[i, j] * c[i, j]
+                C[b, j] += max(logx[i, j], log_a)
+                inside = inside and c[i, j] >= _CUBE_FLOOR * m[j]
+    for j in range(d):
+        inside = inside and s[j] > 0.0
+    if not inside:                      # outside the domain where the map is kept exact: every proposal refused
+        return 0
+    F = _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, rate, prec, s_L, inv_scale, mb)
+    xi = np.empty(d)
+    g = np.empty(d)
+    Pc = np.empty(d)
+    Lc_new = np.empty(d)
+    Gs_new = np.empty(d)
+    C_new = np.empty((k, d))
+    Pq = np.empty(d)
+    Lq = np.empty(d)
+    n_cens = np.empty(d)
+    accepted = 0
+    for _ in range(n_prop):
+        for j in range(d):
+            xi[j] = rng.standard_normal()
+        theta_new = theta + prop_chol @ xi
+        ok = True
+        for j in range(d):
+            ok = ok and -30.0 <= theta_new[j] <= 30.0
+        if not ok:
+            continue
+        alpha_new = np.exp(theta_new)
+        m_new, s_new = _cube_root_moments(alpha_new)
+        for j in range(d):
+            ok = ok and s_new[j] > 0.0
+        if not ok:
+            continue
+        Pc[:] = 1.0
+        Lc_new[:] = 0.0
+        Gs_new[:] = 0.0
+        for b in range(k):              # the moved entries c' = m' + s'(c - m)/s, and their sums
+            Pq[:] = 1.0
+            Lq[:] = 0.0
+            n_cens[:] = 0.0
+            for i in range(starts[b], starts[b + 1]):
+                tot = 0.0
+                for j in range(d):
+                    cn = m_new[j] + s_new[j] * (c[i, j] - m[j]) / s[j]
+                    if cn < _CUBE_FLOOR * m_new[j]:
+                        ok = False
+                        break
+                    c_new[i, j] = cn
+                    g[j] = cn * cn * cn
+                    tot += g[j]
+                    Gs_new[j] += g[j]
+                    Pc[j], Lc_new[j] = _log_product_mul(Pc[j], Lc_new[j], cn)
+                if not ok:
+                    break
+                inv_tot = 1.0 / tot
+                for j in range(d):      # x' = G' / sum G': censored below a, else into the log product
+                    x = g[j] * inv_tot
+                    if x > a:
+                        Pq[j], Lq[j] = _log_product_mul(Pq[j], Lq[j], x)
+                    else:
+                        n_cens[j] += 1.0
+            if not ok:
+                break
+            for j in range(d):
+                C_new[b, j] = Lq[j] + math.log(Pq[j]) + n_cens[j] * log_a
+        if not ok:
+            continue
+        for j in range(d):
+            Lc_new[j] += math.log(Pc[j])
+        F_new = _ancillary_state_terms(alpha_new, m_new, s_new, Lc_new, Gs_new, C_new, n_rec, theta_new, kind,
+                                       shape, rate, prec, s_L, inv_scale, mb)
+        log_r = F_new - F
+        if not log_r == log_r:
+            continue
+        if log_r >= 0.0 or rng.standard_exponential() > -log_r:
+            accepted += 1
+            theta[:] = theta_new
+            alpha, m, s, F = alpha_new, m_new, s_new, F_new
+            c, c_new = c_new, c
+            Lc[:] = Lc_new
+            Gs[:] = Gs_new
+            C[:] = C_new
+    if accepted > 0:                    # the new records x' = G' / sum_j G'_j, in logs
+        for i in range(n_rec):
             tot = 0.0
             for j in range(d):
-                lg = logx[i, j] + log_s                       # log G_ij
-                c = math.exp(lg / 3.0)
-                c_new = m_new[j] + s_new[j] * (c - m[j]) / s[j]
-                if c < _CUBE_FLOOR * m[j] or c_new < _CUBE_FLOOR * m_new[j]:
-                    return 0                                  # outside the domain where the map is kept exact
-                g_new = c_new * c_new * c_new
-                lg_new[j] = 3.0 * math.log(c_new)
-                log_r += (alpha_new[j] - 1.0 / 3.0) * lg_new[j] - g_new - (alpha[j] - 1.0 / 3.0) * lg + c * c * c
-                tot += g_new
+                tot += c[i, j] * c[i, j] * c[i, j]
             log_tot = math.log(tot)
             for j in range(d):
-                buf[i, j] = lg_new[j] - log_tot
-                C[j] += max(logx[i, j], log_a)
-                C_new[j] += max(buf[i, j], log_a)
-        m_b = starts[b + 1] - starts[b]
-        for j in range(d):
-            log_r -= (abs(s_L[b, j] - C_new[j] / m_b) - abs(s_L[b, j] - C[j] / m_b)) * inv_scale[b]
-    if not log_r == log_r:
-        return 0
-    if log_r >= 0.0 or rng.standard_exponential() > -log_r:
-        theta[:] = theta_new
-        logx[:] = buf
-        return 1
-    return 0
+                logx[i, j] = 3.0 * math.log(c[i, j]) - log_tot
+    return accepted
 
 
-def _ancillary_move_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, prior_logpdf, rng):
-    """NumPy twin of `_ancillary_move_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python."""
+def _ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, prior_logpdf, rng,
+                               jacobian=True):
+    """NumPy twin of `_ancillary_batch_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.
+
+    ``jacobian=False`` leaves out the map's Jacobian prod (s'/s)(c'/c)^2: a wrong variant for the checks.
+    """
     n_rec, d = logx.shape
-    xi = rng.standard_normal(d)
-    th_new = theta + prop_chol @ xi
-    if np.any(np.abs(th_new) > 30.0):
-        return 0
-    al, al_new = np.exp(theta), np.exp(th_new)
+    blocks = [slice(starts[b], starts[b + 1]) for b in range(len(starts) - 1)]
 
-    def moments(a):
-        m = np.exp(special.gammaln(a + 1 / 3) - special.gammaln(a))
-        return m, np.sqrt(np.maximum(np.exp(special.gammaln(a + 2 / 3) - special.gammaln(a)) - m**2, 0.0))
+    def moments(al):
+        m = np.exp(special.gammaln(al + 1 / 3) - special.gammaln(al))
+        return m, np.sqrt(np.maximum(np.exp(special.gammaln(al + 2 / 3) - special.gammaln(al)) - m**2, 0.0))
 
-    (m, s), (m_new, s_new) = moments(al), moments(al_new)
-    if not (np.all(s > 0) and np.all(s_new > 0)):
-        return 0
+    def log_target(th, lG, y, s):       # log density of (theta, G), with the map's Jacobian as a factor of s
+        al = np.exp(th)
+        lap = sum(np.abs(s_L[b] - np.maximum(y[sl], log_a).mean(axis=0)).sum() * inv_scale[b]
+                  for b, sl in enumerate(blocks))
+        jac = np.log(s).sum() * n_rec + (2 / 3) * lG.sum() if jacobian else 0.0
+        return (((al - 1) * lG - np.exp(lG)).sum() - n_rec * special.gammaln(al).sum() + jac
+                + prior_logpdf(al) + th.sum() - lap)
+
+    al = np.exp(theta)
     log_s = np.empty(n_rec)
     for i in range(n_rec):                              # one auxiliary draw per record, in the kernel's order
         log_s[i] = (np.log(rng.standard_gamma(al.sum() + 1.0)) - rng.standard_exponential() / al.sum()
                     if al.sum() < 1.0 else np.log(rng.standard_gamma(al.sum())))
-    lg = logx + log_s[:, None]
-    c = np.exp(lg / 3)
-    c_new = m_new + s_new * (c - m) / s
-    if np.any(c < _CUBE_FLOOR * m) or np.any(c_new < _CUBE_FLOOR * m_new):
+    lG = logx + log_s[:, None]                          # log G_ij, G_ij = x_ij S_i
+    m, s = moments(al)
+    if np.any(s <= 0) or np.any(np.exp(lG / 3) < _CUBE_FLOOR * m):
         return 0
-    lg_new = 3 * np.log(c_new)
-    y_new = lg_new - np.log((c_new**3).sum(axis=1, keepdims=True))
-    lap = sum(((np.abs(s_L[b] - np.maximum(y_new[starts[b]:starts[b + 1]], log_a).mean(axis=0))
-                - np.abs(s_L[b] - np.maximum(logx[starts[b]:starts[b + 1]], log_a).mean(axis=0))).sum()
-               * inv_scale[b]) for b in range(len(starts) - 1))
-    log_r = ((th_new - theta).sum() - n_rec * (special.gammaln(al_new) - special.gammaln(al) - np.log(s_new / s)).sum()
-             + prior_logpdf(al_new) - prior_logpdf(al)
-             + ((al_new - 1 / 3) * lg_new - c_new**3 - (al - 1 / 3) * lg + c**3).sum() - lap)
-    if log_r >= 0.0 or rng.standard_exponential() > -log_r:
-        theta[:] = th_new
-        logx[:] = y_new
-        return 1
-    return 0
+    accepted = 0
+    for _ in range(n_prop):
+        th_new = theta + prop_chol @ rng.standard_normal(d)
+        if np.any(np.abs(th_new) > 30.0):
+            continue
+        m_new, s_new = moments(np.exp(th_new))
+        if np.any(s_new <= 0):
+            continue
+        c_new = m_new + s_new * (np.exp(lG / 3) - m) / s
+        if np.any(c_new < _CUBE_FLOOR * m_new):
+            continue
+        lG_new = 3 * np.log(c_new)
+        y, y_new = lG - special.logsumexp(lG, axis=1, keepdims=True), lG_new - special.logsumexp(lG_new, axis=1,
+                                                                                                   keepdims=True)
+        log_r = log_target(th_new, lG_new, y_new, s_new) - log_target(theta, lG, y, s)
+        if log_r >= 0.0 or rng.standard_exponential() > -log_r:
+            accepted += 1
+            theta[:], lG, m, s = th_new, lG_new, m_new, s_new
+    if accepted:
+        logx[:] = lG - special.logsumexp(lG, axis=1, keepdims=True)
+    return accepted
 
 
 # %% notebooks/07_mcmc.py, cell 24: One chain: the kernel and its driver
@@ -467,7 +562,7 @@ def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
     """Run n_iter iterations (slice cycles for alpha, joint and ancillary moves, one sweep per block), in place.
 
     Each iteration makes n_joint scale proposals (step_u) and n_joint shift proposals (step_shift,
-    dshift) of the joint move, then n_anc ancillary proposals (anc_chol). Returns (draws
+    dshift) of the joint move, then n_anc ancillary proposals (anc_chol) at one auxiliary draw. Returns (draws
     (n_iter // thin, d), record acceptance rate, slice evaluations per iteration, acceptance rates
     of the scale, shift and ancillary moves).
     """
@@ -485,6 +580,7 @@ def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
         n_eff += power[b] * (starts[b + 1] - starts[b])
     n_rec = starts[k] - starts[0]
     buf = np.empty_like(logx) if n_joint + n_anc > 0 else np.empty((0, d))
+    buf2 = np.empty_like(logx) if n_anc > 0 else np.empty((0, d))
     s = np.empty(d)
     for it in range(n_save * thin):
         for j in range(d):
@@ -501,9 +597,9 @@ def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
             n_sh += _joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, 0.0, step_shift, dshift, kind,
                                        shape, rate, prec, buf, rng)
         n_an = 0
-        for _ in range(n_anc):
-            n_an += _ancillary_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, anc_chol, kind, shape, rate,
-                                           prec, buf, rng)
+        if n_anc > 0:
+            n_an = _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, anc_chol, n_anc, kind, shape,
+                                           rate, prec, buf, buf2, rng)
         alpha = np.exp(theta)
         n_acc = 0
         for b in range(k):
@@ -544,7 +640,7 @@ class _Spec:
     width: float = 3.0
     mode: int = _UPDATE_JU
     n_joint: int = 1         # scale and shift proposals (step iii) per iteration, when step (iv) is off
-    n_anc: int = 3           # ancillary proposals (step iv) per iteration, where a joint law exists
+    n_anc: int = 10          # ancillary proposals (step iv) per iteration, where a joint law exists
 
     @property
     def joint(self):
@@ -877,6 +973,8 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
             method, until):
     """Shared body of dp_mcmc and dp_remcmc."""
     release = _check_release(release)
+    if thin is None:                            # see dp_mcmc's docstring
+        thin = 1 if isinstance(n_iter, str) else 10
     n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs)
     V.choice(record_update, "record_update", tuple(_RECORD_UPDATES))
     rng = V.rng(rng)
@@ -899,13 +997,13 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
     return name_components(result, release.names)      # the release's component names, when it has them
 
 
-def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=10, n_slice=20,
+def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=None, n_slice=20,
             rng=None, progress=True, n_jobs=None, **until):
     """DPMCMC: sample pi(alpha | released statistic) by data augmentation (Guo et al., Sec. 4.2.2).
 
     Alternates ``n_slice`` cycles of a hyperrectangle slice sampler for alpha given the latent
-    records (Neal 2003, Fig. 8, in whitened log alpha), three ancillary proposals that move alpha
-    with the records' quantiles held fixed (a joint move of alpha and all records; where it is
+    records (Neal 2003, Fig. 8, in whitened log alpha), ten ancillary proposals that move alpha
+    with the records' quantiles held fixed (joint moves of alpha and all records; where they are
     nearly always refused, e.g. for alpha_j << 1, the warm-up replaces it by joint scale and shift
     moves), and a Metropolis-Hastings sweep over every latent record (Ju et al. 2022:
     Dirichlet(alpha) proposal, Laplace-ratio acceptance). Every step leaves the same joint law of
@@ -929,8 +1027,11 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
         Warm-up iterations per chain (discarded; the slice map is adapted here).
     n_chains : int, default 4
         Chains, run in parallel threads when cores allow.
-    thin : int, default 10
-        Keep every ``thin``-th iteration.
+    thin : int, optional
+        Keep every ``thin``-th iteration. Default: 10 with a fixed ``n_iter`` (2,000 draws per
+        chain at the default), 1 with ``n_iter="auto"``, where the run's length follows the ESS
+        and thinning would only discard information (an iteration's autocorrelation time is
+        about 2-15 iterations on the grid of ``benchmarks/bench_time_to_posterior.py``).
     n_slice : int, default 20
         Slice cycles for alpha per iteration (the paper used 1000; 20 maximises ESS per second
         in ``benchmarks/bench_mcmc.py``).
@@ -971,7 +1072,7 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
 
 
 def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n_warmup=2_000, n_chains=4,
-              thin=10, n_slice=20, rng=None, progress=True, n_jobs=None, **until):
+              thin=None, n_slice=20, rng=None, progress=True, n_jobs=None, **until):
     """DPreMCMC: model (5) of Guo et al. (Sec. 4.2.2), b latent records each with power n_part / b.
 
     Parameters

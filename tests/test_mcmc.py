@@ -97,20 +97,31 @@ def test_joint_move_kernel_equals_reference(steps):
     assert 0 < accepted < 15
 
 
-def test_ancillary_move_kernel_equals_reference():
+@pytest.mark.parametrize("shift", [1.5, 0.0])
+def test_ancillary_batch_kernel_equals_reference(shift):
     alpha, logx, starts, s_L, inv, p1 = _move_case()
     f = p1.kernel_form()
     P = np.linalg.cholesky(np.array([[0.02, 0.01, 0.01], [0.01, 0.02, 0.01], [0.01, 0.01, 0.03]]))
     accepted = 0
     for seed in range(15):
-        th1, th2, y1, y2 = np.log(alpha + 1.5), np.log(alpha + 1.5), logx.copy(), logx.copy()
-        k1 = M._ancillary_move_kernel(th1, y1, starts, s_L, np.log(1e-3), inv, P, f.kind, f.shape, f.rate, f.prec,
-                                      np.empty_like(y1), np.random.default_rng(seed))
-        k2 = M._ancillary_move_reference(th2, y2, starts, s_L, np.log(1e-3), inv, P, lambda x: float(p1.logpdf(x)),
-                                         np.random.default_rng(seed))
+        th1, th2, y1, y2 = np.log(alpha + shift), np.log(alpha + shift), logx.copy(), logx.copy()
+        k1 = M._ancillary_batch_kernel(th1, y1, starts, s_L, np.log(1e-3), inv, P, 4, f.kind, f.shape, f.rate,
+                                       f.prec, np.empty_like(y1), np.empty_like(y1), np.random.default_rng(seed))
+        k2 = M._ancillary_batch_reference(th2, y2, starts, s_L, np.log(1e-3), inv, P, 4,
+                                          lambda x: float(p1.logpdf(x)), np.random.default_rng(seed))
         assert k1 == k2 and np.allclose(th1, th2, atol=1e-12) and np.allclose(y1, y2, atol=1e-9)
+        assert np.allclose(special.logsumexp(y1, axis=1), 0.0, atol=1e-12)
         accepted += k1
-    assert 0 < accepted < 15
+    assert 0 < accepted < 60
+
+
+def test_log_product_matches_the_sum_of_logs():
+    rng = np.random.default_rng(3)
+    for v in (rng.uniform(1e-3, 1.0, 5000), rng.uniform(1.0, 50.0, 5000), 10.0 ** rng.uniform(-150, 150, 500)):
+        P, L = 1.0, 0.0
+        for x in v:
+            P, L = M._log_product_mul(P, L, x)
+        assert 1e-200 <= P <= 1e200 and np.isclose(L + np.log(P), np.log(v).sum(), rtol=1e-12, atol=1e-9)
 
 
 def _geweke(move, n_rep, rng, N=20, d=3, a=1e-2, scale=0.1, n_moves=5):
@@ -140,9 +151,13 @@ def test_joint_and_ancillary_moves_keep_the_joint_law():
         M._joint_move_kernel(th, y, st, s_L, la, inv, 0.7, 0.3, np.array([0.5, 0.7, 1.0]), f.kind, f.shape, f.rate,
                              f.prec, np.empty_like(y), rng)
 
-    def ancillary(th, y, st, s_L, la, inv, f, rng):
-        M._ancillary_move_kernel(th, y, st, s_L, la, inv, 0.5 * np.eye(3), f.kind, f.shape, f.rate, f.prec,
-                                 np.empty_like(y), rng)
+    def ancillary(th, y, st, s_L, la, inv, f, rng):     # a batch of 3 proposals at one auxiliary draw
+        M._ancillary_batch_kernel(th, y, st, s_L, la, inv, 0.5 * np.eye(3), 3, f.kind, f.shape, f.rate, f.prec,
+                                  np.empty_like(y), np.empty_like(y), rng)
+
+    def ancillary_wrong(th, y, st, s_L, la, inv, f, rng):   # ... without the map's Jacobian
+        M._ancillary_batch_reference(th, y, st, s_L, la, inv, 0.5 * np.eye(3), 3,
+                                     lambda x: float(GammaPrior(1.0, 0.1, d=3).logpdf(x)), rng, jacobian=False)
 
     def wrong(th, y, st, s_L, la, inv, f, rng):      # the joint move without its Jacobian
         M._joint_move_reference(th, y, st, s_L, la, inv, 1.0, 0.0, np.ones(3),
@@ -151,6 +166,7 @@ def test_joint_and_ancillary_moves_keep_the_joint_law():
     assert _ks_min_p(_geweke(joint, 2500, np.random.default_rng(60))) > 1e-3
     assert _ks_min_p(_geweke(ancillary, 2500, np.random.default_rng(61))) > 1e-3
     assert _ks_min_p(_geweke(wrong, 1000, np.random.default_rng(62))) < 1e-6
+    assert _ks_min_p(_geweke(ancillary_wrong, 1000, np.random.default_rng(63))) < 1e-6
 
 
 def test_moves_run_only_where_a_joint_law_exists():
@@ -430,3 +446,13 @@ def test_auto_runs_until_alpha_and_mean_composition_converge():
         M.dp_mcmc(rel, n_iter="auto", max_tries=3, **{k: v for k, v in FAST.items() if k != "n_iter"})
     with pytest.raises(ValueError, match="n_iter"):
         M.dp_mcmc(rel, n_iter="forever", **{k: v for k, v in FAST.items() if k != "n_iter"})
+
+
+def test_thin_defaults_to_one_when_the_run_follows_the_ess():
+    rel, _ = _release(n=200, seed=13)
+    auto = M.dp_mcmc(rel, n_iter="auto", target_ess=100, n_warmup=200, n_chains=2, rng=2, progress=False)
+    fixed = M.dp_mcmc(rel, n_iter=200, n_warmup=100, n_chains=2, rng=2, progress=False)
+    assert auto.posterior.attrs["thin"] == 1 and fixed.posterior.attrs["thin"] == 10
+    assert fixed.posterior.sizes["draw"] == 20
+    again = M.dp_mcmc(rel, n_iter=200, n_warmup=100, n_chains=2, rng=2, progress=False, thin=10)
+    assert np.array_equal(fixed.posterior["alpha"].values, again.posterior["alpha"].values)
