@@ -48,6 +48,7 @@ __all__ = [
     "load_acs_counts",
     "load_nltcs",
     "find_nltcs",
+    "dev_data_path",
 ]
 
 _PAPER_REPO = ("https://raw.githubusercontent.com/donlapark/Dirichlet-Mechanism/"
@@ -435,6 +436,15 @@ def load_nltcs(*, data_home=None, download=True):
     """
     paths = fetch_file("NLTCS", data_home=data_home, download=download)
     return np.concatenate([np.array(_read_rows(p), dtype=np.int64) for p in paths])
+
+
+def dev_data_path(relative=""):
+    """Path of ``relative`` in the development copy of the data, ``../shared/data`` beside the checkout.
+
+    Found from the package's location, not the working directory, so a notebook finds it wherever it
+    runs; the path may not exist (an installed package has no development copy).
+    """
+    return _DEV_DATA / relative
 
 
 def find_nltcs():

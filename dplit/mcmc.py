@@ -24,6 +24,7 @@ from scipy import special
 from dplit import _validate as V
 from dplit.bootstrap import truncated_statistic
 from dplit.dirichlet import (
+    _digamma,
     _log_dirichlet_draws_reference,
     _log_std_gamma_kernel,
     _logsumexp_kernel,
@@ -380,13 +381,68 @@ def _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, ra
 
 
 @njit(cache=True, nogil=True)
-def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, kind, shape, rate, prec,
-                            c, c_new, rng):
-    """n_prop proposals of the ancillary move at one draw of the auxiliary sums S_i, in place.
+def _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, Gs_new, C_new):
+    """Move every entry to c' = m' + s'(c - m)/s (into c_new) and take the sums F needs; False outside the domain."""
+    d = c.shape[1]
+    g = np.empty(d)
+    Pc = np.ones(d)
+    Pq = np.empty(d)
+    Lq = np.empty(d)
+    n_cens = np.empty(d)
+    Lc_new[:] = 0.0
+    Gs_new[:] = 0.0
+    for b in range(starts.size - 1):
+        Pq[:] = 1.0
+        Lq[:] = 0.0
+        n_cens[:] = 0.0
+        for i in range(starts[b], starts[b + 1]):
+            tot = 0.0
+            for j in range(d):
+                cn = m_new[j] + s_new[j] * (c[i, j] - m[j]) / s[j]
+                if cn < _CUBE_FLOOR * m_new[j]:
+                    return False
+                c_new[i, j] = cn
+                g[j] = cn * cn * cn
+                tot += g[j]
+                Gs_new[j] += g[j]
+                Pc[j], Lc_new[j] = _log_product_mul(Pc[j], Lc_new[j], cn)
+            inv_tot = 1.0 / tot
+            for j in range(d):          # x' = G' / sum G': censored below a, else into the log product
+                x = g[j] * inv_tot
+                if x > a:
+                    Pq[j], Lq[j] = _log_product_mul(Pq[j], Lq[j], x)
+                else:
+                    n_cens[j] += 1.0
+        for j in range(d):
+            C_new[b, j] = Lq[j] + math.log(Pq[j]) + n_cens[j] * log_a
+    for j in range(d):
+        Lc_new[j] += math.log(Pc[j])
+    return True
 
-    theta += prop_chol xi with the records at fixed cube-root scores; logx holds the log records
-    of every block (block b: rows starts[b]:starts[b+1]); c and c_new are scratch of its shape.
-    Returns the number of accepted proposals.
+
+@njit(cache=True, nogil=True)
+def _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, prec):
+    """F~(theta), the first stage's target: F without the Dirichlet terms, C_bj by m_b E[log x_j] + delta_bj."""
+    alpha = np.exp(theta)
+    out = _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
+    psi0 = _digamma(alpha.sum())
+    for j in range(alpha.size):
+        out += theta[j]
+        mu = _digamma(alpha[j]) - psi0
+        for b in range(mb.size):
+            out -= abs(s_L[b, j] - mu - delta[b, j] / mb[b]) * inv_scale[b]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, theta_bar, kind, shape,
+                            rate, prec, c, c_new, rng):
+    """n_prop proposals of the ancillary move at one draw of the auxiliary sums S_i, with delayed acceptance, in place.
+
+    theta += prop_chol xi with the records at fixed cube-root scores; a proposal is screened by the
+    surrogate F~ (censored sums from the scores moved to theta_bar) before the exact ratio. logx
+    holds the log records of every block (block b: rows starts[b]:starts[b+1]); c and c_new are
+    scratch of its shape. Returns the number of accepted proposals.
     """
     n_rec, d = logx.shape
     k = starts.size - 1
@@ -396,6 +452,7 @@ def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_cho
     alpha = np.exp(theta)
     m, s = _cube_root_moments(alpha)
     a = math.exp(log_a)
+    a0 = alpha.sum()
     # the auxiliary S_i ~ Gamma(alpha_0) (exact conditional), G_ij = x_ij S_i kept as c = G^(1/3), and the sums
     Lc = np.zeros(d)                    # sum_i log c_ij
     Gs = np.zeros(d)                    # sum_i G_ij
@@ -403,7 +460,7 @@ def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_cho
     inside = True
     for b in range(k):
         for i in range(starts[b], starts[b + 1]):
-            log_s = _log_std_gamma_kernel(alpha.sum(), rng)
+            log_s = _log_std_gamma_kernel(a0, rng)
             for j in range(d):
                 lc = (logx[i, j] + log_s) / 3.0
                 c[i, j] = math.exp(lc)
@@ -416,15 +473,24 @@ def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_cho
     if not inside:                      # outside the domain where the map is kept exact: every proposal refused
         return 0
     F = _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, rate, prec, s_L, inv_scale, mb)
-    xi = np.empty(d)
-    g = np.empty(d)
-    Pc = np.empty(d)
     Lc_new = np.empty(d)
     Gs_new = np.empty(d)
     C_new = np.empty((k, d))
-    Pq = np.empty(d)
-    Lq = np.empty(d)
-    n_cens = np.empty(d)
+    # the surrogate's offsets: the scores moved to theta_bar (a function of the scores alone, which no move changes)
+    delta = np.zeros((k, d))
+    m_bar, s_bar = _cube_root_moments(np.exp(theta_bar))
+    ok = True
+    for j in range(d):
+        ok = ok and s_bar[j] > 0.0 and -30.0 <= theta_bar[j] <= 30.0
+    if ok and _ancillary_map_sums(c, m, s, m_bar, s_bar, starts, a, log_a, c_new, Lc_new, Gs_new, C_new):
+        alpha_bar = np.exp(theta_bar)
+        psi0 = _digamma(alpha_bar.sum())
+        for j in range(d):
+            mu = _digamma(alpha_bar[j]) - psi0
+            for b in range(k):
+                delta[b, j] = C_new[b, j] - mb[b] * mu
+    F1 = _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, prec)
+    xi = np.empty(d)
     accepted = 0
     for _ in range(n_prop):
         for j in range(d):
@@ -435,57 +501,28 @@ def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_cho
             ok = ok and -30.0 <= theta_new[j] <= 30.0
         if not ok:
             continue
+        F1_new = _ancillary_surrogate(theta_new, delta, mb, s_L, inv_scale, kind, shape, rate, prec)
+        log_r1 = F1_new - F1            # stage 1: the surrogate alone, O(d)
+        if not log_r1 == log_r1:
+            continue
+        if not (log_r1 >= 0.0 or rng.standard_exponential() > -log_r1):
+            continue
         alpha_new = np.exp(theta_new)
         m_new, s_new = _cube_root_moments(alpha_new)
         for j in range(d):
             ok = ok and s_new[j] > 0.0
-        if not ok:
+        if not (ok and _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, Gs_new,
+                                           C_new)):
             continue
-        Pc[:] = 1.0
-        Lc_new[:] = 0.0
-        Gs_new[:] = 0.0
-        for b in range(k):              # the moved entries c' = m' + s'(c - m)/s, and their sums
-            Pq[:] = 1.0
-            Lq[:] = 0.0
-            n_cens[:] = 0.0
-            for i in range(starts[b], starts[b + 1]):
-                tot = 0.0
-                for j in range(d):
-                    cn = m_new[j] + s_new[j] * (c[i, j] - m[j]) / s[j]
-                    if cn < _CUBE_FLOOR * m_new[j]:
-                        ok = False
-                        break
-                    c_new[i, j] = cn
-                    g[j] = cn * cn * cn
-                    tot += g[j]
-                    Gs_new[j] += g[j]
-                    Pc[j], Lc_new[j] = _log_product_mul(Pc[j], Lc_new[j], cn)
-                if not ok:
-                    break
-                inv_tot = 1.0 / tot
-                for j in range(d):      # x' = G' / sum G': censored below a, else into the log product
-                    x = g[j] * inv_tot
-                    if x > a:
-                        Pq[j], Lq[j] = _log_product_mul(Pq[j], Lq[j], x)
-                    else:
-                        n_cens[j] += 1.0
-            if not ok:
-                break
-            for j in range(d):
-                C_new[b, j] = Lq[j] + math.log(Pq[j]) + n_cens[j] * log_a
-        if not ok:
-            continue
-        for j in range(d):
-            Lc_new[j] += math.log(Pc[j])
         F_new = _ancillary_state_terms(alpha_new, m_new, s_new, Lc_new, Gs_new, C_new, n_rec, theta_new, kind,
                                        shape, rate, prec, s_L, inv_scale, mb)
-        log_r = F_new - F
+        log_r = F_new - F - log_r1     # stage 2: the exact ratio over the surrogate's
         if not log_r == log_r:
             continue
         if log_r >= 0.0 or rng.standard_exponential() > -log_r:
             accepted += 1
             theta[:] = theta_new
-            alpha, m, s, F = alpha_new, m_new, s_new, F_new
+            m, s, F, F1 = m_new, s_new, F_new, F1_new
             c, c_new = c_new, c
             Lc[:] = Lc_new
             Gs[:] = Gs_new
@@ -501,26 +538,35 @@ def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_cho
     return accepted
 
 
-def _ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, prior_logpdf, rng,
-                               jacobian=True):
+def _ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, theta_bar,
+                               prior_logpdf, rng, jacobian=True):
     """NumPy twin of `_ancillary_batch_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.
 
     ``jacobian=False`` leaves out the map's Jacobian prod (s'/s)(c'/c)^2: a wrong variant for the checks.
     """
     n_rec, d = logx.shape
     blocks = [slice(starts[b], starts[b + 1]) for b in range(len(starts) - 1)]
+    mb = np.array([sl.stop - sl.start for sl in blocks], dtype=float)
 
     def moments(al):
         m = np.exp(special.gammaln(al + 1 / 3) - special.gammaln(al))
         return m, np.sqrt(np.maximum(np.exp(special.gammaln(al + 2 / 3) - special.gammaln(al)) - m**2, 0.0))
 
-    def log_target(th, lG, y, s):       # log density of (theta, G), with the map's Jacobian as a factor of s
+    def censored_sums(y):
+        return np.array([np.maximum(y[sl], log_a).sum(axis=0) for sl in blocks])
+
+    def log_target(th, lG, s):          # log density of (theta, G), with the map's Jacobian as a factor of s
         al = np.exp(th)
-        lap = sum(np.abs(s_L[b] - np.maximum(y[sl], log_a).mean(axis=0)).sum() * inv_scale[b]
-                  for b, sl in enumerate(blocks))
+        y = lG - special.logsumexp(lG, axis=1, keepdims=True)
+        lap = (np.abs(s_L - censored_sums(y) / mb[:, None]).sum(axis=1) * inv_scale).sum()
         jac = np.log(s).sum() * n_rec + (2 / 3) * lG.sum() if jacobian else 0.0
         return (((al - 1) * lG - np.exp(lG)).sum() - n_rec * special.gammaln(al).sum() + jac
                 + prior_logpdf(al) + th.sum() - lap)
+
+    def surrogate(th, delta):
+        al = np.exp(th)
+        mu = special.digamma(al) - special.digamma(al.sum())
+        return prior_logpdf(al) + th.sum() - (np.abs(s_L - mu - delta / mb[:, None]).sum(axis=1) * inv_scale).sum()
 
     al = np.exp(theta)
     log_s = np.empty(n_rec)
@@ -531,10 +577,22 @@ def _ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_
     m, s = moments(al)
     if np.any(s <= 0) or np.any(np.exp(lG / 3) < _CUBE_FLOOR * m):
         return 0
+    delta = np.zeros((len(blocks), d))
+    m_bar, s_bar = moments(np.exp(theta_bar))
+    if np.all(s_bar > 0) and np.all(np.abs(theta_bar) <= 30.0):
+        c_bar = m_bar + s_bar * (np.exp(lG / 3) - m) / s
+        if np.all(c_bar >= _CUBE_FLOOR * m_bar):
+            lG_bar = 3 * np.log(c_bar)
+            al_bar = np.exp(theta_bar)
+            delta = censored_sums(lG_bar - special.logsumexp(lG_bar, axis=1, keepdims=True)) - mb[:, None] * (
+                special.digamma(al_bar) - special.digamma(al_bar.sum()))
     accepted = 0
     for _ in range(n_prop):
         th_new = theta + prop_chol @ rng.standard_normal(d)
         if np.any(np.abs(th_new) > 30.0):
+            continue
+        log_r1 = surrogate(th_new, delta) - surrogate(theta, delta)
+        if not (log_r1 >= 0.0 or rng.standard_exponential() > -log_r1):
             continue
         m_new, s_new = moments(np.exp(th_new))
         if np.any(s_new <= 0):
@@ -543,9 +601,7 @@ def _ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_
         if np.any(c_new < _CUBE_FLOOR * m_new):
             continue
         lG_new = 3 * np.log(c_new)
-        y, y_new = lG - special.logsumexp(lG, axis=1, keepdims=True), lG_new - special.logsumexp(lG_new, axis=1,
-                                                                                                   keepdims=True)
-        log_r = log_target(th_new, lG_new, y_new, s_new) - log_target(theta, lG, y, s)
+        log_r = log_target(th_new, lG_new, s_new) - log_target(theta, lG, s) - log_r1
         if log_r >= 0.0 or rng.standard_exponential() > -log_r:
             accepted += 1
             theta[:], lG, m, s = th_new, lG_new, m_new, s_new
@@ -558,11 +614,12 @@ def _ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_
 @njit(cache=True, nogil=True)
 def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
                   T0, n0, n_iter, thin, n_slice, width, chol, chol_inv, n_joint, step_u, step_shift, dshift,
-                  n_anc, anc_chol, kind, shape, rate, prec, rng):
+                  n_anc, anc_chol, anc_centre, kind, shape, rate, prec, rng):
     """Run n_iter iterations (slice cycles for alpha, joint and ancillary moves, one sweep per block), in place.
 
     Each iteration makes n_joint scale proposals (step_u) and n_joint shift proposals (step_shift,
-    dshift) of the joint move, then n_anc ancillary proposals (anc_chol) at one auxiliary draw. Returns (draws
+    dshift) of the joint move, then n_anc ancillary proposals (anc_chol; surrogate centred at anc_centre) at one
+    auxiliary draw. Returns (draws
     (n_iter // thin, d), record acceptance rate, slice evaluations per iteration, acceptance rates
     of the scale, shift and ancillary moves).
     """
@@ -598,8 +655,8 @@ def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
                                        shape, rate, prec, buf, rng)
         n_an = 0
         if n_anc > 0:
-            n_an = _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, anc_chol, n_anc, kind, shape,
-                                           rate, prec, buf, buf2, rng)
+            n_an = _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, anc_chol, n_anc, anc_centre,
+                                           kind, shape, rate, prec, buf, buf2, rng)
         alpha = np.exp(theta)
         n_acc = 0
         for b in range(k):
@@ -640,7 +697,7 @@ class _Spec:
     width: float = 3.0
     mode: int = _UPDATE_JU
     n_joint: int = 1         # scale and shift proposals (step iii) per iteration, when step (iv) is off
-    n_anc: int = 10          # ancillary proposals (step iv) per iteration, where a joint law exists
+    n_anc: int = 20          # ancillary proposals (step iv) per iteration, where a joint law exists
 
     @property
     def joint(self):
@@ -738,6 +795,7 @@ class _ChainState:
     dshift: np.ndarray = None  # theta moves by dshift * delta in the shift move (1 / (alpha psi1(alpha)))
     anc_base: np.ndarray = None  # 2.38 / sqrt(d) times the Cholesky factor of the warm-up covariance of theta
     anc_chol: np.ndarray = None  # the ancillary move's proposal factor, anc_base * anc_factor
+    anc_centre: np.ndarray = None  # where its surrogate is centred: the warm-up mean of theta (at first the start)
     anc_factor: float = 1.0   # its adapted factor on 2.38 / sqrt(d)
     anc_on: bool = True       # switched off in the warm-up when it is (nearly) always refused
     joint_on: bool = True     # step (iii), likewise (it runs only once step iv is off)
@@ -766,7 +824,8 @@ def _sampler(spec):
         chol, chol_inv = _slice_transform(np.exp(theta), spec)
         base = chol * (2.38 / np.sqrt(spec.d))      # until the warm-up has a covariance: that of theta | D
         return _ChainState(theta, logx, starts, T, chol, chol_inv, step_shift=step_shift,
-                           dshift=_shift_map(np.exp(theta)), anc_base=base, anc_chol=base.copy())
+                           dshift=_shift_map(np.exp(theta)), anc_base=base, anc_chol=base.copy(),
+                           anc_centre=theta.copy())
 
     n_joint = spec.n_joint if spec.joint else 0
     n_anc = spec.n_anc if spec.joint else 0
@@ -777,8 +836,8 @@ def _sampler(spec):
                                               spec.inv_scale, spec.power, spec.mode, spec.T0, float(spec.n0),
                                               n_steps, thin, spec.n_slice, spec.width, st.chol, st.chol_inv,
                                               0 if (st.anc_on or not st.joint_on) else n_joint, st.step_u, st.step_shift, st.dshift,
-                                              n_anc if st.anc_on else 0, st.anc_chol, f.kind, f.shape, f.rate,
-                                              f.prec, rng)
+                                              n_anc if st.anc_on else 0, st.anc_chol, st.anc_centre, f.kind,
+                                              f.shape, f.rate, f.prec, rng)
         stats = {"record_acceptance": acc, "slice_evaluations": evals} if latent else {"slice_evaluations": evals}
         if n_joint + n_anc > 0:         # NaN where a move did not run (step iii runs only when iv is off)
             off = np.full(len(draws), np.nan)
@@ -800,6 +859,8 @@ def _sampler(spec):
             st.anc_on = rate_ >= 0.02 or st.anc_factor > 0.2     # off after about three windows of refusals
             st.anc_factor = _adapt_step(st.anc_factor, stats["ancillary_acceptance"], target=0.25)
             half = np.log(dr[len(dr) // 2:])
+            if np.all(np.isfinite(half.mean(axis=0))):
+                st.anc_centre = half.mean(axis=0)   # the surrogate's centre: the window's mean of theta
             if len(half) > 2 * spec.d:      # a covariance worth the name (never below that of theta | D)
                 cov = np.cov(half, rowvar=False) + st.chol @ st.chol.T
                 if np.all(np.isfinite(cov)):
@@ -1002,7 +1063,7 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     """DPMCMC: sample pi(alpha | released statistic) by data augmentation (Guo et al., Sec. 4.2.2).
 
     Alternates ``n_slice`` cycles of a hyperrectangle slice sampler for alpha given the latent
-    records (Neal 2003, Fig. 8, in whitened log alpha), ten ancillary proposals that move alpha
+    records (Neal 2003, Fig. 8, in whitened log alpha), twenty ancillary proposals that move alpha
     with the records' quantiles held fixed (joint moves of alpha and all records; where they are
     nearly always refused, e.g. for alpha_j << 1, the warm-up replaces it by joint scale and shift
     moves), and a Metropolis-Hastings sweep over every latent record (Ju et al. 2022:

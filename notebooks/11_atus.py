@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from dplit.config import is_quick, size
+from dplit.datasets import dev_data_path
 
 SEED = 20261127
 rng = np.random.default_rng(SEED)
@@ -34,7 +35,7 @@ table_methods = size(full=["boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc
                      quick=["boots", "dpboots", "dpremcmc_p1", "dpabc_p4"])
 sweep_eps = size(full=[0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0], quick=[0.5, 2.0])
 sweep_repeats = size(full=20, quick=4)          # DPBoots runs per eps in the sweep
-SHARED = Path("../../shared/data/atus/atus2019_pcare_eat_other_ipums.csv")
+SHARED = dev_data_path("atus/atus2019_pcare_eat_other_ipums.csv")   # the development copy, if any
 print(f"quick mode: {is_quick()}; Table 2 with {repeats} repetition(s) of {table_methods}")
 
 # %% [markdown]

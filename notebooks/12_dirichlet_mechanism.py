@@ -38,7 +38,7 @@ EPS_GRID = np.logspace(-3, 1, size(full=21, quick=9))     # epsilon from 1e-3 to
 n_mc = size(full=200_000, quick=20_000)                   # Monte Carlo draws for the tail checks
 nb_eps = np.logspace(-3, 1, size(full=13, quick=5))       # epsilon grid of the naive Bayes experiment
 nb_reps = size(full=10, quick=3)                          # private fits per (data set, epsilon)
-DATA_HOME = "../../shared/data/uci"                       # the development copy; else cache/download
+DATA_HOME = str(datasets.dev_data_path("uci"))                     # the development copy; else cache/download
 NB_DATASETS = size(full=["Adult", "Bank", "CreditCard", "Digit", "GermanCredit", "Shopper", "Spam",
                          "Thyroid"], quick=["GermanCredit"])
 

@@ -101,3 +101,10 @@ def test_find_nltcs_reads_the_development_copy_from_any_working_directory(tmp_pa
     monkeypatch.chdir(tmp_path)                      # not notebooks/: the copy is found from the package
     x = datasets.find_nltcs()
     assert x.shape == (21574, 16) and set(np.unique(x)) == {0, 1}
+
+
+@pytest.mark.skipif(not SHARED.parent.is_dir(), reason="../shared/data (development copy) is absent")
+def test_dev_data_path_is_found_from_the_package_not_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert datasets.dev_data_path().resolve() == SHARED.parent.resolve()
+    assert datasets.dev_data_path("uci").is_dir() == (SHARED.parent / "uci").is_dir()
