@@ -3,15 +3,15 @@
 Run from the repository root:
 
     .venv/bin/python benchmarks/bench_time_to_posterior.py            # reduced grid (a few minutes)
-    .venv/bin/python benchmarks/bench_time_to_posterior.py --full     # the paper's 40 cells (about an hour)
+    .venv/bin/python benchmarks/bench_time_to_posterior.py --full     # the paper's 40 cells (about 17 minutes)
 
 For every cell (alpha_true, n, eps) one data set is drawn and released by Algorithm 1 (eps1 = 0.75 eps,
 eps2 = 0.25 eps, candidates 1e-1 .. 1e-6, tc = 0.01, unsplit). Then:
 
-- DPMCMC_p1 with ``n_iter="auto"`` (2 chains, 2000 warm-up iterations, no thinning, the default with "auto"): the
-  wall time until every
-  coordinate of alpha and E[x | alpha] has bulk and tail ESS >= 400 and R-hat <= 1.01 (or the cap,
-  ``max_iter`` = 200,000 iterations per chain), on one core (``n_jobs=1``) and on two (``n_jobs=2``);
+- DPMCMC_p1 with ``n_iter="auto"`` (2 chains, 2000 warm-up iterations, no thinning, the default with "auto"):
+  the wall time until every coordinate of alpha and E[x | alpha] has bulk and tail ESS >= 400 and
+  R-hat <= 1.01 (or the cap, ``max_iter`` = 200,000 iterations per chain), on one core (``n_jobs=1``)
+  and on two (``n_jobs=2``);
 - DPBoots: the wall time of 2000 replicates.
 
 ``--one-core`` skips the two-core runs (their column is then empty). A run stops at ``--max-time`` seconds
