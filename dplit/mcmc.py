@@ -24,10 +24,10 @@ from scipy import special
 from dplit import _validate as V
 from dplit.bootstrap import truncated_statistic
 from dplit.dirichlet import (
-    _digamma,
     _log_dirichlet_draws_reference,
     _log_std_gamma_kernel,
     _logsumexp_kernel,
+    _logx_mean_kernel,
     _trigamma,
     in_stat_range,
 )
@@ -425,12 +425,11 @@ def _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, pr
     """F~(theta), the first stage's target: F without the Dirichlet terms, C_bj by m_b E[log x_j] + delta_bj."""
     alpha = np.exp(theta)
     out = _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
-    psi0 = _digamma(alpha.sum())
+    mu = _logx_mean_kernel(alpha)       # E[log x_j | alpha] = psi(alpha_j) - psi(alpha_0)
     for j in range(alpha.size):
         out += theta[j]
-        mu = _digamma(alpha[j]) - psi0
         for b in range(mb.size):
-            out -= abs(s_L[b, j] - mu - delta[b, j] / mb[b]) * inv_scale[b]
+            out -= abs(s_L[b, j] - mu[j] - delta[b, j] / mb[b]) * inv_scale[b]
     return out
 
 
@@ -478,17 +477,16 @@ def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_cho
     C_new = np.empty((k, d))
     # the surrogate's offsets: the scores moved to theta_bar (a function of the scores alone, which no move changes)
     delta = np.zeros((k, d))
-    m_bar, s_bar = _cube_root_moments(np.exp(theta_bar))
+    alpha_bar = np.exp(theta_bar)
+    m_bar, s_bar = _cube_root_moments(alpha_bar)
     ok = True
     for j in range(d):
         ok = ok and s_bar[j] > 0.0 and -30.0 <= theta_bar[j] <= 30.0
     if ok and _ancillary_map_sums(c, m, s, m_bar, s_bar, starts, a, log_a, c_new, Lc_new, Gs_new, C_new):
-        alpha_bar = np.exp(theta_bar)
-        psi0 = _digamma(alpha_bar.sum())
+        mu_bar = _logx_mean_kernel(alpha_bar)
         for j in range(d):
-            mu = _digamma(alpha_bar[j]) - psi0
             for b in range(k):
-                delta[b, j] = C_new[b, j] - mb[b] * mu
+                delta[b, j] = C_new[b, j] - mb[b] * mu_bar[j]
     F1 = _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, prec)
     xi = np.empty(d)
     accepted = 0
@@ -847,20 +845,20 @@ def _sampler(spec):
         return {"alpha": draws, "mean_composition": draws / draws.sum(axis=-1, keepdims=True)}, stats
 
     def adapt(st, draws, stats):
-        dr = draws["alpha"]
-        st.chol, st.chol_inv = _slice_transform(np.exp(np.log(dr[len(dr) // 2:]).mean(axis=0)), spec)
+        half = np.log(draws["alpha"][len(draws["alpha"]) // 2:])   # theta over the window's second half
+        centre = half.mean(axis=0)
+        st.chol, st.chol_inv = _slice_transform(np.exp(centre), spec)
         if n_joint > 0 and not st.anc_on and st.joint_on:   # steps towards acceptance 0.3; dshift at the mean
             st.joint_on = max(np.mean(stats["scale_acceptance"]), np.mean(stats["shift_acceptance"])) >= 0.02
             st.step_u = _adapt_step(st.step_u, stats["scale_acceptance"])
             st.step_shift = _adapt_step(st.step_shift, stats["shift_acceptance"])
-            st.dshift = _shift_map(np.exp(np.log(dr[len(dr) // 2:]).mean(axis=0)))
+            st.dshift = _shift_map(np.exp(centre))
         if n_anc > 0 and st.anc_on:     # factor towards acceptance 0.25; base: the window's covariance of theta
             rate_ = float(np.mean(stats["ancillary_acceptance"]))
             st.anc_on = rate_ >= 0.02 or st.anc_factor > 0.2     # off after about three windows of refusals
             st.anc_factor = _adapt_step(st.anc_factor, stats["ancillary_acceptance"], target=0.25)
-            half = np.log(dr[len(dr) // 2:])
-            if np.all(np.isfinite(half.mean(axis=0))):
-                st.anc_centre = half.mean(axis=0)   # the surrogate's centre: the window's mean of theta
+            if np.all(np.isfinite(centre)):
+                st.anc_centre = centre              # the surrogate's centre: the window's mean of theta
             if len(half) > 2 * spec.d:      # a covariance worth the name (never below that of theta | D)
                 cov = np.cov(half, rowvar=False) + st.chol @ st.chol.T
                 if np.all(np.isfinite(cov)):
