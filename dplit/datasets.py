@@ -1,10 +1,21 @@
 # Hand-written module (not generated from a notebook).
-"""Data loaders: the UCI tables of the Dirichlet-mechanism experiments, read locally or downloaded.
+"""Data loaders: the UCI tables of the Dirichlet-mechanism experiments, NLTCS and ATUS, read locally or downloaded.
 
-One user cache serves every loader (:func:`cache_dir`). A loader looks for its file, in order,
-in ``data_home`` (an argument), in the folder named by the environment variable ``DPLIT_DATA``,
-in the cache, and in the few files shipped inside the package (``dplit/data``); only then, and
-only with ``download=True``, it downloads the file into the cache and checks its sha256.
+Where a loader looks for a file, in order:
+
+1. ``data_home`` (an argument);
+2. the folder named by the environment variable ``DPLIT_DATA`` (files directly in it, or in its subfolders
+   ``uci/``, ``nltcs/`` and ``atus/``). When ``DPLIT_DATA`` is unset and dplit runs from a source checkout with a
+   development copy of the data beside it, that copy takes its place; an installed package has none, and
+   ``DPLIT_DATA=""`` (set but empty) turns the lookup off;
+3. the user cache, :func:`cache_dir` (``$DPLIT_CACHE``, else the operating system's cache folder for ``dplit``);
+4. the few files shipped inside the package (``dplit/data``).
+
+Only then, and only with ``download=True``, the file is downloaded into the cache through `pooch
+<https://www.fatiando.org/pooch>`_ (a registry of URLs and sha256 checksums, retries): a file whose sha256 does
+not match raises :class:`ChecksumError` and nothing is left in the cache. From a shell, ``python -m dplit.datasets
+NAME ...`` downloads data sets by name (``--list`` lists them). Nothing downloads unless asked: a missing file
+raises ``FileNotFoundError`` saying how to get it.
 
 Tables come back as :class:`Table` (raw string cells, no pandas); :func:`encode_features` turns
 them into the small integer codes a multinomial model counts (quantile bins for numeric columns,
@@ -17,7 +28,9 @@ The six CSVs prepared by Ponnoprat for the paper are fetched from the paper's re
 (``donlapark/Dirichlet-Mechanism``, commit ``f59561a``); Adult and Bank Marketing from UCI.
 ``dplit/data/dirichlet_mechanism_GermanCredit.csv.gz`` (South German Credit, Groemping 2019, UCI #573, CC BY 4.0) is
 shipped so that the examples and tests run with no download at all; scikit-learn's bundled
-optical digits (:func:`load_digits`) likewise.
+optical digits (:func:`load_digits`) likewise. NLTCS (:func:`load_nltcs`) comes from the benchmark repository
+``UCLA-StarAI/Density-Estimation-Datasets`` (no licence stated, so not shipped); ATUS 2019 (:func:`load_atus`) from
+the U.S. Bureau of Labor Statistics' public-domain activity summary file.
 """
 
 from __future__ import annotations
@@ -27,7 +40,6 @@ import gzip
 import hashlib
 import io
 import os
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +48,10 @@ import numpy as np
 __all__ = [
     "Table",
     "UCI_DATASETS",
+    "OTHER_DATASETS",
+    "ChecksumError",
     "cache_dir",
+    "data_dir",
     "fetch_file",
     "load_uci",
     "load_digits",
@@ -55,9 +70,12 @@ _PAPER_REPO = ("https://raw.githubusercontent.com/donlapark/Dirichlet-Mechanism/
                "f59561a90d9d3b4b08f75eaedd71ccd45b4e5543/data/")
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
 _PACKAGE_DATA = Path(__file__).resolve().parent / "data"
-# The development copy beside a checkout (``<checkout>/../shared/data``), found from this file rather than
-# from the working directory, so that a notebook run from anywhere finds it.
-_DEV_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+#: Attempts after a failed download (connection error, HTTP error or sha256 mismatch), 1 s, 2 s, ... apart.
+DOWNLOAD_RETRIES = 2
+
+
+class ChecksumError(OSError, ValueError):
+    """A downloaded file does not have its recorded sha256 (nothing was kept in the cache)."""
 
 
 @dataclass(frozen=True)
@@ -71,12 +89,13 @@ class _Source:
 
 @dataclass(frozen=True)
 class _Spec:
-    """How to read one data set."""
+    """How to read one data set (``subdir``: its folder in a copy laid out as ``$DPLIT_DATA/uci/...``)."""
 
     sources: tuple
     reader: str
     citation: str
     drop: tuple = ()
+    subdir: str = "uci"
 
 
 def _paper_csv(name, sha, citation):
@@ -121,6 +140,20 @@ _ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "m
                   "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
                   "hours-per-week", "native-country", "income")
 
+_STARAI = ("https://raw.githubusercontent.com/UCLA-StarAI/Density-Estimation-Datasets/"
+           "37d53c1a8ba488d0a39e8c64bd3387577080b143/datasets/nltcs/")
+
+#: Other data sets read through :func:`fetch_file` (not shipped: their licence is unclear).
+OTHER_DATASETS = {
+    "NLTCS": _Spec(tuple(_Source(f"nltcs.{part}.data.gz", _STARAI + f"nltcs.{part}.data", sha) for part, sha in (
+        ("train", "e547a7aedad1dd2f7177030881ab1b92c7e24ae5464c71a0f1f89daecaf52b30"),
+        ("valid", "93bbbf5c6febdc9bc6e5b5bfab636f4dc0685ab2896d24b23dd267794c3bfcf6"),
+        ("test", "f9ffa6b74b27dc03bee3203d157ee31079e80b13be40d0c0093d635c25aed523"))),
+        "nltcs", "National Long Term Care Survey, 16 binary ADL/IADL items, 21,574 people (Duke University Center "
+        "for Demographic Studies, NIA grant U01-AG007198), as split by Lowd and Davis (2010) and distributed by "
+        "UCLA-StarAI/Density-Estimation-Datasets (no licence stated: not shipped with dplit)", subdir="nltcs"),
+}
+
 
 @dataclass(frozen=True)
 class Table:
@@ -154,12 +187,56 @@ class Table:
 
 
 def cache_dir() -> Path:
-    """The user cache for downloaded data: ``$DPLIT_CACHE``, else ``$XDG_CACHE_HOME/dplit``, else ``~/.cache/dplit``."""
+    """The user cache for downloaded data: ``$DPLIT_CACHE``, else the OS cache folder (``pooch.os_cache("dplit")``).
+
+    The OS folder comes from platformdirs: ``$XDG_CACHE_HOME/dplit`` or ``~/.cache/dplit`` on Linux,
+    ``~/Library/Caches/dplit`` on macOS, ``%LOCALAPPDATA%\\dplit\\Cache`` on Windows.
+    """
     env = os.environ.get("DPLIT_CACHE")
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "dplit"
+    import pooch
+
+    return Path(pooch.os_cache("dplit"))
+
+
+def _checkout_data():
+    """The development copy ``<checkout>/../shared/data`` when dplit runs from a source checkout that has one, else None."""
+    root = Path(__file__).resolve().parents[1]
+    dev = root.parent / "shared" / "data"
+    return dev if (root / "pyproject.toml").is_file() and dev.is_dir() else None
+
+
+def data_dir():
+    """The local data folder: ``$DPLIT_DATA``; when unset, a development copy beside a source checkout; else None.
+
+    ``DPLIT_DATA=""`` (set but empty) gives None. A data set may sit directly in the folder or in its subfolder
+    (``uci/``, ``nltcs/``, ``atus/``).
+    """
+    env = os.environ.get("DPLIT_DATA")
+    if env is not None:
+        return Path(env).expanduser() if env.strip() else None
+    return _checkout_data()
+
+
+def dev_data_path(relative=""):
+    """``relative`` inside :func:`data_dir`, or None when there is no local data folder.
+
+    Kept for notebooks written before :func:`data_dir`: the development copy is only used when ``$DPLIT_DATA``
+    names it or when dplit runs from a source checkout that has it beside it.
+    """
+    home = data_dir()
+    return None if home is None else home / relative
+
+
+def _folders(data_home, subdir):
+    """The folders searched for a data set, in order (the subfolder ``subdir`` of each local one too)."""
+    out = []
+    for home in (data_home, data_dir()):
+        if home:
+            home = Path(home).expanduser()
+            out += [home, home / subdir]
+    return out + [cache_dir(), _PACKAGE_DATA]
 
 
 def _sha256_of(path: Path) -> str:
@@ -171,20 +248,63 @@ def _sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def _download(src: _Source, target: Path) -> Path:
-    """Download ``src.url`` into ``target`` (gzipped), check its sha256, return the path."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with urllib.request.urlopen(src.url, timeout=60) as resp:  # noqa: S310 - fixed https URLs
-        raw = resp.read()
+def _registry_name(src: _Source) -> str:
+    """The name of ``src``'s download in the cache (the archive's name for a zip, else the local name without .gz)."""
     if src.url.endswith(".zip"):
-        raw = _from_zip(raw, target.name[: -len(".gz")])
-    if hashlib.sha256(raw).hexdigest() != src.sha256:
-        raise OSError(f"downloaded {src.url} does not have the expected sha256 {src.sha256}")
-    tmp = target.with_suffix(".part")
-    with gzip.open(tmp, "wb") as fh:
-        fh.write(raw)
-    tmp.replace(target)
-    return target
+        return src.url.rsplit("/", 1)[-1]
+    return src.filename[: -len(".gz")] if src.filename.endswith(".gz") else src.filename
+
+
+def _pooch(sources):
+    """A pooch registry of ``sources`` in :func:`cache_dir`: sha256 of each download (None for zips, checked inside)."""
+    import pooch
+
+    registry, urls = {}, {}
+    for src in sources:
+        key = _registry_name(src)
+        registry[key] = None if src.url.endswith(".zip") else f"sha256:{src.sha256}"
+        urls[key] = src.url
+    return pooch.create(path=cache_dir(), base_url="", registry=registry, urls=urls,
+                        retry_if_failed=DOWNLOAD_RETRIES)
+
+
+def _gzip_into(src: _Source, target: Path):
+    """A pooch processor: the download (or its zip member) gzipped under ``src.filename``, the download removed."""
+
+    def process(fname, action, pup):
+        raw = Path(fname)
+        data = raw.read_bytes()
+        if src.url.endswith(".zip"):
+            data = _from_zip(data, src.filename[: -len(".gz")])
+            if hashlib.sha256(data).hexdigest() != src.sha256:
+                raw.unlink()
+                raise ChecksumError(f"{src.filename[:-3]} inside {src.url} does not have the expected sha256 "
+                                    f"{src.sha256}; nothing was kept in the cache")
+        tmp = target.with_name(target.name + ".part")
+        with gzip.GzipFile(tmp, "wb", mtime=0) as fh:
+            fh.write(data)
+        tmp.replace(target)
+        raw.unlink()
+        return str(target)
+
+    return process
+
+
+def _download(src: _Source, *, headers=None) -> Path:
+    """Download ``src`` into the cache through pooch (sha256 checked, retried) and return the local path."""
+    import pooch
+
+    target = cache_dir() / src.filename
+    downloader = pooch.HTTPDownloader(headers=headers) if headers else None
+    try:
+        path = _pooch([src]).fetch(_registry_name(src), downloader=downloader,
+                                   processor=_gzip_into(src, target) if src.filename.endswith(".gz") else None)
+    except ValueError as err:
+        if "hash" not in str(err).lower():
+            raise
+        raise ChecksumError(f"downloaded {src.url} does not have the expected sha256 {src.sha256} (after "
+                            f"{1 + DOWNLOAD_RETRIES} attempts); nothing was kept in the cache") from None
+    return Path(path)
 
 
 def _from_zip(raw: bytes, member: str) -> bytes:
@@ -204,51 +324,46 @@ def _from_zip(raw: bytes, member: str) -> bytes:
     raise KeyError(f"{member} is not in the downloaded archive")
 
 
+def _how_to_get(name):
+    return (f"get it with `python -m dplit.datasets {name}` (a download into the user cache, sha256-checked), or "
+            f"pass data_home= or set DPLIT_DATA to a folder that holds it")
+
+
 def fetch_file(name, *, data_home=None, download=True) -> list[Path]:
     """Local paths of the files of data set ``name``, downloading into the cache if needed.
 
     Parameters
     ----------
     name : str
-        A key of :data:`UCI_DATASETS`.
+        A key of :data:`UCI_DATASETS` or :data:`OTHER_DATASETS`.
     data_home : str or Path, optional
-        A folder holding the files under their local names (e.g. a copy of ``shared/data/uci``).
+        A folder holding the files under their local names (directly or in the data set's subfolder, e.g. ``uci/``).
     download : bool, default True
-        Download what is missing into :func:`cache_dir` (checked against its sha256).
+        Download what is missing into :func:`cache_dir` (checked against its sha256; see :data:`DOWNLOAD_RETRIES`).
 
     Returns
     -------
     list of Path
+
+    Raises
+    ------
+    FileNotFoundError
+        A file is in none of the places and ``download`` is False (the message says how to get it).
+    ChecksumError
+        A download does not have its recorded sha256.
     """
     spec = _spec(name)
-    folders = [Path(p).expanduser() for p in (data_home, os.environ.get("DPLIT_DATA")) if p]
-    folders += [cache_dir(), _PACKAGE_DATA]
+    folders = _folders(data_home, spec.subdir)
     paths = []
     for src in spec.sources:
         found = next((f / src.filename for f in folders if (f / src.filename).is_file()), None)
         if found is None:
             if not download:
-                raise FileNotFoundError(
-                    f"{src.filename} ({name}) is not in {[str(f) for f in folders]}; pass "
-                    f"data_home= or download=True")
-            found = _download(src, cache_dir() / src.filename)
+                raise FileNotFoundError(f"{name}: {src.filename} is not in data_home, $DPLIT_DATA, the user cache or "
+                                        f"the package; {_how_to_get(name)}")
+            found = _download(src)
         paths.append(found)
     return paths
-
-
-_STARAI = ("https://raw.githubusercontent.com/UCLA-StarAI/Density-Estimation-Datasets/"
-           "37d53c1a8ba488d0a39e8c64bd3387577080b143/datasets/nltcs/")
-
-#: Other data sets read through :func:`fetch_file` (not shipped: their licence is unclear).
-OTHER_DATASETS = {
-    "NLTCS": _Spec(tuple(_Source(f"nltcs.{part}.data.gz", _STARAI + f"nltcs.{part}.data", sha) for part, sha in (
-        ("train", "e547a7aedad1dd2f7177030881ab1b92c7e24ae5464c71a0f1f89daecaf52b30"),
-        ("valid", "93bbbf5c6febdc9bc6e5b5bfab636f4dc0685ab2896d24b23dd267794c3bfcf6"),
-        ("test", "f9ffa6b74b27dc03bee3203d157ee31079e80b13be40d0c0093d635c25aed523"))),
-        "nltcs", "National Long Term Care Survey, 16 binary ADL/IADL items, 21,574 people (Duke University Center "
-        "for Demographic Studies, NIA grant U01-AG007198), as split by Lowd and Davis (2010) and distributed by "
-        "UCLA-StarAI/Density-Estimation-Datasets (no licence stated: not shipped with dplit)"),
-}
 
 
 def _spec(name):
@@ -421,11 +536,13 @@ def load_acs_counts():
     return counts, ACS_VARIABLES
 
 
+
+
 def load_nltcs(*, data_home=None, download=True):
     """The NLTCS benchmark: 21,574 people x 16 binary disability items (train, valid and test files joined).
 
-    Read from ``data_home``, ``$DPLIT_DATA`` or the user cache, or downloaded (sha256-checked) from
-    ``UCLA-StarAI/Density-Estimation-Datasets`` (see :data:`OTHER_DATASETS`; not shipped, as its licence is
+    Read from ``data_home``, ``$DPLIT_DATA`` (or its ``nltcs/``) or the user cache, or downloaded (sha256-checked)
+    from ``UCLA-StarAI/Density-Estimation-Datasets`` (see :data:`OTHER_DATASETS`; not shipped, as its licence is
     unclear). Nixon et al. (Sec. 5) use the 2004 wave (15,636 people, their Table 4); this benchmark
     file pools the survey's people, coded 0/1 as the benchmark distributes it (about a third of the
     entries are 1).
@@ -438,27 +555,18 @@ def load_nltcs(*, data_home=None, download=True):
     return np.concatenate([np.array(_read_rows(p), dtype=np.int64) for p in paths])
 
 
-def dev_data_path(relative=""):
-    """Path of ``relative`` in the development copy of the data, ``../shared/data`` beside the checkout.
+def find_nltcs(*, download=False):
+    """The NLTCS records from :func:`load_nltcs`'s usual places; None, with one line saying how to get them, if absent.
 
-    Found from the package's location, not the working directory, so a notebook finds it wherever it
-    runs; the path may not exist (an installed package has no development copy).
+    For notebooks that fall back to a stand-in when the data cannot be had. Nothing is downloaded unless
+    ``download=True``.
     """
-    return _DEV_DATA / relative
-
-
-def find_nltcs():
-    """The NLTCS records from the development copy (``../shared/data/nltcs`` beside the checkout), else from
-    :func:`load_nltcs`'s usual places or a download; None, with the reason printed, when none is available.
-
-    For notebooks that fall back to a simulated stand-in when the data cannot be had.
-    """
-    for home in (_DEV_DATA / "nltcs", None):
-        try:
-            return load_nltcs(data_home=home, download=home is None)
-        except OSError as err:
-            print(f"NLTCS not available from {home or 'the download'}: {type(err).__name__}")
-    return None
+    try:
+        return load_nltcs(download=download)
+    except OSError as err:
+        what = "the download failed" if download else "not in $DPLIT_DATA or the user cache"
+        print(f"NLTCS benchmark file: {what} ({type(err).__name__}); {_how_to_get('NLTCS')}")
+        return None
 
 
 # ATUS (Guo et al., Sec. 5.2): the public-domain BLS activity summary file, never the IPUMS extract.
@@ -468,6 +576,9 @@ ATUS_SHA256 = "4c5fd39c706a180e82b4a7fa28c8c3739c4bfd6704fd4759f507bd1de6a01627"
 #: Columns of the derived table: minutes of the diary day in personal care (t01*), eating and drinking (t11*),
 #: everything else, and the minutes coded to a real activity (all but the 50xxxx data codes).
 ATUS_COLUMNS = ("tucaseid", "tesex", "pcare_min", "eat_min", "other_min", "diary_coded_min")
+#: Files :func:`load_atus` looks for in ``$DPLIT_DATA`` (or its ``atus/``) and the cache, in order: the BLS zip, the
+#: ``.dat`` inside it, and a derived table with the columns :data:`ATUS_COLUMNS` (as the development copy holds).
+ATUS_FILES = ("atussum-2019.zip", "atussum_2019.dat", "atus2019_pcare_eat_other_ipums.csv")
 
 
 @dataclass(frozen=True)
@@ -516,39 +627,37 @@ def _read_atus_text(text, source):
     return _atus_from_rows(header, body, source)
 
 
-def _download_atus(target: Path, contact: str) -> Path:
-    """Download the BLS zip into ``target`` with a User-Agent naming the caller (BLS asks this of scripts)."""
+
+
+def _download_atus(contact: str) -> Path:
+    """Download the BLS zip into the cache with a User-Agent naming the caller (BLS asks this of scripts)."""
     import warnings
 
     from dplit import __version__
 
-    req = urllib.request.Request(ATUS_URL, headers={"User-Agent": f"dplit/{__version__} ({contact})"})
-    with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - fixed https URL
-        raw = resp.read()
-    if hashlib.sha256(raw).hexdigest() != ATUS_SHA256:
+    src = _Source(ATUS_FILES[0], ATUS_URL, ATUS_SHA256)
+    path = _download(src, headers={"User-Agent": f"dplit/{__version__} ({contact})"})
+    if _sha256_of(path) != ATUS_SHA256:
         warnings.warn(f"{ATUS_URL} does not have the recorded sha256 {ATUS_SHA256} (revised by BLS?)", stacklevel=3)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".part")
-    tmp.write_bytes(raw)
-    tmp.replace(target)
-    return target
+    return path
 
 
 def load_atus(path=None, *, download=True, contact=None) -> AtusTable:
     """The ATUS 2019 respondents as minutes in personal care, eating and drinking, and everything else.
 
     Reads the public-domain BLS activity summary file (``atussum-2019.zip`` or the ``atussum_2019.dat`` inside
-    it): personal care is the sum of the ``t01*`` columns, eating and drinking of ``t11*``, other the rest of the
-    1,440 minutes; ``diary_coded_min`` leaves out the 50xxxx data codes (time the diary could not code). A CSV
-    with the columns :data:`ATUS_COLUMNS` (an already derived table) is read as it is.
+    it; U.S. Bureau of Labor Statistics, American Time Use Survey 2019, https://www.bls.gov/tus/): personal care is
+    the sum of the ``t01*`` columns, eating and drinking of ``t11*``, other the rest of the 1,440 minutes;
+    ``diary_coded_min`` leaves out the 50xxxx data codes (time the diary could not code). A CSV with the columns
+    :data:`ATUS_COLUMNS` (an already derived table) is read as it is.
 
     Parameters
     ----------
     path : str or Path, optional
-        The zip, the ``.dat`` or a derived CSV. Default: ``atussum-2019.zip`` in ``$DPLIT_DATA`` or the user cache
-        (:func:`cache_dir`), downloaded from BLS into the cache when absent.
+        The zip, the ``.dat`` or a derived CSV. Default: the first of :data:`ATUS_FILES` in ``$DPLIT_DATA`` (or its
+        ``atus/``) or the user cache (:func:`cache_dir`), else the zip downloaded from BLS into the cache.
     download : bool, default True
-        Allow the download.
+        Allow the download (it also needs ``contact``).
     contact : str, optional
         Contact details for the User-Agent of the download (BLS asks scripted downloads to identify
         themselves), e.g. an e-mail address; default ``$DPLIT_CONTACT``.
@@ -556,19 +665,21 @@ def load_atus(path=None, *, download=True, contact=None) -> AtusTable:
     Returns
     -------
     AtusTable
+        ``source`` is the file's name (not its folder).
     """
-    name = "atussum-2019.zip"
     if path is None:
-        folders = [Path(p).expanduser() for p in (os.environ.get("DPLIT_DATA"),) if p] + [cache_dir()]
-        path = next((f / name for f in folders if (f / name).is_file()), None)
+        folders = _folders(None, "atus")[:-1]          # no ATUS file ships with the package
+        path = next((f / n for n in ATUS_FILES for f in folders if (f / n).is_file()), None)
         if path is None:
             contact = contact or os.environ.get("DPLIT_CONTACT")
+            how = (f"download {ATUS_URL} (public domain) into $DPLIT_DATA, or pass contact= (or set DPLIT_CONTACT) "
+                   "and download=True to let load_atus download it into the user cache")
             if not download:
-                raise FileNotFoundError(f"{name} is not in {[str(f) for f in folders]}; pass path= or download=True")
+                raise FileNotFoundError(f"ATUS 2019: {ATUS_FILES[0]} is not in $DPLIT_DATA or the user cache; {how}")
             if not contact:
                 raise ValueError("contact must name you (e.g. an e-mail address) for the BLS download's User-Agent; "
                                  "pass contact= or set DPLIT_CONTACT, or download the file yourself and pass path=")
-            path = _download_atus(cache_dir() / name, contact)
+            path = _download_atus(contact)
     path = Path(path)
     if path.suffix == ".zip":
         import zipfile
@@ -576,10 +687,46 @@ def load_atus(path=None, *, download=True, contact=None) -> AtusTable:
         with zipfile.ZipFile(path) as zf:
             member = next((m for m in zf.namelist() if m.lower().endswith(".dat") and "atussum" in m.lower()), None)
             if member is None:
-                raise ValueError(f"{path}: no atussum .dat file inside")
+                raise ValueError(f"{path.name}: no atussum .dat file inside")
             text = zf.read(member).decode("latin-1")
     else:
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt", encoding="latin-1") as fh:
             text = fh.read()
-    return _read_atus_text(text, path)
+    return _read_atus_text(text, path.name)
+
+
+def _main(argv=None):
+    """``python -m dplit.datasets NAME ...``: download data sets into the user cache (``--list``: their names)."""
+    import argparse
+
+    names = sorted(UCI_DATASETS) + sorted(OTHER_DATASETS) + ["ATUS"]
+    ap = argparse.ArgumentParser(prog="python -m dplit.datasets", description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", metavar="NAME", help=f"data sets to download: {', '.join(names)}")
+    ap.add_argument("--list", action="store_true", help="list the data sets and where each is found")
+    ap.add_argument("--contact", help="for ATUS: your e-mail address, for the BLS download's User-Agent")
+    args = ap.parse_args(argv)
+    if args.list or not args.names:
+        for n in names:
+            try:
+                found = load_atus(download=False).source if n == "ATUS" else \
+                    ", ".join(p.name for p in fetch_file(n, download=False))
+                state = f"found ({found})"
+            except OSError:
+                state = "not found"
+            print(f"{n:14s} {state}")
+        print(f"user cache: {cache_dir()}")
+        return 0
+    for n in args.names:
+        if n == "ATUS":
+            load_atus(contact=args.contact)
+        elif n in UCI_DATASETS or n in OTHER_DATASETS:
+            fetch_file(n)
+        else:
+            ap.error(f"unknown data set {n!r}; one of {', '.join(names)}")
+        print(f"{n}: ready")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,12 +1,11 @@
 """Tests of the ATUS loader (dplit.datasets.load_atus) and dplit.atus."""
 
 import io
-import urllib.request
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import file_server
 
 from dplit import atus, datasets
 
@@ -14,7 +13,6 @@ BLS = ("TUCASEID,TUFINLWGT,TESEX,TEAGE,t010101,t010201,t110101,t110201,t120303,t
        "20190101190022,123.4,2,85,600,90,25,5,720,0\n"
        "20190101190031,99.0,1,25,500,40,60,0,810,30\n"
        "20190101190057,99.0,1,30,700,0,0,0,740,0\n")
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "atus" / "atus2019_pcare_eat_other_ipums.csv"
 
 
 def _zip_bytes(text):
@@ -43,31 +41,23 @@ def test_parser_rejects_other_files(tmp_path):
 
 def test_download_sends_contact_user_agent(tmp_path, monkeypatch):
     monkeypatch.setenv("DPLIT_CACHE", str(tmp_path))
-    monkeypatch.delenv("DPLIT_DATA", raising=False)
+    monkeypatch.setenv("DPLIT_DATA", "")
     monkeypatch.delenv("DPLIT_CONTACT", raising=False)
     with pytest.raises(ValueError, match="contact"):
         datasets.load_atus()
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="bls.gov") as err:
         datasets.load_atus(download=False)
-    seen = {}
-
-    class Resp(io.BytesIO):
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *a):
-            return False
-
-    def fake_urlopen(req, timeout=None):
-        seen["url"], seen["ua"] = req.full_url, req.get_header("User-agent")
-        return Resp(_zip_bytes(BLS))
-
-    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
-    with pytest.warns(UserWarning, match="sha256"):
-        t = datasets.load_atus(contact="me@example.org")
-    assert seen["url"] == datasets.ATUS_URL and "me@example.org" in seen["ua"] and seen["ua"].startswith("dplit/")
-    assert len(t) == 3 and (tmp_path / "atussum-2019.zip").is_file()
-    assert len(datasets.load_atus()) == 3          # now from the cache, no download
+    assert str(tmp_path) not in str(err.value)
+    with file_server(monkeypatch) as (base, srv):
+        srv.files["/atussum-2019.zip"] = _zip_bytes(BLS)
+        monkeypatch.setattr(datasets, "ATUS_URL", base + "/atussum-2019.zip")
+        with pytest.warns(UserWarning, match="sha256"):
+            t = datasets.load_atus(contact="me@example.org")
+        ((path, ua),) = srv.seen
+        assert path == "/atussum-2019.zip" and "me@example.org" in ua and ua.startswith("dplit/")
+        assert len(t) == 3 and (tmp_path / "atussum-2019.zip").is_file() and t.source == "atussum-2019.zip"
+        assert len(datasets.load_atus()) == 3          # now from the cache, no download
+        assert len(srv.seen) == 1
 
 
 def test_compositions_rules(tmp_path):
@@ -84,9 +74,13 @@ def test_compositions_rules(tmp_path):
         atus.atus_compositions(np.zeros(3))
 
 
-@pytest.mark.skipif(not SHARED.is_file(), reason="development copy of the ATUS table not present")
-def test_paper_counts_from_shared_table():
-    g = atus.atus_compositions(datasets.load_atus(SHARED))
+def test_paper_counts_from_the_real_data():
+    try:
+        table = datasets.load_atus(download=False)
+    except FileNotFoundError:
+        pytest.skip("needs ATUS 2019: download https://www.bls.gov/tus/datafiles/atussum-2019.zip into $DPLIT_DATA "
+                    "(or `python -m dplit.datasets ATUS --contact you@example.org`)")
+    g = atus.atus_compositions(table)
     assert (len(g["male"]), len(g["female"])) == (3359, 3766)
 
 

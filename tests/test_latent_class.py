@@ -254,7 +254,7 @@ def test_loaders(monkeypatch, tmp_path):
     assert counts.shape == (2,) * 5 and counts.sum() == 165_960 and names[0] == "CIT"
     assert counts[1].sum() == 165_960 - counts[0].sum() and counts.min() > 0
     monkeypatch.setenv("DPLIT_CACHE", str(tmp_path))
-    monkeypatch.delenv("DPLIT_DATA", raising=False)
+    monkeypatch.setenv("DPLIT_DATA", "")             # no local copy (not even one beside a checkout)
     with pytest.raises(FileNotFoundError, match="nltcs"):
         load_nltcs(download=False)
 
