@@ -9,10 +9,17 @@
 # %% [markdown]
 # ## Parameters
 #
-# Sizes come from the size switch. The data: the public-domain BLS file `atussum-2019.zip` when it is in
-# `$DPLIT_DATA` or the user cache (`dplit.datasets.load_atus` downloads it when given a contact for its
-# User-Agent), else the development copy of the derived table in `../shared/data/atus/` (an IPUMS extract: used for
-# development only, never shipped with dplit; both give the same minutes).
+# Sizes come from the size switch.
+#
+# **The data** (not shipped with dplit): the American Time Use Survey 2019 of the U.S. Bureau of Labor Statistics,
+# its public-domain activity summary file `atussum-2019.zip` (https://www.bls.gov/tus/datafiles/atussum-2019.zip,
+# about 0.6 MB). `dplit.datasets.load_atus` finds it in the folder named by `$DPLIT_DATA` or in the user cache, or
+# downloads it into the cache when you name yourself for the download's User-Agent, as BLS asks of scripts
+# (`python -m dplit.datasets ATUS --contact you@example.org`, or set `DPLIT_CONTACT` before running this notebook).
+# A table already derived from it, with the columns `dplit.datasets.ATUS_COLUMNS`, is read as well. **Without the
+# data the notebook runs on a synthetic stand-in** (section 1) with the real table's shape and counts: every cell
+# runs, the figures and tables then describe made-up respondents, and the comparisons with the paper's numbers are
+# skipped. The outputs stored with this notebook come from the real data.
 
 # %%
 # %matplotlib inline
@@ -26,7 +33,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from dplit.config import is_quick, size
-from dplit.datasets import dev_data_path
 
 SEED = 20261127
 rng = np.random.default_rng(SEED)
@@ -35,7 +41,6 @@ table_methods = size(full=["boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc
                      quick=["boots", "dpboots", "dpremcmc_p1", "dpabc_p4"])
 sweep_eps = size(full=[0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0], quick=[0.5, 2.0])
 sweep_repeats = size(full=20, quick=4)          # DPBoots runs per eps in the sweep
-SHARED = dev_data_path("atus/atus2019_pcare_eat_other_ipums.csv")   # the development copy, if any
 print(f"quick mode: {is_quick()}; Table 2 with {repeats} repetition(s) of {table_methods}")
 
 # %% [markdown]
@@ -50,7 +55,7 @@ print(f"quick mode: {is_quick()}; Table 2 with {repeats} repetition(s) of {table
 # "unable to code", "refused", gaps).
 #
 # The loader's parser, checked on a small file in the BLS layout written here (two respondents, a few activity
-# columns, one with 30 uncoded minutes):
+# columns, one with 30 uncoded minutes); then the real table, or the stand-in when it cannot be had:
 
 # %%
 from dplit.datasets import ATUS_COLUMNS, load_atus  # noqa: E402
@@ -70,12 +75,42 @@ for p in (tmp / "atussum_2019.dat", tmp / "atussum-2019.zip"):
     assert list(toy.pcare_min) == [690, 540] and list(toy.eat_min) == [30, 60]
     assert list(toy.other_min) == [720, 840] and list(toy.diary_coded_min) == [1440, 1410]
 
-bls_home = [Path(p) / "atussum-2019.zip" for p in (os.environ.get("DPLIT_DATA"),) if p]
-from dplit.datasets import cache_dir  # noqa: E402
+from dplit.datasets import ATUS_URL, AtusTable  # noqa: E402
 
-bls_file = next((p for p in bls_home + [cache_dir() / "atussum-2019.zip"] if p.is_file()), None)
-table = load_atus(bls_file if bls_file else SHARED)
-print(f"{len(table)} respondents from {table.source}; columns {ATUS_COLUMNS}")
+
+def atus_stand_in(seed=SEED):
+    """A SYNTHETIC stand-in for the ATUS 2019 table (made-up respondents, not survey data), in its shape.
+
+    Per sex, the real table's counts of respondents, of zero personal care or eating, of zero other time and of
+    diaries with uncoded time; the other diaries are Dirichlet draws near the real data's fit, in whole minutes.
+    """
+    g = np.random.default_rng(seed)
+    plan = {1: (4311, 202, 3, 747, (11.0, 1.46, 15.5)),      # sex: (n, zero p/e, zero other, uncoded, alpha)
+            2: (5124, 234, 8, 1116, (11.5, 1.45, 14.8))}
+    cols = {k: [] for k in ("sex", "pcare", "eat", "coded")}
+    for sex, (n, n_zero, n_full, n_unc, alpha) in plan.items():
+        m = np.maximum(np.rint(g.dirichlet(alpha, n) * 1440), 1).astype(np.int64)
+        pcare, eat = m[:, 0], m[:, 1]
+        pcare = np.minimum(pcare, 1439 - eat)                  # at least a minute of other time
+        eat[:n_zero] = 0                                       # no eating recorded
+        pcare[n_zero:n_zero + n_full] = 1440 - eat[n_zero:n_zero + n_full]   # no other time
+        coded = np.full(n, 1440, dtype=np.int64)
+        coded[n - n_unc:] -= g.integers(15, 600, n_unc)        # minutes the diary could not code
+        for k, v in zip(cols, (np.full(n, sex), pcare, eat, coded)):
+            cols[k].append(v)
+    sex, pcare, eat, coded = (np.concatenate(cols[k]) for k in cols)
+    ids = np.array([f"STANDIN{i:07d}" for i in range(sex.size)])
+    return AtusTable(ids, sex, pcare, eat, 1440 - pcare - eat, coded, source="SYNTHETIC STAND-IN, not ATUS data")
+
+
+try:
+    table = load_atus(download=bool(os.environ.get("DPLIT_CONTACT")))
+    REAL = True
+except (OSError, ValueError):
+    print(f"ATUS 2019 not found: running on a SYNTHETIC STAND-IN; for the real data put {ATUS_URL} (public "
+          f"domain) in $DPLIT_DATA, or set DPLIT_CONTACT to your e-mail address to let load_atus download it")
+    table, REAL = atus_stand_in(), False
+print(f"{len(table)} respondents from {'ATUS 2019, ' if REAL else ''}{table.source}; columns {ATUS_COLUMNS}")
 assert len(table) == 9435
 
 # %% [markdown]
@@ -83,7 +118,7 @@ assert len(table) == 9435
 #
 # Zero minutes in a component make $\log x_j = -\infty$, so a respondent with a zero cannot enter the non-private
 # likelihood. Removing zero personal care or zero eating leaves 8,999; also dropping diaries with uncoded time
-# ("missing values") leaves 7,136, the count the shared README found; **also removing the 11 respondents whose
+# ("missing values") leaves 7,136; **also removing the 11 respondents whose
 # personal care and eating fill the whole day (zero "other") gives exactly 7,125 = 3,359 men + 3,766 women**, the
 # paper's counts. That is the rule `atus_compositions(rule="paper")` applies.
 
@@ -293,7 +328,7 @@ for m in table_methods:
 # Checks against the paper. Our non-private means agree with Table 2's Boots row to about 0.003 in personal care and
 # other, and to 0.0015 in eating (ours 0.0522 / 0.0528 for women / men against 0.0507 / 0.0508). That is
 # the Dirichlet fit, not the data: the sample means of the fractions (printed above: eating 0.0469 women, 0.0476
-# men) are about 5 minutes a day below the paper's estimates, as the shared data README found for the same filter;
+# men) are about 5 minutes a day below the paper's estimates for the same filter;
 # the Dirichlet MLE's $E[x_2]$ lies above the sample mean because the fit is pulled by the many small eating fractions.
 # We do not tune to the paper's numbers.
 #
@@ -307,19 +342,23 @@ for m in table_methods:
 # rejection fraction of 1 for eating: text and table disagree, and our Boots agrees with the table (its difference in
 # $E[x_2]$ is 0.0001, far inside the band 0.01). Our DPBoots at $\epsilon = 0.5$ is wider than the paper's: in our runs
 # its intervals did not exclude the band for any activity (section 5 finds the budget at which it agrees with Boots).
+# (These checks run on the real data only: on the stand-in there is no paper to compare with.)
 
 # %%
 tab = t2.set_index(["method", "sex"])
-for sex in ("female", "male"):
-    ours = tab.loc[("boots", sex), ["pcare_mean", "eat_mean", "other_mean"]].to_numpy(float)
-    assert np.abs(ours - np.array(PAPER_TABLE2_MEANS[("boots", sex)])).max() < 0.006, (sex, ours)
-for m in table_methods:
-    if METHODS[m][0] not in ("boots", "dpboots"):
-        rej = tab.loc[(m, "female"), ["pcare_reject", "eat_reject", "other_reject"]].to_numpy(float)
-        prob = tab.loc[(m, "female"), ["pcare_prob", "eat_prob", "other_prob"]].to_numpy(float)
-        assert rej[0] >= 0.5 and rej[2] >= 0.5 and prob[1] > max(prob[0], prob[2]), (m, rej, prob)
-boots_rej = tab.loc[("boots", "female"), ["pcare_reject", "eat_reject", "other_reject"]].to_numpy(float)
-assert list(boots_rej) == [1, 0, 1]                    # Table 2's Boots row
+if not REAL:
+    print("synthetic stand-in: the comparison with the paper's Table 2 is skipped")
+else:
+    for sex in ("female", "male"):
+        ours = tab.loc[("boots", sex), ["pcare_mean", "eat_mean", "other_mean"]].to_numpy(float)
+        assert np.abs(ours - np.array(PAPER_TABLE2_MEANS[("boots", sex)])).max() < 0.006, (sex, ours)
+    for m in table_methods:
+        if METHODS[m][0] not in ("boots", "dpboots"):
+            rej = tab.loc[(m, "female"), ["pcare_reject", "eat_reject", "other_reject"]].to_numpy(float)
+            prob = tab.loc[(m, "female"), ["pcare_prob", "eat_prob", "other_prob"]].to_numpy(float)
+            assert rej[0] >= 0.5 and rej[2] >= 0.5 and prob[1] > max(prob[0], prob[2]), (m, rej, prob)
+    boots_rej = tab.loc[("boots", "female"), ["pcare_reject", "eat_reject", "other_reject"]].to_numpy(float)
+    assert list(boots_rej) == [1, 0, 1]                    # Table 2's Boots row
 
 # %% [markdown]
 # ## 5. The eps sweep: when do DPBoots's decisions agree with Boots's?
