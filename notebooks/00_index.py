@@ -16,7 +16,7 @@
 # from dplit.config import size   # the size switch used below
 # ```
 #
-# The methods come from five papers (kept in `../shared/seeds/`):
+# The methods come from these papers, each cited by section and equation in the notebooks that implement it:
 #
 # * Guo, Barrientos & Peña, *Differentially private inference for compositional data* ("Guo et al.");
 # * *Dirichlet mechanism for differentially private KL divergence minimization*;
@@ -24,7 +24,15 @@
 # * Nixon, Barrientos, Reiter & Slavković, *A latent class modeling approach for generating
 #   synthetic data and making posterior inferences from differentially private counts*.
 #
-# (The fifth file is an earlier version of Guo et al.)
+# An earlier version of Guo et al. differs in places; the notebooks follow the final version.
+#
+# **Data.** German Credit (UCI) and an ACS 2018 count table ship with dplit. The other data sets are public and
+# not shipped: ATUS 2019 (notebook 11; U.S. Bureau of Labor Statistics, public domain), the other UCI tables of the
+# Dirichlet-mechanism paper (12; UCI Machine Learning Repository, CC BY 4.0) and the NLTCS benchmark file (14, 15,
+# 15b). `dplit.datasets` reads them from the folder named by `$DPLIT_DATA` or from the user cache;
+# `python -m dplit.datasets --list` shows what is found and `python -m dplit.datasets NAME ...` downloads into the
+# cache (sha256-checked). Without them those notebooks still run, on labelled stand-ins or skipping the cells
+# that need the data, and say so in one line.
 
 # %% [markdown]
 # ## Map of the notebooks

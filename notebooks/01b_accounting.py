@@ -230,7 +230,7 @@ for bad_call in [lambda: PrivacyBudget(0), lambda: PrivacyBudget(1).spend(-0.1)]
 #   by the symmetry of the law the other direction gives the same). We get the exact law of $L$ by
 #   convolving the coordinates' pmfs and solve $\delta(\epsilon) = \delta$ for $\epsilon$.
 #
-# **The sensitivity slip in dapper's Example 2** (see `../shared/seeds/README.md`): dapper takes $\Delta = 2$,
+# **The sensitivity slip in dapper's Example 2** (Eng et al., Example 2): dapper takes $\Delta = 2$,
 # for which $\sigma = 6.32$ gives $\rho = 4/(2 \cdot 6.32^2)$ and $\epsilon = \rho + 2\sqrt{\rho \log 10^{10}} \approx 2.197 = 2\log 3$:
 # their figure. But changing one record of the admissions data moves *two* cells of the $2 \times 2$ table by
 # one each, an $\ell_2$ sensitivity of $\sqrt 2$ (shift $s = (1, 1)$ up to signs), for which the same $\sigma$

@@ -13,6 +13,13 @@
 # comes from a generator seeded here. The repeated NLTCS study (four budgets, five repetitions, two pipelines, two
 # composite-likelihood weights) runs as a script, `benchmarks/bench_margin_selection.py`, whose small stored results this notebook reads; the
 # notebook itself runs one instance live.
+#
+# **The data** (not shipped with dplit): the NLTCS benchmark file (National Long Term Care Survey, 16 binary disability items, 21,574 people, as split
+# by Lowd and Davis 2010 and distributed by `UCLA-StarAI/Density-Estimation-Datasets`; no licence stated, so
+# dplit does not ship it). `dplit.datasets.load_nltcs` reads it from the folder named by `$DPLIT_DATA` or from the
+# user cache, and `python -m dplit.datasets NLTCS` downloads it there (0.3 MB, sha256-checked).
+# Without it the live cells run on a simulated stand-in of the same shape, and their output says so; the outputs
+# stored with this notebook come from the real file.
 
 # %%
 # %matplotlib inline
@@ -617,7 +624,7 @@ assert hits < 8
 # Timing: the distinct scores of one selection by the numba kernel against the NumPy twin.
 
 # %%
-from dplit.datasets import find_nltcs   # the development copy, else the cache or a download, else None
+from dplit.datasets import find_nltcs   # $DPLIT_DATA or the user cache, else None (and one line on how to get it)
 
 nltcs = find_nltcs()
 STAND_IN = nltcs is None

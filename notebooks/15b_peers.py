@@ -20,6 +20,14 @@
 # The peers are optional (`pip install dplit[peers]`: `mbi` 1.1.0 brings JAX, about 90 MB of wheels; `DataSynthesizer`
 # 0.1.13 brings pandas and seaborn). The notebook runs without them: live cells skip a missing peer and say so, and
 # the stored results still show all three.
+#
+# **The data.** The ACS table ships with dplit (`dplit.datasets.load_acs_counts`: U.S. Census Bureau, ACS 2018 PUMS,
+# public domain). The NLTCS section uses the NLTCS benchmark file (National Long Term Care Survey, 16 binary disability items, 21,574 people, as split
+# by Lowd and Davis 2010 and distributed by `UCLA-StarAI/Density-Estimation-Datasets`; no licence stated, so
+# dplit does not ship it). `dplit.datasets.load_nltcs` reads it from the folder named by `$DPLIT_DATA` or from the
+# user cache, and `python -m dplit.datasets NLTCS` downloads it there (0.3 MB, sha256-checked).
+# Without it the live NLTCS comparison is skipped (one printed line says how to get the file) and the stored results
+# still show it; the outputs stored with this notebook come from the real file.
 
 # %%
 # %matplotlib inline
@@ -828,7 +836,7 @@ if acs_stored is not None:
 # 4-9 minutes each on the loaded machine).
 
 # %%
-from dplit.datasets import find_nltcs   # the development copy, else the cache or a download, else None
+from dplit.datasets import find_nltcs   # $DPLIT_DATA or the user cache, else None (and one line on how to get it)
 
 nltcs = find_nltcs()
 P_NL = size(full=16, quick=6)            # quick: the first 6 items only (a 2^6 table), the same code path
