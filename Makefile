@@ -1,13 +1,22 @@
 # dplit: the two commands of the README, plus helpers for developers.
 #   make tutorial   set up and run every notebook at full size (build/notebooks, build/html)
 #   make test       set up and run the whole test suite (what CI runs)
+# The oldest Python we support runs everything (PYTHON); the newest (PYTHON_NEWEST) runs the core of
+# the suite with the newest NumPy, SciPy, numba and ArviZ that pip resolves (make test-newest).
 PYTHON ?= python3
+PYTHON_NEWEST ?= python3.13
+PYENV_NEWEST  ?= 3.13.0
 VENV   := .venv
 BIN    := $(abspath $(VENV))/bin
 STAMP  := $(VENV)/.installed
 # Kernels started by nbconvert/nbval must find the venv's python first. (No MPLBACKEND here:
 # the kernels use the inline backend, so executed notebooks keep their figures.)
 export PATH := $(BIN):$(PATH)
+# The development copy of the data sets, when it sits beside the checkout (CI's machines, not a user's
+# clone): the loaders of dplit.datasets read $DPLIT_DATA first. Absolute, as notebooks run in notebooks/.
+ifneq ($(wildcard ../shared/data),)
+export DPLIT_DATA ?= $(abspath ../shared/data)
+endif
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 # Execute one notebook in place at full size. No cell takes more than a few minutes, so a cell
@@ -19,7 +28,8 @@ EXECUTE := DPLIT_QUICK=0 $(BIN)/jupyter nbconvert --log-level WARN --to notebook
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]*_*.py))
 NAMES     := $(basename $(notdir $(NOTEBOOKS)))
 
-.PHONY: setup tutorial lab test doctest coverage export notebooks nb bench clean docs check-docs check-widgets
+.PHONY: setup tutorial lab test doctest coverage export notebooks nb bench clean docs check-docs check-widgets \
+        check-browser test-newest check-wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +38,16 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# The newest supported Python, in its own venv (pyenv's PYENV_NEWEST where pyenv provides python3.13).
+VENV_NEWEST  := .venv-newest
+BIN_NEWEST   := $(abspath $(VENV_NEWEST))/bin
+STAMP_NEWEST := $(VENV_NEWEST)/.installed
+$(STAMP_NEWEST): pyproject.toml
+	PYENV_VERSION=$(PYENV_NEWEST) $(PYTHON_NEWEST) -m venv $(VENV_NEWEST)
+	$(BIN_NEWEST)/python -m pip install -q --upgrade pip
+	$(BIN_NEWEST)/python -m pip install -q --upgrade --upgrade-strategy eager -e ".[dev]"
+	touch $(STAMP_NEWEST)
 
 # The main job: every notebook at full size, executed copies and an HTML rendering under build/.
 # Notebooks are independent (each reads only committed files), so they run TUTORIAL_JOBS at a time
@@ -67,6 +87,20 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory doctest
 	DPLIT_QUICK=1 $(BIN)/python -m pytest -n auto --dist loadscope -q
 
+# The core of the suite on the newest Python: docstring examples, the unit tests (the README's example
+# among them) and one notebook of each method family under nbval, at quick size.
+NEWEST_NOTEBOOKS := notebooks/01_mechanisms.ipynb notebooks/07_mcmc.ipynb notebooks/12_dirichlet_mechanism.ipynb \
+                    notebooks/13_data_augmentation.ipynb notebooks/14_latent_class.ipynb
+test-newest: $(STAMP_NEWEST)
+	@$(BIN_NEWEST)/python -c "import sys, importlib.metadata as m; print('test-newest: Python', sys.version.split()[0], '|', ', '.join(f'{p} {m.version(p)}' for p in ('numpy', 'scipy', 'numba', 'arviz', 'xarray')))"
+	DPLIT_QUICK=1 $(BIN_NEWEST)/python -m pytest -q -p no:cacheprovider --doctest-modules dplit
+	DPLIT_QUICK=1 PATH=$(BIN_NEWEST):$$PATH $(BIN_NEWEST)/python -m pytest -n auto --dist loadscope -q \
+	  tests $(NEWEST_NOTEBOOKS)
+
+# The wheel, installed in a fresh venv in a temporary folder and used from there (README example, CLI).
+check-wheel: $(STAMP)
+	$(BIN)/python scripts/check_wheel.py --python $(BIN_NEWEST)/python
+
 # The Examples sections of the docstrings, run as doctests.
 doctest: $(STAMP)
 	DPLIT_QUICK=1 $(BIN)/python -m pytest -q --doctest-modules dplit
@@ -104,10 +138,16 @@ docs: $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -q -b html -c docs -d build/docs-doctrees build/docs-src build/site
 	@echo "Documentation site: build/site/index.html"
 
-# Every page of build/site in headless Chromium (Debian's package; installed by apt-get when missing
-# and running as root): console errors, links, images, math; screenshots in build/site-shots/.
-# Then the widgets in a real JupyterLab (loopback server, token, the same browser): tests/test_jupyterlab.py.
-check-docs: docs
+# Every page of build/site in headless Chromium (Debian's package; never installed by this target: when
+# it is missing, check-browser prints the command and stops): console errors, links, images, math;
+# screenshots in build/site-shots/. Then the widgets in a real JupyterLab (loopback server, token, the
+# same browser): tests/test_jupyterlab.py.
+CHROMIUM ?= /usr/bin/chromium
+check-browser:
+	@test -x $(CHROMIUM) || { echo "check-docs needs Debian's chromium at $(CHROMIUM), which is missing. Install it, then run again:"; \
+	  echo "  sudo apt-get install -y chromium"; exit 1; }
+
+check-docs: check-browser docs
 	$(BIN)/python docs/check_site.py
 	DPLIT_QUICK=1 DPLIT_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_jupyterlab.py
 
@@ -120,4 +160,4 @@ bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) $(VENV_NEWEST)

@@ -8,7 +8,7 @@ pages go to build/site-shots/.
 
 The browser is Debian's ``chromium`` driven by Playwright's Python package through
 ``executable_path`` (Playwright never downloads a browser here). When /usr/bin/chromium is missing,
-the script installs it with apt-get if it runs as root, and otherwise fails with the exact command.
+the script stops with the command that installs it; it installs nothing itself.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,19 +35,14 @@ SCREENSHOTS = {"index.html": "index.png", "notebooks/04_release.html": "notebook
 
 
 def ensure_chromium() -> str:
-    """Path of Debian's chromium; installs it with apt-get when missing and running as root."""
+    """Path of Debian's chromium; when it is missing, stop with the command that installs it.
+
+    A documentation check never changes the system: only CI's own script (.ci/run) installs packages.
+    """
     if Path(CHROMIUM).exists():
         return CHROMIUM
-    command = "apt-get update && apt-get install -y chromium"
-    if os.geteuid() != 0:
-        sys.exit(f"check-docs: {CHROMIUM} is missing; install Debian's package: sudo sh -c '{command}'")
-    print(f"check-docs: installing Debian's chromium ({command})", flush=True)
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env)
-    if not Path(CHROMIUM).exists():
-        sys.exit(f"check-docs: apt-get installed chromium but {CHROMIUM} is still missing")
-    return CHROMIUM
+    sys.exit(f"check-docs: {CHROMIUM} is missing. Install Debian's package, then run again:\n"
+             f"  sudo apt-get install -y chromium")
 
 
 def serve(folder: Path):

@@ -22,6 +22,7 @@ from numba import njit
 from numba.core.dispatcher import Dispatcher
 
 from dplit import _validate as V
+from dplit import results
 from dplit.sampling import ESS_PER_CHAIN_MIN, RHAT_MAX, ConvergenceWarning, Sampler, run
 
 _MODULES = ("latent_f", "post_f", "priv_f", "st_f")
@@ -297,55 +298,28 @@ def _sampler(model, sdp, init_par, engine):
     return Sampler(init=init, run_chain=run_chain)
 
 
-class _arviz_quiet:
-    """Silence ArviZ's log line about a single chain (its R-hat needs two; see _single_chain_report)."""
-
-    def __init__(self, active):
-        import logging
-
-        import arviz as az
-        self.logger = getattr(az, "_log", None) or logging.getLogger("arviz")   # ArviZ 0.x logs through az._log
-        self.active, self.level = active, None
-
-    def __enter__(self):
-        if self.active:
-            self.level = self.logger.level
-            self.logger.setLevel(40)
-
-    def __exit__(self, *exc):
-        if self.active:
-            self.logger.setLevel(self.level)
-
-
 def _rhat(x):
     """Rank-normalised split R-hat of draws (chain, draw); one chain is read as its two halves (as dapper's)."""
-    import arviz as az
-
     x = np.asarray(x, dtype=float)
     if x.shape[0] == 1:
         half = x.shape[1] // 2
         if half < 4:
             return math.inf
         x = x[0, :2 * half].reshape(2, half)
-    with _arviz_quiet(True):
-        r = float(az.rhat(x, method="rank"))
+    r = results.rhat(x)
     return r if math.isfinite(r) else math.inf
 
 
 def _single_chain_report(result, names):
     """R-hat of one chain from its two halves (dapper/posterior's reading), ESS of the chain; warns if poor."""
-    import arviz as az
-
     rhat = max(_rhat(result.posterior[v].values) for v in names)
-    with _arviz_quiet(True):
-        ess = min(float(az.ess(result.posterior[v].values, method="bulk")) for v in names)
-        tail = min(float(az.ess(result.posterior[v].values, method="tail")) for v in names)
+    ess = min(results.ess(result.posterior[v].values) for v in names)
+    tail = min(results.ess(result.posterior[v].values, method="tail") for v in names)
     failed = [m for m, bad in [(f"R-hat of its two halves {rhat:.3f} > {RHAT_MAX}", rhat > RHAT_MAX),
                                (f"bulk ESS {ess:.0f} < {ESS_PER_CHAIN_MIN}", ess < ESS_PER_CHAIN_MIN),
                                (f"tail ESS {tail:.0f} < {ESS_PER_CHAIN_MIN}", tail < ESS_PER_CHAIN_MIN)] if bad]
-    for group in result.groups():
-        result[group].attrs.update(rhat_max=rhat, ess_bulk_min=ess, ess_tail_min=tail, converged=int(not failed),
-                                   failed="; ".join(failed))
+    results.update_attrs(result, rhat_max=rhat, ess_bulk_min=ess, ess_tail_min=tail, converged=int(not failed),
+                         failed="; ".join(failed))
     if failed:
         warnings.warn(f"the chain has not converged ({'; '.join(failed)}): run longer (n_iter) or more chains",
                       ConvergenceWarning, stacklevel=3)
@@ -431,10 +405,9 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     attrs = {"method": "dapper", "engine": engine, "n_records": n_rec, "npar": model.npar,
              "additive": model.additive}
     one = n_chains == 1
-    with _arviz_quiet(one):
-        res = run(_sampler(model, sdp, init_par, engine), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
-                  thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, attrs=attrs, check=not one,
-                  observed_data={"sdp": np.atleast_1d(sdp)}, report_vars=model.varnames, desc="dapper iterations")
+    res = run(_sampler(model, sdp, init_par, engine), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
+              thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, attrs=attrs, check=not one,
+              observed_data={"sdp": np.atleast_1d(sdp)}, report_vars=model.varnames, desc="dapper iterations")
     if one:
         _single_chain_report(res, model.varnames)
     return res
@@ -457,7 +430,6 @@ def summary(result, var_names=None):
     pandas.DataFrame
         One row per parameter, dapper's columns (``mad`` scaled by 1.4826 as R's ``mad``).
     """
-    import arviz as az
     import pandas as pd
 
     post = result.posterior
@@ -474,7 +446,7 @@ def summary(result, var_names=None):
             rows[label] = {"mean": col.mean(), "median": med, "sd": col.std(ddof=1),
                            "mad": 1.4826 * np.median(np.abs(col - med)), "q5": np.quantile(col, 0.05),
                            "q95": np.quantile(col, 0.95), "rhat": _rhat(xk),
-                           "ess_bulk": float(az.ess(xk, method="bulk")), "ess_tail": float(az.ess(xk, method="tail"))}
+                           "ess_bulk": results.ess(xk), "ess_tail": results.ess(xk, method="tail")}
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.name = "variable"
     return out

@@ -245,7 +245,7 @@ def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n
 
 def summary_table(idata, rel, *, level=0.95):
     """The summary ``dplit analyse`` prints: mean, sd, interval, R-hat and bulk ESS of alpha and E[x]."""
-    import arviz as az
+    from dplit import results
 
     level = check.level(level)
     q = [(1 - level) / 2, (1 + level) / 2]
@@ -260,8 +260,8 @@ def summary_table(idata, rel, *, level=0.95):
         x = post[var].values  # (chain, draw, d)
         flat = x.reshape(-1, x.shape[-1])
         if multi:
-            rhat = az.rhat(idata, var_names=[var])[var].values
-            ess = az.ess(idata, var_names=[var])[var].values
+            rhat = results.rhat(idata, var_names=[var])[var].values
+            ess = results.ess(idata, var_names=[var])[var].values
         for j, name in enumerate(names):
             lo, hi = np.quantile(flat[:, j], q)
             diag = f"{rhat[j]:6.3f} {ess[j]:7.0f}" if multi else f"{'-':>6} {'-':>7}"

@@ -36,7 +36,7 @@ from numba import njit
 from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
 from dplit.mechanisms import geometric_mechanism
-from dplit.results import move_to_group
+from dplit.results import group, groups, move_to_group, set_group
 from dplit.sampling import Sampler, run, warmup_windows
 
 
@@ -666,12 +666,16 @@ def _coords(release, idx, k, full_table):
 
 
 def _label_cells(result, release):
-    """Add the ``margin`` and ``level`` coordinates along ``cell`` to every group that has it."""
+    """Add the ``margin`` and ``level`` coordinates along ``cell`` to every group but the posterior that has it.
+
+    The posterior's cell labels (``"x0=0,x1=1"``) already name both; ``az.summary`` of ArviZ 1.x cannot
+    combine a variable with extra coordinates (``margin_probs``) and one without (``log_lik``).
+    """
     _, margin, level = cell_labels(release)
-    for group in result.groups():
-        ds = result[group]
-        if "cell" in ds.dims:
-            setattr(result, group, ds.assign_coords(margin=("cell", margin), level=("cell", level)))
+    for name in groups(result):
+        ds = group(result, name)
+        if "cell" in ds.dims and name != "posterior":
+            set_group(result, name, ds.assign_coords(margin=("cell", margin), level=("cell", level)))
     return result
 
 
@@ -719,7 +723,8 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
     >>> est = res.posterior["margin_probs"].mean(("chain", "draw")).values
     >>> bool(np.abs(est - r.flat_counts / r.n).max() < 0.03)
     True
-    >>> sorted(res.groups())
+    >>> from dplit.results import groups
+    >>> sorted(groups(res))
     ['latent', 'observed_data', 'posterior', 'sample_stats']
     """
     if not isinstance(release, MarginRelease):
@@ -748,7 +753,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
 # %% notebooks/14_latent_class.py, cell 39: Inference for any cell, and synthetic data (Sec. 3.1)
 def _latent(result):
     """(pi, Psi, levels) of a fit_latent_class result: draws with leading (chain, draw) axes."""
-    if "latent" not in result.groups():
+    if "latent" not in groups(result):
         raise ValueError("result must come from fit_latent_class (it has no 'latent' group)")
     levels = tuple(int(v) for v in np.atleast_1d(result.latent.attrs["levels"]))
     return result.latent["pi"].values, result.latent["Psi"].values, levels

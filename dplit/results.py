@@ -1,17 +1,162 @@
 # Hand-written module (not generated from a notebook).
-"""The one adapter between dplit's samplers and ArviZ.
+"""The one adapter between dplit's samplers and ArviZ, for both of its generations.
 
-Samplers hand over plain NumPy arrays with leading ``(chain, draw)`` axes; every conversion
-into an ArviZ object happens here, so that moving from ArviZ 0.x (``InferenceData``) to
-1.x (``DataTree``) is a change to this file only.
+Samplers hand over plain NumPy arrays with leading ``(chain, draw)`` axes; every conversion into an
+ArviZ object, and every call of ArviZ's API by dplit, happens here. Two generations are in use:
+
+- ArviZ 0.x (pip's choice on Python 3.11): results are ``arviz.InferenceData``; groups are
+  ``xarray.Dataset`` objects, listed by ``result.groups()``.
+- ArviZ 1.x (Python 3.12 and newer): results are ``xarray.DataTree``; groups are child nodes,
+  listed by ``result.children``.
+
+Both read the same way for a user: ``result.posterior["alpha"]``, ``result.posterior.attrs``,
+``az.summary(result)``, ``result.to_netcdf(path)`` and :func:`from_netcdf`. What differs
+(building, listing and replacing groups, the diagnostics' entry points) is wrapped by the helpers
+below, so the rest of dplit never asks which generation is installed.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+
 import numpy as np
 
 __all__ = ["to_arviz", "draws", "attrs_of", "clean_attrs", "to_netcdf", "from_netcdf", "name_components",
-           "move_to_group"]
+           "move_to_group", "arviz_generation", "is_result", "groups", "group", "posterior", "set_group", "update_attrs",
+           "rhat", "ess"]
+
+
+@functools.cache
+def arviz_generation() -> int:
+    """The major version of the installed ArviZ: 0 (``InferenceData``) or 1 (``DataTree``)."""
+    import arviz as az
+
+    return 0 if az.__version__.split(".")[0] == "0" else 1
+
+
+def is_result(obj) -> bool:
+    """True for a result of a dplit sampler (an ArviZ object with a ``posterior`` group), not for one of its groups."""
+    if arviz_generation() == 0:
+        import arviz as az
+
+        return isinstance(obj, az.InferenceData) and "posterior" in obj.groups()
+    import xarray as xr
+
+    return isinstance(obj, xr.DataTree) and obj.parent is None and "posterior" in obj.children
+
+
+def groups(result) -> list[str]:
+    """Names of the groups of a result (``posterior``, ``sample_stats``, ...), in order."""
+    if not is_result(result):
+        raise TypeError(f"result must be a dplit result (an ArviZ object with a posterior), got {type(result).__name__}")
+    if arviz_generation() == 0:
+        return list(result.groups())
+    return list(result.children)
+
+
+def group(result, name):
+    """Group ``name`` of a result as an ``xarray.Dataset`` (read it; change it with :func:`set_group`)."""
+    if name not in groups(result):
+        raise KeyError(f"the result has no group {name!r}; it has {groups(result)}")
+    node = result[name]
+    return node if arviz_generation() == 0 else node.to_dataset()
+
+
+def posterior(result, var_names=None):
+    """The posterior of a result as an ``xarray.Dataset``, optionally restricted to ``var_names``."""
+    ds = group(result, "posterior")
+    return ds if var_names is None else ds[list(var_names)]
+
+
+def set_group(result, name, dataset):
+    """Put ``dataset`` (an ``xarray.Dataset``) in the result as group ``name``, replacing one of that name.
+
+    Returns the result, changed in place.
+    """
+    if arviz_generation() == 0:
+        if name in result.groups():
+            setattr(result, name, dataset)
+        else:
+            result.add_groups({name: dataset})
+    else:
+        result[name] = dataset
+    return result
+
+
+def update_attrs(result, **attrs):
+    """Add ``attrs`` (run metadata) to every group of the result, in place; returns the result."""
+    for name in groups(result):
+        result[name].attrs.update(attrs)
+    return result
+
+
+def _as_dataset(data, var_names=None):
+    """(Dataset of draws with ``(chain, draw)`` dims, whether ``data`` was an array) from an array, a Dataset,
+    a result (its posterior) or one group of a result."""
+    import xarray as xr
+
+    if isinstance(data, xr.Dataset):
+        ds = data
+    elif is_result(data):
+        ds = posterior(data)
+    elif isinstance(data, getattr(xr, "DataTree", ())):
+        ds = data.to_dataset()
+    else:
+        arr = np.asarray(data, dtype=float)
+        if arr.ndim < 2:
+            raise ValueError(f"draws need (chain, draw) axes, got shape {arr.shape}")
+        dims = ("chain", "draw") + tuple(f"dim_{i}" for i in range(arr.ndim - 2))
+        return xr.Dataset({"x": (dims, arr)}), True
+    return (ds if var_names is None else ds[list(var_names)]), False
+
+
+def _diagnostic(fn, data, var_names, **kw):
+    """Apply ArviZ's ``fn`` (rhat or ess) to the draws; an array in gives a float or an array out."""
+    import arviz as az
+
+    ds, from_array = _as_dataset(data, var_names)
+    logger = logging.getLogger("arviz")
+    level = logger.level
+    logger.setLevel(logging.ERROR)   # ArviZ 0.x logs a line for every one-chain R-hat; the callers handle it
+    try:
+        out = getattr(az, fn)(ds, **kw)
+    finally:
+        logger.setLevel(level)
+    if from_array:
+        val = np.asarray(out["x"].values, dtype=float)
+        return float(val) if val.ndim == 0 else val
+    return out
+
+
+def rhat(data, *, var_names=None):
+    """Rank-normalised split R-hat (Vehtari et al. 2021) of draws, through the installed ArviZ.
+
+    Parameters
+    ----------
+    data : array_like, xarray.Dataset or result
+        Draws of shape ``(chain, draw, ...)``, a Dataset with those dims, or a result (its posterior).
+    var_names : list of str, optional
+        Variables of a Dataset or result (default: all).
+
+    Returns
+    -------
+    float, ndarray or xarray.Dataset
+        A float for ``(chain, draw)`` draws, an array over the trailing axes of a larger array, a
+        Dataset (one value per variable and coordinate) otherwise. NaN where undefined (one chain).
+    """
+    return _diagnostic("rhat", data, var_names, method="rank")
+
+
+def ess(data, *, method="bulk", var_names=None):
+    """Effective sample size (``method`` ``"bulk"`` or ``"tail"``, Vehtari et al. 2021) of draws.
+
+    Takes and returns the same kinds as :func:`rhat`. The two ArviZ generations estimate the
+    tail ESS from slightly different quantile indicators, so its values may differ by a few per cent.
+    """
+    if method not in ("bulk", "tail"):
+        raise ValueError(f"method must be 'bulk' or 'tail', got {method!r}")
+    return _diagnostic("ess", data, var_names, method=method)
 
 
 def _check_chain_draw(name, value, n_chain, n_draw):
@@ -50,12 +195,18 @@ def _attr_value(value):
     return repr(value)
 
 
+# Attributes ArviZ writes itself (1.x keeps ``sample_dims`` as a list and reads it back).
+_ARVIZ_ATTRS = frozenset({"sample_dims", "created_at", "creation_library", "creation_library_version",
+                          "creation_library_language", "arviz_version", "arviz_language"})
+
+
 def clean_attrs(result):
     """Make every group's ``attrs`` storable in netCDF, in place (see :func:`to_netcdf`); returns ``result``."""
-    for group in result.groups():
-        attrs = result[group].attrs
+    for name in groups(result):
+        attrs = result[name].attrs
         for k in list(attrs):
-            attrs[k] = _attr_value(attrs[k])
+            if k not in _ARVIZ_ATTRS:
+                attrs[k] = _attr_value(attrs[k])
     return result
 
 
@@ -71,10 +222,19 @@ def to_netcdf(result, path):
 
 
 def from_netcdf(path):
-    """Read a result written by :func:`to_netcdf` (or ``to_netcdf`` of ArviZ)."""
-    import arviz as az
+    """Read a result written by :func:`to_netcdf` (or ``to_netcdf`` of ArviZ), in the installed generation's type.
 
-    return az.from_netcdf(str(path))
+    Under ArviZ 1.x the whole file is read into memory and closed, as ArviZ 0.x does, so that the
+    same path can be written again (a lazily opened HDF5 file cannot be overwritten).
+    """
+    if arviz_generation() == 0:
+        import arviz as az
+
+        return az.from_netcdf(str(path))
+    import xarray as xr
+
+    with xr.open_datatree(str(path)) as tree:
+        return tree.load()
 
 
 def to_arviz(posterior, *, dims=None, coords=None, sample_stats=None, attrs=None,
@@ -98,8 +258,9 @@ def to_arviz(posterior, *, dims=None, coords=None, sample_stats=None, attrs=None
 
     Returns
     -------
-    arviz.InferenceData
-        With ArviZ 0.x. (Under ArviZ 1.x this is the place to return a DataTree.)
+    arviz.InferenceData or xarray.DataTree
+        ``InferenceData`` under ArviZ 0.x, ``DataTree`` under ArviZ 1.x; both have the groups
+        ``posterior`` (and ``sample_stats``, ``observed_data`` when given) with ``attrs`` on each.
     """
     import arviz as az
 
@@ -113,18 +274,15 @@ def to_arviz(posterior, *, dims=None, coords=None, sample_stats=None, attrs=None
     stats = None
     if sample_stats:
         stats = {k: _check_chain_draw(k, v, n_chain, n_draw) for k, v in sample_stats.items()}
-    clean_attrs = {k: _attr_value(v) for k, v in (attrs or {}).items()}
-    idata = az.from_dict(
-        posterior=post,
-        sample_stats=stats,
-        observed_data=observed_data,
-        dims=dims,
-        coords=coords,
-    )
+    clean = {k: _attr_value(v) for k, v in (attrs or {}).items()}
+    if arviz_generation() == 0:
+        idata = az.from_dict(posterior=post, sample_stats=stats, observed_data=observed_data, dims=dims,
+                             coords=coords)
+    else:
+        parts = {"posterior": post, "sample_stats": stats, "observed_data": observed_data}
+        idata = az.from_dict({k: v for k, v in parts.items() if v}, dims=dims, coords=coords)
     # from_dict's own attrs argument is not applied by every 0.x release: set them on each group.
-    for group in idata.groups():
-        idata[group].attrs.update(clean_attrs)
-    return idata
+    return update_attrs(idata, **clean)
 
 
 def draws(result, var, *, flatten=True):
@@ -132,14 +290,14 @@ def draws(result, var, *, flatten=True):
 
     Parameters
     ----------
-    result : arviz.InferenceData
+    result : arviz.InferenceData or xarray.DataTree
         A result built by :func:`to_arviz`.
     var : str
         Variable name, e.g. ``"alpha"``.
     flatten : bool, default True
         If True, merge chains and draws into one leading axis.
     """
-    arr = np.asarray(result.posterior[var].values)
+    arr = np.asarray(result["posterior"][var].values)
     if flatten:
         arr = arr.reshape((-1,) + arr.shape[2:])
     return arr
@@ -147,7 +305,7 @@ def draws(result, var, *, flatten=True):
 
 def attrs_of(result):
     """Return the run metadata (``attrs``) of a result as a plain dict."""
-    return dict(result.posterior.attrs)
+    return dict(result["posterior"].attrs)
 
 
 def name_components(result, names, *, dim="component"):
@@ -168,12 +326,12 @@ def name_components(result, names, *, dim="component"):
     if names is None:
         return result
     names = [str(v) for v in names]
-    for group in result.groups():
-        ds = result[group]
+    for name in groups(result):
+        ds = group(result, name)
         if dim in ds.dims:
             if ds.sizes[dim] != len(names):
-                raise ValueError(f"names has {len(names)} entries but {group} has {ds.sizes[dim]} components")
-            setattr(result, group, ds.assign_coords({dim: names}))
+                raise ValueError(f"names has {len(names)} entries but {name} has {ds.sizes[dim]} components")
+            set_group(result, name, ds.assign_coords({dim: names}))
     return result
 
 
@@ -199,16 +357,15 @@ def move_to_group(result, names, group):
         The same object, changed in place.
     """
     names = [str(v) for v in names]
-    post = result.posterior
+    post = posterior(result)
     missing = [v for v in names if v not in post.data_vars]
     if missing:
         raise ValueError(f"names: {missing} are not posterior variables")
     if len(names) >= len(post.data_vars):
         raise ValueError("names: at least one variable must stay in the posterior")
-    if group in result.groups():
+    if group in groups(result):
         raise ValueError(f"group {group!r} already exists")
     moved = post[names]
     moved.attrs = dict(post.attrs)
-    result.posterior = post.drop_vars(names)
-    result.add_groups({group: moved})
-    return result
+    set_group(result, "posterior", post.drop_vars(names))
+    return set_group(result, group, moved)

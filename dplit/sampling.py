@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dplit import _validate as V
+from dplit import results
 from dplit.results import to_arviz
 
 
@@ -157,6 +158,42 @@ def _progress(progress, total, desc):
     return bar, bar.update
 
 
+class _ConvergenceBar:
+    """The progress of a run until converged: the smallest ESS so far against ``target_ess``.
+
+    The bar fills with the smallest bulk or tail ESS of the monitored coordinates (checked after each
+    round of sampling); its label gives the largest R-hat against ``max_rhat`` and the iterations per
+    chain so far, warm-up included, which :meth:`tick` counts between checks.
+    """
+
+    def __init__(self, target_ess, max_rhat, n_chains, desc):
+        from tqdm.auto import tqdm
+        self.target, self.max_rhat, self.n_chains, self.iters, self.rhat = float(target_ess), max_rhat, n_chains, 0, None
+        self.bar = tqdm(total=int(np.ceil(self.target)), desc=f"{desc}: smallest ESS", unit="ESS",
+                        bar_format="{desc} {n}/{total} |{bar}| {elapsed}{postfix}")
+        self._label()
+
+    def _label(self):
+        rhat = "R-hat -" if self.rhat is None else f"R-hat {self.rhat:.3f} (<= {self.max_rhat})"
+        self.bar.set_postfix_str(f"{rhat}, {self.iters // self.n_chains} it/chain", refresh=False)
+
+    def tick(self, n):
+        """Count ``n`` more iterations of one chain (called from the chains' threads)."""
+        self.iters += n
+        self._label()
+        self.bar.refresh()
+
+    def reached(self, ess, rhat, kept):
+        """Show the smallest ESS and largest R-hat after ``kept`` iterations per chain."""
+        self.rhat = rhat
+        self.bar.n = int(min(self.target, max(ess, 0.0)))
+        self._label()
+        self.bar.refresh()
+
+    def close(self):
+        self.bar.close()
+
+
 def _stack(chains):
     """(draws, stats) of all chains: dicts of arrays with leading (chain, draw) axes."""
     arrays = [c.arrays() for c in chains]
@@ -237,9 +274,10 @@ ESS_PER_CHAIN_MIN = 100
 
 
 def _diagnostics(post, names):
-    """Per-quantity R-hat, bulk and tail ESS over the coordinates of ``names``: dict name -> (rhat, bulk, tail)."""
-    import arviz as az
+    """Per-quantity R-hat, bulk and tail ESS over the coordinates of ``names``: dict name -> (rhat, bulk, tail).
 
+    ``post`` is an ``xarray.Dataset`` of draws with ``(chain, draw)`` dims.
+    """
     halves = post
     if post.sizes["chain"] == 1:      # one chain: R-hat of its two halves (ArviZ needs two chains)
         t = post.sizes["draw"] // 2
@@ -247,7 +285,7 @@ def _diagnostics(post, names):
         halves = halves.assign_coords(sample=np.arange(2 * t)).coarsen(sample=t).construct(sample=("chain", "draw"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # constant coordinates: nan, read as failures
-        rhat, bulk, tail = az.rhat(halves), az.ess(post, method="bulk"), az.ess(post, method="tail")
+        rhat, bulk, tail = results.rhat(halves), results.ess(post), results.ess(post, method="tail")
     out = {}
     for v in names:
         r, b, t = (np.ravel(x[v].values) for x in (rhat, bulk, tail))
@@ -278,8 +316,8 @@ def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT
         ``rhat_max``, ``ess_bulk_min``, ``ess_tail_min``, ``mpsrf`` (nan with one chain), ``converged``
         (bool) and ``failed`` (a description of what failed; empty when converged).
     """
-    names = list(result.posterior.data_vars) if var_names is None else list(var_names)
-    post = result.posterior[names]
+    names = list(results.posterior(result).data_vars) if var_names is None else list(var_names)
+    post = results.posterior(result, names)
     n_chains = post.sizes["chain"]
     target = ESS_PER_CHAIN_MIN * n_chains if target_ess is None else float(target_ess)
     diag = _diagnostics(post, names)
@@ -304,16 +342,19 @@ def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT
 
 
 # %% notebooks/06b_sampling.py, cell 19: The driver, and running until converged
-def _until_converged(chains, *, thin, first, max_iter, target_ess, max_rhat, max_time, n_jobs, tick, names, t0):
+def _until_converged(chains, *, thin, first, max_iter, target_ess, max_rhat, max_time, n_jobs, tick, names, t0,
+                     bar=None):
     """Extend the (warmed-up) chains, in place, until the monitored quantities pass or a cap is hit."""
     step = first
     while True:
         _in_threads(lambda c, n=step // thin: c.extend(n, thin, tick), chains, n_jobs)
         kept = chains[0].n_kept * thin
         draws = _stack(chains)[0]
-        diag = _diagnostics(to_arviz(draws).posterior, names or [next(iter(draws))])
+        diag = _diagnostics(results.posterior(to_arviz(draws)), names or [next(iter(draws))])
         ess = min(min(b, t) for _, b, t in diag.values())
         rhat = max(r for r, _, _ in diag.values())
+        if bar is not None:
+            bar.reached(ess, rhat, kept)
         if (ess >= target_ess and rhat <= max_rhat) or kept >= max_iter:
             return
         if max_time is not None and time.perf_counter() - t0 >= max_time:
@@ -347,11 +388,12 @@ def _sample(sampler, *, n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs,
                                                                    n_jobs)
     gens, labels = chain_generators(rng, n_chains)
     n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-    bar, tick = _progress(progress, n_chains * (max_iter + n_warmup), desc)
+    bar = _ConvergenceBar(auto["target_ess"], auto["max_rhat"], n_chains, desc) if progress else None
+    tick = None if bar is None else bar.tick
     t0 = time.perf_counter()
     try:
         chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick), gens, n_jobs)
-        _until_converged(chains, thin=thin, first=first, n_jobs=n_jobs, tick=tick, names=names, t0=t0,
+        _until_converged(chains, thin=thin, first=first, n_jobs=n_jobs, tick=tick, names=names, t0=t0, bar=bar,
                          max_iter=max_iter, **{k: auto[k] for k in ("target_ess", "max_rhat", "max_time")})
     finally:
         if bar is not None:
@@ -432,9 +474,7 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
                       attrs=meta, observed_data=observed_data)
     report = convergence_report(result, report_vars or [next(iter(draws))], warn=check, max_rhat=max_rhat,
                                 target_ess=target_ess if n_iter == "auto" else None)
-    for group in result.groups():
-        result[group].attrs.update({k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
-    return result
+    return results.update_attrs(result, **{k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
 
 
 # %% notebooks/06b_sampling.py, cell 23: Work that is not a chain: a reproducible parallel map

@@ -12,6 +12,14 @@
 # Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite); every random
 # draw comes from a generator seeded here. The heavy repeated-sampling study of Table 3 runs as a script,
 # `benchmarks/bench_latent_class.py --coverage`, whose small stored results this notebook reads.
+#
+# **The data.** The ACS table ships with dplit (`dplit.datasets.load_acs_counts`: U.S. Census Bureau, ACS 2018 PUMS,
+# public domain). The NLTCS section uses the NLTCS benchmark file (National Long Term Care Survey, 16 binary
+# disability items, 21,574 people, as split by Lowd and Davis 2010 and distributed by
+# `UCLA-StarAI/Density-Estimation-Datasets`; no licence stated, so dplit does not ship it).
+# `dplit.datasets.load_nltcs` reads it from the folder named by `$DPLIT_DATA` or from the user cache, and
+# `python -m dplit.datasets NLTCS` downloads it there (0.3 MB, sha256-checked). Without it the NLTCS cells are
+# skipped (one printed line says how to get the file); the outputs stored with this notebook come from the real file.
 
 # %%
 # %matplotlib inline
@@ -63,7 +71,7 @@ from numba import njit
 from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
 from dplit.mechanisms import geometric_mechanism
-from dplit.results import move_to_group
+from dplit.results import group, groups, move_to_group, set_group
 from dplit.sampling import Sampler, run, warmup_windows
 
 
@@ -655,7 +663,8 @@ assert p_ok > 1e-3 and p_bug < 1e-4
 # Jacobian $\eta_h$ enters the ratio), which never proposes a negative value and lets each step size adapt. One
 # coordinate changes $P$ by a rank-one term, $P^* = (S P + (\eta^*_h - \eta_h) A_{h\cdot}) / S^*$ with
 # $S = \sum \eta$, so a sweep over the $k$ weights costs $O(k \times \text{cells})$. (BayesLCM's version of this step
-# has the ratio of current and proposal swapped; see `../shared/benchmarks/README.md`.) *Strategy 1*: a Dirichlet
+# appears to have the Metropolis ratio inverted, current and proposal swapped, so we do not use its intervals as a
+# reference.) *Strategy 1*: a Dirichlet
 # proposal $\pi^* \sim \text{Dirichlet}(\kappa \pi + 1/2)$ with its Hastings correction, $\kappa$ tuned in warm-up.
 
 # %%
@@ -1004,12 +1013,16 @@ def _coords(release, idx, k, full_table):
 
 
 def _label_cells(result, release):
-    """Add the ``margin`` and ``level`` coordinates along ``cell`` to every group that has it."""
+    """Add the ``margin`` and ``level`` coordinates along ``cell`` to every group but the posterior that has it.
+
+    The posterior's cell labels (``"x0=0,x1=1"``) already name both; ``az.summary`` of ArviZ 1.x cannot
+    combine a variable with extra coordinates (``margin_probs``) and one without (``log_lik``).
+    """
     _, margin, level = cell_labels(release)
-    for group in result.groups():
-        ds = result[group]
-        if "cell" in ds.dims:
-            setattr(result, group, ds.assign_coords(margin=("cell", margin), level=("cell", level)))
+    for name in groups(result):
+        ds = group(result, name)
+        if "cell" in ds.dims and name != "posterior":
+            set_group(result, name, ds.assign_coords(margin=("cell", margin), level=("cell", level)))
     return result
 
 # %% [markdown]
@@ -1070,7 +1083,8 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
     >>> est = res.posterior["margin_probs"].mean(("chain", "draw")).values
     >>> bool(np.abs(est - r.flat_counts / r.n).max() < 0.03)
     True
-    >>> sorted(res.groups())
+    >>> from dplit.results import groups
+    >>> sorted(groups(res))
     ['latent', 'observed_data', 'posterior', 'sample_stats']
     """
     if not isinstance(release, MarginRelease):
@@ -1121,9 +1135,9 @@ print(f"eps = inf: largest |posterior mean - sample margin| = {np.abs(est_inf - 
       f"(gamma), {np.abs(est_dir - sample_margins).max():.4f} (dirichlet); "
       f"bulk ESS {fit_inf.posterior.attrs['ess_bulk_min']:.0f} / {fit_dir.posterior.attrs['ess_bulk_min']:.0f}")
 assert np.abs(est_inf - sample_margins).max() < 0.005 and np.abs(est_dir - est_inf).max() < 0.005
-assert set(fit_inf.groups()) == {"posterior", "latent", "sample_stats", "observed_data"}
+assert set(groups(fit_inf)) == {"posterior", "latent", "sample_stats", "observed_data"}
 assert fit_inf.posterior["margin_probs"].dims == ("chain", "draw", "cell") and "pi" not in fit_inf.posterior
-assert list(fit_inf.posterior["margin"].values[:4]) == ["x0,x1"] * 4 and fit_inf.latent["Psi"].shape[2:] == (10, 5, 2)
+assert list(fit_inf.observed_data["margin"].values[:4]) == ["x0,x1"] * 4 and fit_inf.latent["Psi"].shape[2:] == (10, 5, 2)
 for kwargs, word in [(dict(k=0), "k"), (dict(pi_strategy="normal"), "pi_strategy"), (dict(alpha=-1.0), "alpha")]:
     try:
         fit_latent_class(r_demo, n_iter=10, n_warmup=0, progress=False, **kwargs)
@@ -1146,7 +1160,7 @@ for kwargs, word in [(dict(k=0), "k"), (dict(pi_strategy="normal"), "pi_strategy
 #| export
 def _latent(result):
     """(pi, Psi, levels) of a fit_latent_class result: draws with leading (chain, draw) axes."""
-    if "latent" not in result.groups():
+    if "latent" not in groups(result):
         raise ValueError("result must come from fit_latent_class (it has no 'latent' group)")
     levels = tuple(int(v) for v in np.atleast_1d(result.latent.attrs["levels"]))
     return result.latent["pi"].values, result.latent["Psi"].values, levels
@@ -1508,7 +1522,7 @@ fig.tight_layout()
 # other two are predicted by the model alone.
 
 # %%
-from dplit.datasets import find_nltcs   # the development copy, else the cache or a download, else None
+from dplit.datasets import find_nltcs   # $DPLIT_DATA or the user cache, else None (and one line on how to get it)
 
 nltcs = find_nltcs()
 NLTCS_NAMES = [f"v{j}" for j in range(16)]      # the benchmark does not document its column order

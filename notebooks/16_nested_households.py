@@ -86,7 +86,7 @@ from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
 from dplit.latent_class import _dirichlet_proposal, _log_dirichlet, _trunc_tsg
 from dplit.mechanisms import geometric_mechanism
-from dplit.results import move_to_group
+from dplit.results import groups, is_result, move_to_group
 from dplit.sampling import Sampler, run, warmup_windows
 
 PARAM_NAMES = ("pi", "lam_own", "lam_gender", "lam_race", "w", "phi_gender", "phi_race", "phi_rel")
@@ -897,12 +897,14 @@ def _nested_sampler(release, G, M, a, weight, n_windows):
         s["acc"][:] = 0
         return s
 
-    dims = {"summary_probs": ["summary"], "counts": ["summary"], "noisy_counts": ["summary"], "pi": ["hh_class"],
+    # "summary_stat", not "summary": az.summary (ArviZ 1.x) uses a dimension of that name itself
+    dims = {"summary_probs": ["summary_stat"], "counts": ["summary_stat"], "noisy_counts": ["summary_stat"],
+            "pi": ["hh_class"],
             "lam_own": ["hh_class", "own_level"], "lam_gender": ["hh_class", "gender_level"],
             "lam_race": ["hh_class", "race_level"], "w": ["hh_class", "ind_class"],
             "phi_gender": ["hh_class", "ind_class", "gender_level"],
             "phi_race": ["hh_class", "ind_class", "race_level"], "phi_rel": ["hh_class", "ind_class", "rel_level"]}
-    coords = {"summary": list(SUMMARIES), "hh_class": np.arange(G), "ind_class": np.arange(M),
+    coords = {"summary_stat": list(SUMMARIES), "hh_class": np.arange(G), "ind_class": np.arange(M),
               "own_level": np.arange(2), "gender_level": np.arange(2), "race_level": np.arange(R),
               "rel_level": np.arange(K)}
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords=coords)
@@ -1021,8 +1023,8 @@ print(f"eps = inf, N = 20,000: |posterior mean - truth| = {np.round(np.abs(est_b
       f"{2 * 20_000 / secs:,.0f} iterations per second (2 chains, {secs:.1f} s)")
 assert np.abs(est_big - truth).max() < 0.01
 assert fit_big.posterior.attrs["rhat_max"] < 1.05 and fit_big.posterior.attrs["ess_bulk_min"] > 100
-assert set(fit_big.groups()) == {"posterior", "latent", "sample_stats", "observed_data"}
-assert fit_big.posterior["summary_probs"].dims == ("chain", "draw", "summary")
+assert set(groups(fit_big)) == {"posterior", "latent", "sample_stats", "observed_data"}
+assert fit_big.posterior["summary_probs"].dims == ("chain", "draw", "summary_stat")
 assert fit_big.latent["phi_race"].shape[2:] == (2, 2, 4) and "counts" not in fit_big.latent
 again = fit_nested(release_summaries(big, np.inf), n_iter=500, n_warmup=200, n_chains=2, rng=1, progress=False,
                    check=False)
@@ -1049,9 +1051,9 @@ for kwargs, word in [(dict(G=0), "G"), (dict(M=1.5), "M"), (dict(a=-1.0), "a"), 
 #| export
 def _posterior_params(result):
     """(list of NestedParams-ready dicts as flat arrays, household size) of a fit_nested result."""
-    if not hasattr(result, "groups"):
+    if not is_result(result):
         raise TypeError(f"result must be the ArviZ result of fit_nested, got {type(result).__name__}")
-    if "latent" not in result.groups() or result.posterior.attrs.get("method") != "nested":
+    if "latent" not in groups(result) or result.posterior.attrs.get("method") != "nested":
         raise ValueError("result must come from fit_nested (it has no 'latent' group of method 'nested')")
     arrays = {k: result.latent[k].values for k in PARAM_NAMES}
     arrays = {k: v.reshape((-1,) + v.shape[2:]) for k, v in arrays.items()}

@@ -163,7 +163,7 @@ def test_fit_eps_inf_recovers_margins_and_structure(tmp_path):
     res = _fit(r, full_table=True)
     est = res.posterior["margin_probs"].mean(("chain", "draw")).values
     np.testing.assert_allclose(est, r.flat_counts / r.n, atol=0.01)
-    assert res.posterior["margin"].values[0] == "A,B" and res.posterior["level"].values[3] == "1,1"
+    assert res.observed_data["margin"].values[0] == "A,B" and res.observed_data["level"].values[3] == "1,1"
     assert res.posterior["cell"].values[0] == "A=0,B=0"
     assert "pi" in res.latent and "Psi" in res.latent and "counts" not in res.latent and "pi" not in res.posterior
     assert res.posterior["table_probs"].shape[-1] == 32

@@ -39,7 +39,22 @@ SAMPLERS = {
     "dp_approx": lambda: importlib.import_module("dplit.approx").dp_approx(REL, **SHORT),
     "dapper_sample": lambda: importlib.import_module("dplit.augmentation").dapper_sample(
         _normal_model(), 1.2, [0.0], n_iter=40, n_warmup=20, rng=2, progress=False),
+    "fit_latent_class": lambda: _latent_class(),
+    "fit_nested": lambda: _nested(),
 }
+
+
+def _latent_class():
+    lc = importlib.import_module("dplit.latent_class")
+    x = np.random.default_rng(0).integers(0, 2, size=(300, 3))
+    rel = lc.release_margins(x, [(0, 1), (1, 2)], eps=1.0, rng=1, secure=False)
+    return lc.fit_latent_class(rel, k=2, **SHORT)
+
+
+def _nested():
+    ns = importlib.import_module("dplit.nested")
+    x = ns.simulate_households(ns.SIMULATED_TRUTH, 200, rng=1)
+    return ns.fit_nested(ns.release_summaries(x, 1.0, rng=2, secure=False), **SHORT)
 
 
 def _example_run():
@@ -63,6 +78,12 @@ def test_netcdf_round_trip(tmp_path, name):
     path = tmp_path / f"{name}.nc"
     res.to_netcdf(str(path))  # the plain ArviZ call, as a user writes it
     back = results.from_netcdf(path)
+    assert results.groups(back) == results.groups(res)
+    import arviz as az
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # 40 draws: ArviZ may warn about its diagnostics
+        summ = az.summary(back)           # what a user does next, under either ArviZ generation
+    assert {"mean", "sd", "ess_bulk", "r_hat"} <= set(summ.columns) and len(summ) > 0
     var = next(iter(res.posterior.data_vars))
     np.testing.assert_array_equal(back.posterior[var].values, res.posterior[var].values)
     for key, value in res.posterior.attrs.items():
@@ -90,7 +111,8 @@ def test_attr_values_are_netcdf_types():
 def test_to_netcdf_cleans_attrs_added_later(tmp_path):
     res = results.to_arviz({"x": np.zeros((1, 5))})
     res.posterior.attrs["labels"] = np.array(["u", "v"])
-    with pytest.raises((TypeError, ValueError)):
-        res.to_netcdf(str(tmp_path / "raw.nc"))
+    if results.arviz_generation() == 0:     # netCDF4 under ArviZ 0.x refuses an array of strings as an attribute
+        with pytest.raises((TypeError, ValueError)):
+            res.to_netcdf(str(tmp_path / "raw.nc"))
     results.to_netcdf(res, tmp_path / "clean.nc")
     assert results.from_netcdf(tmp_path / "clean.nc").posterior.attrs["labels"] == "u; v"

@@ -167,6 +167,22 @@ def test_auto_extends_the_same_chains_until_converged():
     assert np.array_equal(again.posterior["mu"].values, res.posterior["mu"].values)
 
 
+def _last_bar(err):
+    """The last state of a tqdm bar written to stderr."""
+    return [line for line in err.replace("\r", "\n").splitlines() if "ESS" in line][-1]
+
+
+def test_auto_progress_counts_toward_the_ess_target(capsys):
+    run(normal_rwm(Y), n_iter="auto", target_ess=500, max_iter=50_000, n_warmup=200, n_chains=2, rng=7)
+    last = _last_bar(capsys.readouterr().err)
+    assert "500/500" in last and "R-hat 1.00" in last and "it/chain" in last, last
+    with pytest.warns(ConvergenceWarning):
+        run(normal_rwm(Y), n_iter="auto", target_ess=10**5, max_iter=3000, n_warmup=100, n_chains=2, rng=1)
+    last = _last_bar(capsys.readouterr().err)
+    done = int(last.split("/100000")[0].split()[-1])
+    assert 100 < done < 10**5 and "3100 it/chain" in last, last     # the ESS reached; iterations with warm-up
+
+
 def test_auto_stops_at_its_cap_with_a_warning_naming_what_failed():
     with pytest.warns(ConvergenceWarning, match="mu: .*ESS"):
         res = run(normal_rwm(Y), n_iter="auto", target_ess=10**6, max_iter=3000, n_warmup=100, n_chains=2,

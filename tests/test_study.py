@@ -128,6 +128,8 @@ def test_dask_local_cluster(tmp_path):
     finally:
         client.close()
         cluster.close()
+    run_study(SMALL, tmp_path / "p.sqlite", workers=2, progress=False)          # the default process pool
+    assert _measures(tmp_path / "d.sqlite") == _measures(tmp_path / "p.sqlite")
     run_study(SMALL, tmp_path / "s.sqlite", executor=SerialExecutor(), progress=False)
     assert _measures(tmp_path / "d.sqlite") == _measures(tmp_path / "s.sqlite")
 
