@@ -98,7 +98,7 @@ test-newest: $(STAMP_NEWEST)
 	  tests $(NEWEST_NOTEBOOKS)
 
 # The wheel, installed in a fresh venv in a temporary folder and used from there (README example, CLI).
-check-wheel: $(STAMP)
+check-wheel: $(STAMP) $(STAMP_NEWEST)
 	$(BIN)/python scripts/check_wheel.py --python $(BIN_NEWEST)/python
 
 # The Examples sections of the docstrings, run as doctests.
