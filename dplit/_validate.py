@@ -13,14 +13,22 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import numpy as np
 
 __all__ = [
     "real", "finite", "positive", "nonnegative", "epsilon", "delta", "unit_interval",
     "threshold", "level", "count", "choice", "boolean", "rng", "real_array", "finite_array",
-    "unit_interval_array", "run_settings",
+    "unit_interval_array", "run_settings", "max_work_bytes", "work_size",
 ]
+
+#: The most memory, in bytes, that one call may plan for its working arrays: 4 GiB, a part of a laptop's
+#: memory that leaves room for the rest of a session. A call whose sizes imply more (simulations of ABC,
+#: candidates of a selection, cells of a full table) is refused before any work, naming the number implied
+#: and the argument to change. The environment variable ``DPLIT_MAX_BYTES`` (an integer) overrides it,
+#: for a larger machine.
+MAX_WORK_BYTES = 4 * 2**30
 
 
 def real(value, name):
@@ -176,3 +184,40 @@ def run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs=None):
         raise ValueError(f"thin must be <= n_iter = {n_iter} (at least one draw per chain), got {thin}")
     progress = boolean(progress, "progress")
     return n_iter, n_warmup, n_chains, thin, progress, n_jobs
+
+
+def max_work_bytes():
+    """Return the memory budget of one call in bytes: ``$DPLIT_MAX_BYTES`` if set, else ``MAX_WORK_BYTES``."""
+    text = os.environ.get("DPLIT_MAX_BYTES", "").strip()
+    if not text:
+        return MAX_WORK_BYTES
+    try:
+        value = int(float(text))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"DPLIT_MAX_BYTES must be a positive number of bytes, got {text!r}")
+    return value
+
+
+def _bytes(n):
+    """``n`` bytes in a readable unit (e.g. '2.9 TiB')."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"  # pragma: no cover
+
+
+def work_size(nbytes, what, change):
+    """Refuse a call whose working arrays would need more than :func:`max_work_bytes`.
+
+    ``what`` says what the size comes from (e.g. ``"1e+12 simulations (n_accept / accept_rate)"``) and
+    ``change`` which argument to change; the ValueError names both, the bytes implied and the limit.
+    Returns ``nbytes`` when it fits.
+    """
+    limit = max_work_bytes()
+    if nbytes > limit:
+        raise ValueError(f"{what} would need about {_bytes(float(nbytes))} of working memory, above the limit of "
+                         f"{_bytes(float(limit))} (dplit._validate.MAX_WORK_BYTES, or $DPLIT_MAX_BYTES): {change}")
+    return nbytes

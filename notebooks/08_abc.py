@@ -497,7 +497,8 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
     n_accept : int, default 1000
         Accepted draws returned.
     accept_rate : float in (0, 1], default 0.1
-        Fraction of the simulations kept: ``ceil(n_accept / accept_rate)`` are run.
+        Fraction of the simulations kept: ``ceil(n_accept / accept_rate)`` are run (refused up front when
+        their arrays would exceed the memory limit of ``dplit._validate.work_size``).
     rng : None, int or numpy.random.Generator
         Randomness; the same seed gives the same draws for any ``n_jobs``.
     n_jobs : int, optional
@@ -539,9 +540,12 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
     progress = V.boolean(progress, "progress")
     if n_jobs is not None:
         n_jobs = V.count(n_jobs, "n_jobs")
+    n_sim = math.ceil(n_accept / accept_rate - 1e-9)
+    n_parts = 2 if release.split else 1                # at most two released parts are simulated
+    V.work_size(8 * n_sim * (release.d * (1 + n_parts) + 2),   # prior draws, simulated statistics, distances
+                f"dp_abc: n_accept / accept_rate = {n_sim:,} simulations", "raise accept_rate or lower n_accept")
     g_prior, g_draws, g_sim = V.rng(rng).spawn(3)
     prior_obj, parts = _abc_prior(prior, release, g_prior)
-    n_sim = math.ceil(n_accept / accept_rate - 1e-9)
     alphas = _prior_draws(prior_obj, n_sim, release.d, g_draws)
     obs = [release.part(p) for p in parts]              # (s_L, n_k, scale) of each simulated part
     sims = simulate_releases(alphas, [o[1] for o in obs], [o[2] for o in obs], release.a, rng=g_sim,
@@ -585,7 +589,8 @@ print({k: res1.posterior.attrs[k] for k in ("method", "prior", "parts", "delta",
 for bad, err in [(dict(accept_rate=0.0), ValueError), (dict(accept_rate=1.5), ValueError),
                  (dict(n_accept=0), ValueError), (dict(n_accept=10.0), TypeError), (dict(adjust="ridge"), ValueError),
                  (dict(prior="p4"), ValueError), (dict(prior=Unsampled(3, name="mine")), TypeError),
-                 (dict(prior=GammaPrior(1.0, 0.1, d=2)), ValueError)]:
+                 (dict(prior=GammaPrior(1.0, 0.1, d=2)), ValueError),
+                 (dict(accept_rate=1e-9), ValueError)]:                  # 2e11 simulations: refused up front
     try:
         dp_abc(rel, **dict(kw_chk, **bad))
     except err as e:

@@ -1040,6 +1040,23 @@ def _label_cells(result, release):
 
 # %%
 #| export
+def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
+    """Refuse ``full_table=True`` when the table's draws would not fit in memory (``dplit._validate.work_size``).
+
+    Each kept draw holds prod(levels) cells, built through a (draws, k, cells) array, so the run needs about
+    ``8 (k + 1) cells n_chains (n_iter / thin)`` bytes, plus a label per cell; ``n_iter="auto"`` counts ``max_iter``.
+    """
+    cells = math.prod(int(v) for v in levels)
+    n_kept = max_iter if isinstance(n_iter, str) else n_iter
+    if not all(isinstance(v, (int, np.integer)) and v >= 1 for v in (n_kept, n_chains, thin)):
+        n_kept, n_chains, thin = 1, 1, 1                 # bad run settings: dplit.sampling.run names them
+    per_cell = 8 * (k + 1) * n_chains * max(1, n_kept // thin) + 100
+    V.work_size(cells * per_cell, f"full_table: the full table has prod(levels) = {cells:,} cells, which over "
+                f"{n_chains} chain(s) x {max(1, n_kept // thin):,} draws", "set full_table=False (the released "
+                "margins need no full table), or fewer draws (n_iter, thin, max_iter)")
+    return cells
+
+
 def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, weight=1.0, full_table=False, n_iter=5_000,
                      n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True, n_jobs=None, **until):
     """Posterior of a k-class latent class model given noisy margins (Nixon et al., model (7), Supp. Sec. 2).
@@ -1062,7 +1079,8 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
         released tables sharing one variable), a magnitude adjustment that undoes the over-counting of
         records seen in several tables (see the notebook's coverage study).
     full_table : bool, default False
-        Also keep the full-table probabilities ``table_probs`` (prod of the levels cells per draw).
+        Also keep the full-table probabilities ``table_probs`` (prod of the levels cells per draw); refused
+        up front when their draws would exceed the memory limit of ``dplit._validate.work_size``.
     n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, **until
         Run settings of :func:`dplit.sampling.run` (``n_iter="auto"`` with ``target_ess``, ``max_rhat``,
         ``max_iter``, ``max_time``).
@@ -1093,8 +1111,8 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
     strategy = {"gamma": 2, "dirichlet": 1}[V.choice(pi_strategy, "pi_strategy", ("gamma", "dirichlet"))]
     alpha, a = V.positive(alpha, "alpha"), V.positive(a, "a")
     full_table = V.boolean(full_table, "full_table")
-    if full_table and math.prod(release.levels) > 2**16:
-        raise ValueError(f"full_table: the table has {math.prod(release.levels)} cells (at most 65,536 per draw)")
+    if full_table:
+        _check_table_size(release.levels, k, n_iter, n_chains, thin, until.get("max_iter", 200_000))
     n_windows = len(warmup_windows(V.count(n_warmup, "n_warmup", 0)))
     if isinstance(weight, str) and weight == "auto":
         weight = 1.0 / max(sum(j in m for m in release.margins) for j in range(len(release.levels)))
@@ -1145,6 +1163,14 @@ for kwargs, word in [(dict(k=0), "k"), (dict(pi_strategy="normal"), "pi_strategy
         assert word in str(err), err
     else:
         raise AssertionError(f"{kwargs} accepted")
+r_wide = release_margins(np.zeros((50, 30), dtype=np.int64), [(0, 1)], eps=np.inf, levels=(2,) * 30)
+try:                                         # 2^30 cells per draw: refused before any work, naming the size
+    fit_latent_class(r_wide, full_table=True, n_iter=10, n_warmup=0, progress=False)
+except ValueError as err:
+    assert "full_table" in str(err) and "1,073,741,824 cells" in str(err), err
+    print(err)
+else:
+    raise AssertionError("a 2^30-cell full table accepted")
 
 # %% [markdown]
 # ## Inference for any cell, and synthetic data (Sec. 3.1)

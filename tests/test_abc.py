@@ -184,6 +184,16 @@ def test_dp_abc_bad_input(kw, err, word):
         A.dp_abc(rel, **dict(dict(n_accept=10, progress=False), **kw))
 
 
+def test_dp_abc_refuses_simulations_beyond_memory_up_front(monkeypatch):
+    rel, _ = _release(n=100)
+    with pytest.raises(ValueError, match=r"1,000,000,000,000 simulations.*TiB.*raise accept_rate or lower n_accept"):
+        A.dp_abc(rel, n_accept=1000, accept_rate=1e-9, progress=False)       # 2.9 TiB before the check
+    monkeypatch.setenv("DPLIT_MAX_BYTES", str(8 * 100 * (3 * 2 + 2)))        # exactly 100 simulations fit
+    A.dp_abc(rel, n_accept=10, accept_rate=0.1, progress=False)
+    with pytest.raises(ValueError, match="101 simulations"):
+        A.dp_abc(rel, n_accept=101, accept_rate=1.0, progress=False)
+
+
 def test_dp_abc_refuses_a_non_release():
     with pytest.raises(TypeError, match="Release"):
         A.dp_abc({"s_L": [-1.0, -1.0]})

@@ -204,6 +204,17 @@ def test_fit_bad_input(kwargs, exc, word):
         fit_latent_class({"counts": [1, 2]}, n_iter=10)
 
 
+def test_full_table_bounded_by_memory(monkeypatch):
+    wide = release_margins(np.zeros((50, 30), dtype=np.int64), [(0, 1)], eps=np.inf, levels=(2,) * 30)
+    with pytest.raises(ValueError, match=r"full_table.*1,073,741,824 cells.*full_table=False"):
+        fit_latent_class(wide, full_table=True, n_iter=10, n_warmup=0, progress=False)
+    r = release_margins(_records(200), [(0, 1)], eps=np.inf)   # 32 cells: fits, unless the limit is tiny
+    monkeypatch.setenv("DPLIT_MAX_BYTES", "1000")
+    with pytest.raises(ValueError, match="DPLIT_MAX_BYTES"):
+        fit_latent_class(r, full_table=True, n_iter="auto", n_warmup=0, progress=False)
+    fit_latent_class(r, full_table=False, n_iter=10, n_warmup=0, n_chains=1, progress=False)  # no table: no bound
+
+
 def test_margin_draws_synthesize_and_intervals():
     x = _records(2000, seed=5)
     r = release_margins(x, PAIRS5, eps=np.inf)

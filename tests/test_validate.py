@@ -238,3 +238,19 @@ def test_run_settings_rejects(kwargs, exc, match):
     args = dict(n_iter=10, n_warmup=5, n_chains=2, thin=1, progress=False, n_jobs=None) | kwargs
     with pytest.raises(exc, match=match):
         v.run_settings(**args)
+
+
+def test_work_size_names_the_size_the_limit_and_the_argument(monkeypatch):
+    monkeypatch.delenv("DPLIT_MAX_BYTES", raising=False)
+    assert v.max_work_bytes() == v.MAX_WORK_BYTES == 4 * 2**30
+    assert v.work_size(v.MAX_WORK_BYTES, "x", "y") == v.MAX_WORK_BYTES
+    with pytest.raises(ValueError, match=r"^f: 3 things would need about 2\.91 TiB .* limit of 4 GiB .*: lower m$"):
+        v.work_size(3.2e12, "f: 3 things", "lower m")
+    monkeypatch.setenv("DPLIT_MAX_BYTES", "1e3")
+    assert v.max_work_bytes() == 1000
+    with pytest.raises(ValueError, match="1e\\+03 B"):
+        v.work_size(1001, "x", "y")
+    for bad in ("-5", "lots"):
+        monkeypatch.setenv("DPLIT_MAX_BYTES", bad)
+        with pytest.raises(ValueError, match="DPLIT_MAX_BYTES must be a positive number of bytes"):
+            v.max_work_bytes()
