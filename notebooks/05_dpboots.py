@@ -1242,7 +1242,9 @@ def explore(eps=1.0, n=2000, log10_a=-3.0, alpha_name="(2.2, 3.3, 4.4)", n_boot=
 fig_default, dp_default = explore()
 assert dp_default.n_failed == 0 and dp_default.alpha.shape == (200, 3)
 plt.close(fig_default)
-fig_s5, dp_s5 = explore(eps=1.5, n=5000, log10_a=-1.0, alpha_name="(2, 20, 2)")
+with warnings.catch_warnings(record=True) as caught:   # failed replicates are reported by the summary below
+    warnings.simplefilter("always")
+    fig_s5, dp_s5 = explore(eps=1.5, n=5000, log10_a=-1.0, alpha_name="(2, 20, 2)")
 print(dp_s5.summary())
 assert dp_s5.method == "gibbs" and dp_s5.n_replicates_out_of_range >= dp_s5.n_failed
 
