@@ -1051,7 +1051,7 @@ def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
     if not all(isinstance(v, (int, np.integer)) and v >= 1 for v in (n_kept, n_chains, thin)):
         n_kept, n_chains, thin = 1, 1, 1                 # bad run settings: dplit.sampling.run names them
     per_cell = 8 * (k + 1) * n_chains * max(1, n_kept // thin) + 100
-    V.work_size(cells * per_cell, f"full_table: the full table has prod(levels) = {cells:,} cells, which over "
+    V.work_size(cells * per_cell, f"full_table: the full table of prod(levels) = {cells:,} cells over "
                 f"{n_chains} chain(s) x {max(1, n_kept // thin):,} draws", "set full_table=False (the released "
                 "margins need no full table), or fewer draws (n_iter, thin, max_iter)")
     return cells

@@ -72,6 +72,7 @@ print(f"quick mode: {is_quick()}; n_draws = {n_draws}, n_runs = {n_runs}, n_iter
 #| export
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -426,6 +427,30 @@ def _candidates(p, chosen, k):
 
 # %%
 #| export
+_CANDIDATE_BYTES = 200   # memory of one cached candidate: its key tuples, score and dict slot (measured ~165)
+
+
+def _check_selection_size(levels, n, degree):
+    """Refuse a selection whose candidates or count tables would exceed the memory limit; warn when p > n.
+
+    Distinct candidates scored over the run: sum over positions i = 1..p-1 of min(k - 1, i) + C(i, k); the
+    largest step lists (p - c) C(c, k) of them at once. The largest count table has the largest level times
+    the k next largest levels cells.
+    """
+    p, k = len(levels), degree
+    cached = sum(min(k - 1, i) + math.comb(i, k) for i in range(1, p))
+    step = max((p - c) * math.comb(c, min(k, c)) for c in range(1, p))
+    V.work_size(_CANDIDATE_BYTES * (cached + step), f"select_margins: the {cached:,} candidate (attribute, parents) "
+                f"scores of p = {p} variables with degree = {k}", "lower degree, or select among fewer variables")
+    top = sorted(levels, reverse=True)[:k + 1]
+    V.work_size(8 * math.prod(top), f"select_margins: a count table of up to {math.prod(top):,} cells (a child's "
+                f"levels times its {k} parents' levels)", "lower degree, or merge levels")
+    if p > n:
+        warnings.warn(f"select_margins: records has more variables (p = {p}) than records (n = {n}); is the table "
+                      f"transposed? records is (n, p), one row per record", UserWarning, stacklevel=3)
+    return cached
+
+
 def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None):
     """Choose a Bayesian network, and so the margins to release, with eps-DP (PrivBayes' GreedyBayes).
 
@@ -459,6 +484,7 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     xt, levels = _check_records(records, levels)
     eps = V.epsilon(eps, "eps")
     degree = V.count(degree, "degree")
+    _check_selection_size(levels, xt.shape[1], degree)
     if budget is not None:
         if not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget, got {type(budget).__name__}")
@@ -531,6 +557,19 @@ else:
     raise AssertionError("float records accepted")
 sel_ok = select_margins(x_small, 1.0, budget=ledger)          # 1.3 is left: fits, 0.3 remains
 assert abs(ledger.remaining - 0.3) < 1e-12
+# Bounded work: the candidates grow like p^(k+1) / (k+1)!. A transposed table (more variables than records) is
+# warned about; one whose candidates would not fit in memory is refused before any scoring, naming the count.
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    select_margins(x_small[:40].T, 1.0, rng=1)                # 40 records of 6 variables, passed as 6 x 40
+assert any("transposed" in str(w.message) for w in caught)
+try:
+    select_margins(rng.integers(0, 2, size=(10, 1000)), 1.0)
+except ValueError as e:
+    assert "166,167,999 candidate" in str(e) and "degree" in str(e), e
+    print(e)
+else:
+    raise AssertionError("p = 1000 accepted")
 
 # %% [markdown]
 # **The law of the whole selection.** With $p = 3$ and $k = 2$ the selection is: a uniform first attribute, one

@@ -3,6 +3,7 @@ greedy network (budget, determinism, law, recovery), select_and_release, two_way
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -274,3 +275,33 @@ def test_candidate_counts_and_small_cases():
     assert len(sel.network) == 2 and sel.pairs == ((0, 1),) and len(ledger.entries) == 1
     wide = select_margins(x, 0.4, levels=(4, 3), rng=1)          # declared levels beyond those seen
     assert wide.levels == (4, 3)
+
+
+def test_selection_size_counts_the_distinct_candidates_and_refuses_up_front(monkeypatch):
+    import time
+
+    from dplit.margin_selection import _candidates, _check_selection_size
+
+    for p, k in [(16, 2), (7, 1), (9, 3)]:                      # the closed form against the enumeration
+        distinct = {c for s in range(1, p) for c in _candidates(p, set(range(s)), min(k, s))}
+        assert _check_selection_size((2,) * p, 10_000, k) == len(distinct)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"166,167,999 candidate .* p = 1000 variables with degree = 2 .* GiB"
+                                         r".*lower degree"):
+        select_margins(np.random.default_rng(0).integers(0, 2, size=(10, 1000)), 1.0)
+    assert time.perf_counter() - t0 < 5                         # refused, not run
+    with pytest.raises(ValueError, match=r"count table of up to 1,000,000,000,000 cells"):
+        select_margins(np.array([[0, 0, 0], [1, 1, 1]]), 1.0, levels=(10**4,) * 3)
+    x = np.random.default_rng(1).integers(0, 2, size=(300, 20))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        select_margins(x, 1.0, rng=1)                            # p < n and small: no warning, no refusal
+    monkeypatch.setenv("DPLIT_MAX_BYTES", "10000")
+    with pytest.raises(ValueError, match="DPLIT_MAX_BYTES"):
+        select_margins(x, 1.0, rng=1)
+
+
+def test_more_variables_than_records_warns_of_a_transposed_table(records):
+    with pytest.warns(UserWarning, match=r"more variables \(p = 40\) than records \(n = 6\).*transposed"):
+        sel = select_margins(records[:40].T, 1.0, rng=1)
+    assert len(sel.network) == 40
