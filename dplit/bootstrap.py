@@ -9,6 +9,7 @@ __all__ = [
     "TRUNCATION_METHODS",
     "OUT_OF_RANGE",
     "truncated_statistic",
+    "min_replicates",
     "BootResult",
     "boots",
     "dp_boots",
@@ -365,6 +366,25 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
 
 
 # %% notebooks/05_dpboots.py, cell 37: Steps 2-4: the bootstrap loop
+def min_replicates(level):
+    """Fewest valid replicates for a percentile interval at ``level``: ``ceil(2 / (1 - level))`` (40 at 95%).
+
+    Below it each tail ``(1 - level) / 2`` holds less than one replicate, so the interval's ends are the extreme
+    draws (the range of the sample, whatever the level); one replicate gives a zero-width interval.
+    """
+    return math.ceil(2 / (1 - check.level(level)) - 1e-9)
+
+
+def _check_replicates(k, level, what="valid replicates"):
+    """Refuse fewer than 2 draws for an interval (zero width), warn below :func:`min_replicates`."""
+    need = min_replicates(level)
+    if k < 2:
+        raise ValueError(f"a {100 * level:g}% interval needs at least 2 {what}, got {k}; use n_boot >= {need}")
+    if k < need:
+        warnings.warn(f"only {k} {what} for a {100 * level:g}% percentile interval: its ends are the extreme draws; "
+                      f"use n_boot >= {need} (2 / (1 - level))", UserWarning, stacklevel=3)
+
+
 @dataclass(frozen=True)
 class BootResult:
     """Bootstrap draws of the Dirichlet parameter (Boots or DPBoots).
@@ -428,7 +448,8 @@ class BootResult:
         Parameters
         ----------
         level : float
-            Coverage in (0, 1).
+            Coverage in (0, 1). Fewer than 2 valid replicates raise ValueError (a zero-width interval);
+            fewer than ``min_replicates(level) = ceil(2 / (1 - level))`` warn (the ends are the extreme draws).
         of : {"mean", "alpha"}
             ``"mean"`` for E[x | alpha], ``"alpha"`` for the parameter.
         """
@@ -436,6 +457,7 @@ class BootResult:
         x = self.draws(of)
         if len(x) == 0:
             raise ValueError("no valid replicate: every replicate failed (see n_failed, n_out_of_range)")
+        _check_replicates(len(x), level)
         q = np.quantile(x, [(1 - level) / 2, (1 + level) / 2], axis=0)
         return q.T
 
@@ -452,7 +474,7 @@ class BootResult:
         return "\n".join(lines)
 
 
-# %% notebooks/05_dpboots.py, cell 38: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 40: Steps 2-4: the bootstrap loop
 def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter):
     """The options boots and dp_boots share: (n_boot, policy code, max_redraw, tol, max_iter), or raise."""
     policy = OUT_OF_RANGE.index(check.choice(out_of_range, "out_of_range", OUT_OF_RANGE))
@@ -513,7 +535,7 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
                       n_failed=int(n_failed))
 
 
-# %% notebooks/05_dpboots.py, cell 42: Check: Boots against asymptotics
+# %% notebooks/05_dpboots.py, cell 44: Check: Boots against asymptotics
 def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of_range="redraw",
              max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
@@ -572,7 +594,7 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
                       n_failed=int(n_failed), noise=info)
 
 
-# %% notebooks/05_dpboots.py, cell 46: Intervals and the two-sample test (Sec. 5.2)
+# %% notebooks/05_dpboots.py, cell 48: Intervals and the two-sample test (Sec. 5.2)
 @dataclass(frozen=True)
 class TwoSampleTest:
     """Result of :func:`two_sample_test` (one entry per component j).
@@ -634,6 +656,7 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
     k = min(len(xa), len(xb))
     if k == 0:
         raise ValueError("a result has no valid replicate")
+    _check_replicates(k, level, "pairs of valid replicates")
     diff = xa[:k] - xb[:k]
     interval = np.quantile(diff, [(1 - level) / 2, (1 + level) / 2], axis=0).T
     p = 2 * np.minimum((diff <= delta).mean(axis=0), (diff >= -delta).mean(axis=0))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -30,7 +31,7 @@ import numpy as np
 
 from dplit import _validate as check
 
-__all__ = ["main", "read_compositions", "analyse", "summary_table", "METHODS"]
+__all__ = ["main", "read_compositions", "analyse", "check_options", "summary_table", "METHODS", "METHOD_OPTIONS"]
 
 _PAPER_CANDIDATES = "1e-6,1e-5,1e-4,1e-3,1e-2,0.1"
 
@@ -180,12 +181,12 @@ def _add_analyse(subparsers):
     p.add_argument("--n-iter", default=None, help="iterations per chain (or 'auto'); library default otherwise")
     p.add_argument("--n-warmup", type=int, default=None, help="warm-up iterations per chain")
     p.add_argument("--chains", type=int, default=None, help="number of chains (default 4)")
-    p.add_argument("--n-boot", type=int, default=1000, help="dpboots replicates (default 1000)")
-    p.add_argument("--n-accept", type=int, default=1000, help="dpabc accepted draws (default 1000)")
-    p.add_argument("--part", default="D2", choices=("D", "D1", "D2"), help="dpboots: released part (default D2)")
+    p.add_argument("--n-boot", type=int, default=None, help="dpboots replicates (default 1000)")
+    p.add_argument("--n-accept", type=int, default=None, help="dpabc accepted draws (default 1000)")
+    p.add_argument("--part", default=None, choices=("D", "D1", "D2"), help="dpboots: released part (default D2)")
     p.add_argument("--test", type=_floats, default=None, metavar="M1,...,Md",
                    help="H0: |E[x_j] - M_j| <= delta for every component j")
-    p.add_argument("--delta", type=float, default=0.01, help="tolerance of --test (default 0.01)")
+    p.add_argument("--delta", type=float, default=None, help="tolerance of --test (default 0.01)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--out", required=True, help="where to write the result (netCDF, .nc)")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -195,11 +196,15 @@ def _add_analyse(subparsers):
 
 def _boot_idata(res, rel, part):
     """A BootResult as InferenceData: the valid replicates as one chain (failed ones dropped)."""
+    from dplit.bootstrap import min_replicates
     from dplit.results import to_arviz
 
     alpha = res.draws("alpha")
     if len(alpha) == 0:
         raise ValueError("every DPBoots replicate failed (see the release's threshold and noise)")
+    if len(alpha) < min_replicates(0.95):
+        warnings.warn(f"only {len(alpha)} valid DPBoots replicates: the ends of a 95% interval are the extreme draws "
+                      f"(use more, --n-boot)", UserWarning, stacklevel=2)
     attrs = {"method": "DPBoots", "eps": rel.eps1, "a": rel.a, "part": part, "n": res.n,
              "n_boot": res.n_boot, "n_failed": res.n_failed, "n_out_of_range": res.n_out_of_range,
              "noise_method": res.method}
@@ -208,28 +213,53 @@ def _boot_idata(res, rel, part):
                     coords={"component": np.arange(rel.d)}, attrs=attrs)
 
 
-def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n_chains=None, n_boot=1000,
-            n_accept=1000, part="D2", progress=True):
+#: The options of each method (keyword of :func:`analyse`: its flag); any other one given is refused.
+OPTIONS = {"prior": "--prior", "n_iter": "--n-iter", "n_warmup": "--n-warmup", "n_chains": "--chains",
+           "n_boot": "--n-boot", "n_accept": "--n-accept", "part": "--part"}
+METHOD_OPTIONS = {"dpboots": ("n_boot", "part"),
+                  "dpmcmc": ("prior", "n_iter", "n_warmup", "n_chains"),
+                  "dpremcmc": ("prior", "n_iter", "n_warmup", "n_chains"),
+                  "dpabc": ("prior", "n_accept"),
+                  "dpapprox": ("prior", "n_iter", "n_warmup", "n_chains")}
+
+
+def check_options(method, given, *, flags=False):
+    """Refuse an option (a keyword of :func:`analyse` given a value) that ``method`` does not take.
+
+    ``given`` maps keywords to values (None = not given); ``flags`` names them as command-line flags.
+    """
+    check.choice(method, "method", METHODS)
+    name = OPTIONS.get if flags else (lambda key: key)
+    for key, value in given.items():
+        if value is not None and key not in METHOD_OPTIONS[method]:
+            takes = ", ".join(name(k) for k in METHOD_OPTIONS[method])
+            raise ValueError(f"{name(key)} does not apply to method {method} (it takes {takes}); leave it out")
+
+
+def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n_chains=None, n_boot=None,
+            n_accept=None, part=None, progress=True):
     """Run one inference method on a release the way ``dplit analyse`` does; returns InferenceData.
 
     Only the options given are passed on, so that the library's defaults apply otherwise and the
-    same seed gives the library's draws. Component names of the release label the coordinates.
+    same seed gives the library's draws; an option the method does not take is refused (ValueError
+    naming the method and the option, see ``METHOD_OPTIONS``). Component names of the release label
+    the coordinates.
     """
     from dplit.results import name_components
 
-    check.choice(method, "method", METHODS)
+    check_options(method, {"prior": prior, "n_iter": n_iter, "n_warmup": n_warmup, "n_chains": n_chains,
+                           "n_boot": n_boot, "n_accept": n_accept, "part": part})
     if method == "dpboots":
-        if prior is not None:
-            raise ValueError("--prior applies to the Bayesian methods, not to dpboots")
         from dplit.bootstrap import dp_boots
 
-        res = dp_boots(rel, n_boot, part=part, rng=seed)  # warns when replicates fail; they are dropped below
+        part = part or "D2"
+        res = dp_boots(rel, 1000 if n_boot is None else n_boot, part=part, rng=seed)  # failed replicates dropped below
         return name_components(_boot_idata(res, rel, part), rel.names)
     kw = {"prior": prior or "p1", "rng": seed, "progress": progress}
     if method == "dpabc":
         from dplit.abc import dp_abc
 
-        return name_components(dp_abc(rel, n_accept=n_accept, **kw), rel.names)
+        return name_components(dp_abc(rel, n_accept=1000 if n_accept is None else n_accept, **kw), rel.names)
     for key, value in (("n_iter", n_iter), ("n_warmup", n_warmup), ("n_chains", n_chains)):
         if value is not None:
             kw[key] = value
@@ -277,15 +307,35 @@ def summary_table(idata, rel, *, level=0.95):
     return "\n".join(lines)
 
 
+def _check_test(means, delta, d):
+    """The --test values (one per component, each in (0, 1)) and --delta (>= 0), checked before any work."""
+    m = check.unit_interval_array(means, "--test") if len(means) else np.array([])
+    if m.shape != (d,):
+        raise ValueError(f"--test needs {d} values (one per component), got {len(means)}")
+    return m, check.nonnegative(delta, "--delta")
+
+
+def _check_out(out, force):
+    """Refuse an --out that cannot be written (an existing file without --force, a folder, a missing folder)."""
+    out = Path(out)
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a folder; give a file name such as {out / 'result.nc'}")
+    if out.exists() and not force:
+        raise ValueError(f"{out} exists (use --force to overwrite it)")
+    folder = out.parent
+    if not folder.is_dir():
+        raise ValueError(f"--out {out}: the folder {folder} does not exist (create it first)")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {out}: the folder {folder} is not writable")
+    return out
+
+
 def _test_lines(idata, means, delta, level):
     """Decisions of H0_j: |E[x_j] - M_j| <= delta, by the level interval of E[x_j]."""
     x = idata.posterior["mean_composition"].values
     flat = x.reshape(-1, x.shape[-1])
     d = flat.shape[1]
-    m = check.unit_interval_array(means, "--test") if len(means) else np.array([])
-    if m.shape != (d,):
-        raise ValueError(f"--test needs {d} values (one per component), got {len(means)}")
-    delta = check.nonnegative(delta, "--delta")
+    m, delta = _check_test(means, delta, d)
     lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
     names = [str(c) for c in idata.posterior["mean_composition"].coords["component"].values]
     lines = [f"test of H0_j: |E[x_j] - M_j| <= {delta:g} at significance {1 - level:g} (reject when the interval "
@@ -301,17 +351,36 @@ def _run_analyse(args):
     from dplit.release import Release
     from dplit.results import to_netcdf
 
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise ValueError(f"{out} exists (use --force to overwrite it)")
-    level = check.level(args.level)
-    rel = Release.load(args.release)
+    # Every check first: options, output path, release, --test; nothing is computed or written before.
+    check_options(args.method, {"prior": args.prior, "n_iter": args.n_iter, "n_warmup": args.n_warmup,
+                                "n_chains": args.chains, "n_boot": args.n_boot, "n_accept": args.n_accept,
+                                "part": args.part}, flags=True)
+    if args.delta is not None and args.test is None:
+        raise ValueError("--delta is the tolerance of --test; give --test M1,...,Md or leave --delta out")
+    out = _check_out(args.out, args.force)
+    level = check.level(args.level, "--level")
     n_iter = args.n_iter
     if n_iter is not None and n_iter != "auto":
         try:
             n_iter = int(n_iter)
         except ValueError as err:
             raise ValueError(f"--n-iter must be an integer or 'auto', got {n_iter!r}") from err
+        check.count(n_iter, "--n-iter")
+    for value, flag, low in ((args.n_warmup, "--n-warmup", 0), (args.chains, "--chains", 1),
+                             (args.n_boot, "--n-boot", 1), (args.n_accept, "--n-accept", 1)):
+        if value is not None:
+            check.count(value, flag, low)
+    if args.method == "dpboots":
+        from dplit.bootstrap import min_replicates
+
+        n_boot, need = 1000 if args.n_boot is None else args.n_boot, min_replicates(level)
+        if n_boot < need:
+            raise ValueError(f"--n-boot {n_boot} is too few for a {100 * level:g}% interval (each tail needs a "
+                             f"replicate): use --n-boot >= {need} (2 / (1 - level))")
+    rel = Release.load(args.release)
+    delta = 0.01 if args.delta is None else args.delta
+    if args.test is not None:
+        _check_test(args.test, delta, rel.d)
     print(f"dplit analyse: {args.method} on {args.release} (n = {rel.n}, d = {rel.d}); the first run on a "
           f"machine compiles the numba kernels (10-20 s, cached afterwards)", file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:
@@ -322,7 +391,7 @@ def _run_analyse(args):
     to_netcdf(idata, out)
     print(summary_table(idata, rel, level=level))
     if args.test is not None:
-        print("\n".join(_test_lines(idata, args.test, args.delta, level)))
+        print("\n".join(_test_lines(idata, args.test, delta, level)))
     print(f"written to {out}")
     for w in {str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)}:
         print(f"dplit analyse: warning: {w}", file=sys.stderr)
@@ -346,13 +415,19 @@ def _add_study(subparsers):
     q = sub.add_parser("report", help="summary table and figures of a store")
     q.add_argument("--store", required=True, help="SQLite file written by 'dplit study run'")
     q.add_argument("--out", default=None, help="folder for summary.csv and the figures (PNG)")
-    q.add_argument("--max-mpsrf", type=float, default=1.1, help="runs above this count as not converged")
+    q.add_argument("--max-mpsrf", type=float, default=1.1,
+                   help="runs above this multivariate PSRF count as not converged (> 1; default 1.1)")
+    q.add_argument("--force", action="store_true", help="overwrite the report files in --out if they exist")
     q.set_defaults(func=_report_study)
 
 
 def _run_study(args):
     from dplit import study
 
+    study.ResultStore(args.store).check(write=True)      # a bad store fails here, before any task
+    for value, flag in ((args.workers, "--workers"), (args.max_tasks, "--max-tasks")):
+        if value is not None:
+            check.count(value, flag, 1 if flag == "--workers" else 0)
     executor, client = None, None
     if args.scheduler:
         executor, client = study.dask_executor(args.scheduler)
@@ -366,15 +441,30 @@ def _run_study(args):
     return 0
 
 
+_REPORT_FILES = ("summary.csv", "figure1_mse_alpha.png", "figure2_mse_mean.png", "figure2_coverage.png",
+                 "figureS2_convergence.png")
+
+
 def _report_study(args):
     from dplit import study
 
-    if not Path(args.store).is_file():
+    max_mpsrf = study.check_max_mpsrf(args.max_mpsrf, "--max-mpsrf")
+    if args.out:
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {out} is a file; give a folder for the report")
+        if not out.parent.is_dir():
+            raise ValueError(f"--out {out}: the folder {out.parent} does not exist (create it first)")
+        there = [f for f in _REPORT_FILES if (out / f).exists()]
+        if there and not args.force:
+            raise ValueError(f"--out {out} already holds a report ({', '.join(there)}); use --force to overwrite it")
+    store = study.ResultStore(args.store)
+    if not store.path.exists():
         raise ValueError(f"{args.store}: no such store")
-    df = study.load_results(args.store)
+    df = study.load_results(store.check())
     if not len(df):
         raise ValueError(f"{args.store}: the store is empty")
-    summary = study.summarise(df, max_mpsrf=args.max_mpsrf)
+    summary = study.summarise(df, max_mpsrf=max_mpsrf)
     cols = ["alpha", "n", "eps", "threshold", "method", "runs", "failed", "converged", "mse_alpha", "mse_mean",
             "coverage", "runtime"]
     print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))

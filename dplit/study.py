@@ -11,6 +11,7 @@ __all__ = [
     "METHODS",
     "SELECTED",
     "StudyConfig",
+    "check_max_mpsrf",
     "KEY_VERSION",
     "Task",
     "derive_seed",
@@ -177,7 +178,16 @@ def _check_config(c):
     for k in ("n_boot", "n_iter", "n_warmup", "n_chains", "n_accept", "b", "n_pred", "n_true"):
         V.count(getattr(c, k), k, minimum=2 if k == "n_chains" else 1)
     V.unit_interval(c.accept_rate, "accept_rate", closed_high=True)
-    V.positive(c.max_mpsrf, "max_mpsrf")
+    check_max_mpsrf(c.max_mpsrf)
+
+
+def check_max_mpsrf(value, name="max_mpsrf"):
+    """Return a convergence cut-off for the multivariate PSRF as a float: > 1 (it is >= 1 by construction, so
+    a cut-off <= 1 would count every run as not converged), inf allowed (every run counts), NaN refused."""
+    value = V.real(value, name)
+    if not value > 1.0:
+        raise ValueError(f"{name} must be > 1 (the multivariate PSRF is >= 1, 1.1 in the paper), got {value}")
+    return value
 
 
 # %% notebooks/10_simulation_study.py, cell 12: 2. Tasks, keys and seeds
@@ -395,8 +405,33 @@ class ResultStore:
     def __init__(self, path):
         self.path = Path(path)
 
+    def check(self, *, write=False):
+        """Refuse, in one line (ValueError naming the path), a path that cannot be a store: a folder, a file that
+        is not a SQLite database or has no ``results`` table, and with ``write`` a missing or read-only folder.
+        An absent file (or an empty one) is an empty store. Reads nothing but SQLite's table list; returns self."""
+        p = self.path
+        if p.is_dir():
+            raise ValueError(f"{p} is a folder, not a store; give a file such as {p / 'results.sqlite'}")
+        if not p.exists():
+            if write and not p.parent.is_dir():
+                raise ValueError(f"{p}: the folder {p.parent} does not exist (create it first)")
+            if write and not os.access(p.parent, os.W_OK):
+                raise ValueError(f"{p}: the folder {p.parent} is not writable")
+            return self
+        try:
+            con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+            try:
+                tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            finally:
+                con.close()
+        except sqlite3.Error as err:
+            raise ValueError(f"{p} is not a study store (SQLite says: {err})") from None
+        if tables and "results" not in tables:
+            raise ValueError(f"{p} is a SQLite file without a 'results' table, not a study store")
+        return self
+
     def _read(self):
-        if not self.path.exists():
+        if not self.check().path.exists():
             return None
         return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
 
@@ -414,7 +449,7 @@ class ResultStore:
 
     def put(self, key, record):
         """Write one finished task at once (committed); a key already stored is left as it is."""
-        con = sqlite3.connect(self.path, timeout=60)
+        con = sqlite3.connect(self.check(write=True).path, timeout=60)
         try:
             with con:
                 con.execute(_SCHEMA)
@@ -430,6 +465,8 @@ class ResultStore:
             return []
         try:
             return [{**json.loads(k), **json.loads(r)} for k, r in con.execute("SELECT key, record FROM results")]
+        except sqlite3.OperationalError:   # a file without the table yet (e.g. empty)
+            return []
         finally:
             con.close()
 
@@ -510,7 +547,9 @@ def run_study(config, store, *, executor=None, progress=True, workers=None, max_
     (0, 2)
     """
     config = _as_config(config)
-    store = store if isinstance(store, ResultStore) else ResultStore(store)
+    store = (store if isinstance(store, ResultStore) else ResultStore(store)).check(write=True)  # before any task
+    if workers is not None:
+        V.count(workers, "workers")
     t0 = time.perf_counter()
     done = store.done_keys()
     todo = [t for t in make_tasks(config) if t.key not in done]
@@ -584,6 +623,7 @@ def summarise(df, *, max_mpsrf=1.1):
     """Medians per (alpha, n, eps, threshold, method) over the converged runs, with run, failure and convergence counts."""
     import pandas as pd
 
+    max_mpsrf = check_max_mpsrf(max_mpsrf)
     df = df.copy()
     df["failed"] = df["error"].notna()
     mp = df["mpsrf"] if "mpsrf" in df else pd.Series(np.nan, index=df.index)

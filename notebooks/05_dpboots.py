@@ -737,6 +737,25 @@ for policy, name in enumerate(OUT_OF_RANGE):
 
 # %%
 #| export
+def min_replicates(level):
+    """Fewest valid replicates for a percentile interval at ``level``: ``ceil(2 / (1 - level))`` (40 at 95%).
+
+    Below it each tail ``(1 - level) / 2`` holds less than one replicate, so the interval's ends are the extreme
+    draws (the range of the sample, whatever the level); one replicate gives a zero-width interval.
+    """
+    return math.ceil(2 / (1 - check.level(level)) - 1e-9)
+
+
+def _check_replicates(k, level, what="valid replicates"):
+    """Refuse fewer than 2 draws for an interval (zero width), warn below :func:`min_replicates`."""
+    need = min_replicates(level)
+    if k < 2:
+        raise ValueError(f"a {100 * level:g}% interval needs at least 2 {what}, got {k}; use n_boot >= {need}")
+    if k < need:
+        warnings.warn(f"only {k} {what} for a {100 * level:g}% percentile interval: its ends are the extreme draws; "
+                      f"use n_boot >= {need} (2 / (1 - level))", UserWarning, stacklevel=3)
+
+
 @dataclass(frozen=True)
 class BootResult:
     """Bootstrap draws of the Dirichlet parameter (Boots or DPBoots).
@@ -800,7 +819,8 @@ class BootResult:
         Parameters
         ----------
         level : float
-            Coverage in (0, 1).
+            Coverage in (0, 1). Fewer than 2 valid replicates raise ValueError (a zero-width interval);
+            fewer than ``min_replicates(level) = ceil(2 / (1 - level))`` warn (the ends are the extreme draws).
         of : {"mean", "alpha"}
             ``"mean"`` for E[x | alpha], ``"alpha"`` for the parameter.
         """
@@ -808,6 +828,7 @@ class BootResult:
         x = self.draws(of)
         if len(x) == 0:
             raise ValueError("no valid replicate: every replicate failed (see n_failed, n_out_of_range)")
+        _check_replicates(len(x), level)
         q = np.quantile(x, [(1 - level) / 2, (1 + level) / 2], axis=0)
         return q.T
 
@@ -823,6 +844,27 @@ class BootResult:
                      f"failed replicates: {self.n_failed}")
         return "\n".join(lines)
 
+
+# %% [markdown]
+# Check: an interval at level $L$ needs replicates in its tails. With $B$ valid replicates each tail of a percentile
+# interval holds $B (1 - L) / 2$ of them; below one, the ends are the extreme draws whatever $L$ is, and one replicate
+# gives an interval of width zero. So fewer than 2 replicates are refused and fewer than $\lceil 2 / (1 - L) \rceil$
+# (40 at 95%) warn.
+
+# %%
+toy = np.random.default_rng(0).gamma(5.0, size=(40, 3))
+assert min_replicates(0.95) == 40 and min_replicates(0.9) == 20 and min_replicates(0.5) == 4
+try:
+    BootResult(alpha=toy[:1], method="boots", n=100, a=0.0).interval(0.95)
+except ValueError as e:
+    assert "at least 2" in str(e) and "n_boot >= 40" in str(e), e
+else:
+    raise AssertionError("a one-replicate interval accepted")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    BootResult(alpha=toy[:10], method="boots", n=100, a=0.0).interval(0.95)   # 10 < 40: warns
+    BootResult(alpha=toy, method="boots", n=100, a=0.0).interval(0.95)        # 40: silent
+assert len(caught) == 1 and "n_boot >= 40" in str(caught[0].message)
 
 # %%
 #| export
@@ -1081,6 +1123,7 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
     k = min(len(xa), len(xb))
     if k == 0:
         raise ValueError("a result has no valid replicate")
+    _check_replicates(k, level, "pairs of valid replicates")
     diff = xa[:k] - xb[:k]
     interval = np.quantile(diff, [(1 - level) / 2, (1 + level) / 2], axis=0).T
     p = 2 * np.minimum((diff <= delta).mean(axis=0), (diff >= -delta).mean(axis=0))

@@ -1,5 +1,7 @@
 """Tests of dplit.bootstrap: the truncated-noise step, Boots, DPBoots, intervals and the two-sample test."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -222,6 +224,27 @@ def test_bootresult_interval_and_summary():
         res.interval(1.5)
     with pytest.raises(ValueError, match="of"):
         res.interval(0.9, of="median")
+
+
+def test_too_few_replicates_for_the_interval_refuse_or_warn():
+    from dplit.bootstrap import min_replicates
+
+    rel = Release.from_statistic(logx_mean(ALPHA), 2000, 1e-3, 1.0)
+    with pytest.raises(ValueError, match=r"95% interval needs at least 2 valid replicates, got 1; use n_boot >= 40"):
+        dp_boots(rel, 1, rng=1).interval(0.95)                  # was a zero-width "95%" interval
+    few = dp_boots(rel, 10, rng=1)
+    with pytest.warns(UserWarning, match=r"only 10 valid replicates for a 95% .*n_boot >= 40"):
+        few.interval(0.95)
+    with pytest.warns(UserWarning, match="only 10 pairs of valid replicates"):
+        two_sample_test(few, few)
+    with pytest.raises(ValueError, match="at least 2 pairs"):
+        two_sample_test(few, dp_boots(rel, 1, rng=2))
+    assert [min_replicates(v) for v in (0.95, 0.9, 0.99, 0.5)] == [40, 20, 200, 4]
+    enough = dp_boots(rel, 40, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enough.interval(0.95)
+        few.interval(0.5)                                        # 10 >= 4: silent
 
 
 def test_boots_rejects_bad_input():

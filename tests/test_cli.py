@@ -46,10 +46,10 @@ def test_analyse_reproduces_the_library(tmp_path, rel_file, capsys, method, extr
     assert "alpha[sleep]" in text and "E[x][other]" in text and "privacy spent" in text and "reject" in text
     back = results.from_netcdf(out)
     rel = Release.load(rel_file)
-    opts = {"n_iter": 200, "n_warmup": 100} if method in ("dpmcmc", "dpremcmc", "dpapprox") else {}
+    opts = {"dpboots": {"n_boot": 50}, "dpabc": {"n_accept": 50}}.get(method, {"n_iter": 200, "n_warmup": 100})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lib = analyse(rel, method, seed=7, progress=False, n_boot=50, n_accept=50, **opts)
+        lib = analyse(rel, method, seed=7, progress=False, **opts)
     np.testing.assert_array_equal(back.posterior["alpha"].values, lib.posterior["alpha"].values)
     assert list(back.posterior["alpha"].coords["component"].values) == ["sleep", "work", "leisure", "other"]
 
@@ -99,12 +99,60 @@ def test_other_bad_inputs(tmp_path, rel_file, capsys):
     assert main(["analyse", str(tmp_path / "text.json"), "--method", "dpboots", "--out", str(out)]) == 2
     assert "not a JSON release" in capsys.readouterr().err
     assert main(["analyse", str(rel_file), "--method", "dpboots", "--prior", "p1", "--out", str(out)]) == 2
-    assert "--prior applies to" in capsys.readouterr().err
-    assert main(["analyse", str(rel_file), "--method", "dpboots", "--n-boot", "20", "--test", "0.5,0.5",
+    assert "--prior does not apply to method dpboots" in capsys.readouterr().err
+    assert main(["analyse", str(rel_file), "--method", "dpboots", "--n-boot", "40", "--test", "0.5,0.5",
                  "--out", str(out)]) == 2
     assert "--test needs 4 values" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["analyse", str(rel_file), "--method", "nope", "--out", str(out)])
+
+
+@pytest.mark.parametrize("method, extra, flag", [
+    ("dpapprox", ["--part", "D1"], "--part"), ("dpboots", ["--n-accept", "50"], "--n-accept"),
+    ("dpapprox", ["--n-boot", "50"], "--n-boot"), ("dpabc", ["--chains", "2"], "--chains"),
+    ("dpabc", ["--n-iter", "100"], "--n-iter"), ("dpabc", ["--n-warmup", "10"], "--n-warmup"),
+    ("dpmcmc", ["--n-accept", "50"], "--n-accept"), ("dpremcmc", ["--part", "D"], "--part"),
+    ("dpboots", ["--prior", "p1"], "--prior"), ("dpboots", ["--chains", "1"], "--chains"),
+])
+def test_an_option_the_method_does_not_take_is_refused(tmp_path, rel_file, capsys, method, extra, flag):
+    out = tmp_path / "o.nc"
+    assert main(["analyse", str(rel_file), "--method", method, *extra, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{flag} does not apply to method {method}" in err[0] and not out.exists()
+    key = {"--part": "part", "--n-accept": "n_accept", "--n-boot": "n_boot", "--chains": "n_chains",
+           "--n-iter": "n_iter", "--n-warmup": "n_warmup", "--prior": "prior"}[flag]
+    with pytest.raises(ValueError, match=f"^{key} does not apply to method {method}"):
+        analyse(Release.load(rel_file), method, **{key: extra[1]})
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--out", "NODIR/a.nc"], "the folder NODIR does not exist"),
+    (["--out", "."], "is a folder"),
+    (["--test", "0.5,0.5"], "--test needs 4 values"),
+    (["--test", "0.4,0.2,0.25,1.5"], "--test must lie in the open interval"),
+    (["--test", "0.4,0.2,0.25,0.15", "--delta", "-1"], "--delta"),
+    (["--delta", "0.05"], "--delta is the tolerance of --test"),
+    (["--level", "1.5"], "--level"),
+    (["--n-boot", "0"], "--n-boot must be >= 1"),
+    (["--n-boot", "1"], "--n-boot 1 is too few for a 95% interval"),
+    (["--n-boot", "39"], "use --n-boot >= 40"),
+    (["--n-boot", "19", "--level", "0.9"], "use --n-boot >= 20"),
+])
+def test_every_check_comes_before_any_work_or_file(tmp_path, rel_file, capsys, monkeypatch, extra, words):
+    import dplit.bootstrap
+
+    def no_work(*a, **k):
+        raise AssertionError("computed before the arguments were checked")
+
+    monkeypatch.setattr(dplit.bootstrap, "dp_boots", no_work)
+    monkeypatch.chdir(tmp_path)
+    argv = ["analyse", str(rel_file), "--method", "dpboots", *extra]
+    if "--out" not in extra:
+        argv += ["--out", "o.nc"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dplit analyse: error:") and words in err[0], err
+    assert not any(tmp_path.iterdir())                           # nothing written
 
 
 def test_no_silent_overwrite(tmp_path, rel_file, capsys):
@@ -112,7 +160,7 @@ def test_no_silent_overwrite(tmp_path, rel_file, capsys):
     out.write_text("keep me")
     assert main(["analyse", str(rel_file), "--method", "dpboots", "--out", str(out)]) == 2
     assert "exists (use --force" in capsys.readouterr().err and out.read_text() == "keep me"
-    assert main(["analyse", str(rel_file), "--method", "dpboots", "--n-boot", "20", "--quiet", "--force",
+    assert main(["analyse", str(rel_file), "--method", "dpboots", "--n-boot", "40", "--quiet", "--force",
                  "--out", str(out)]) == 0
     rel_out = tmp_path / "r.json"
     rel_out.write_text("keep")
@@ -185,6 +233,6 @@ def test_release_by_library_loads_in_cli(tmp_path, capsys):
     X = np.random.default_rng(2).dirichlet([2.0, 3.0, 4.0], size=300)
     rel = release(X, 1.0, 0.5, CANDS, 0.01, rng=1, secure=False)
     path = rel.save(tmp_path / "lib.json")
-    assert main(["analyse", str(path), "--method", "dpboots", "--n-boot", "30", "--seed", "1", "--quiet",
+    assert main(["analyse", str(path), "--method", "dpboots", "--n-boot", "40", "--seed", "1", "--quiet",
                  "--out", str(tmp_path / "b.nc")]) == 0
     assert "alpha[0]" in capsys.readouterr().out  # no names: components numbered

@@ -148,6 +148,70 @@ def test_cli_study_run_and_report(tmp_path, capsys):
     assert main(["study", "report", "--store", str(store), "--out", str(tmp_path / "fig")]) == 0
     assert (tmp_path / "fig" / "figure1_mse_alpha.png").is_file() and (tmp_path / "fig" / "summary.csv").is_file()
     assert main(["study", "report", "--store", str(tmp_path / "missing.sqlite")]) == 2
+    capsys.readouterr()
+    # an existing report is kept without --force (and nothing is computed), replaced with it
+    before = (tmp_path / "fig" / "summary.csv").stat().st_mtime_ns
+    assert main(["study", "report", "--store", str(store), "--out", str(tmp_path / "fig")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "already holds a report" in err and "--force" in err and len(err.splitlines()) == 1
+    assert (tmp_path / "fig" / "summary.csv").stat().st_mtime_ns == before
+    assert main(["study", "report", "--store", str(store), "--out", str(tmp_path / "fig"), "--force"]) == 0
+    for bad in ("-1", "1", "nan", "0.5"):                       # the MPSRF is >= 1: a cut-off <= 1 counts nothing
+        assert main(["study", "report", "--store", str(store), "--max-mpsrf", bad]) == 2
+        assert "--max-mpsrf must be > 1" in capsys.readouterr().err
+
+
+def _bad_stores(tmp_path):
+    import sqlite3
+
+    (tmp_path / "text.sqlite").write_text("not a database")
+    sqlite3.connect(tmp_path / "other.sqlite").execute("CREATE TABLE t (x)").connection.close()
+    (tmp_path / "folder.sqlite").mkdir()
+    return [(tmp_path / "folder.sqlite", "is a folder"), (tmp_path / "text.sqlite", "not a study store"),
+            (tmp_path / "other.sqlite", "without a 'results' table"),
+            (tmp_path / "nofolder" / "r.sqlite", "does not exist")]
+
+
+def test_cli_study_store_problems_are_one_line_exit_2(tmp_path, capsys):
+    from dplit.cli import main
+
+    cfg = tmp_path / "study.toml"
+    cfg.write_text("[study]\nalpha_true = [[2.0, 2.0, 2.0]]\nn = [200]\neps = [1.0]\n"
+                   "methods = [\"dpboots\"]\nreplicates = 2\nseed = 1\nquick = true\n")
+    for store, word in _bad_stores(tmp_path):
+        for argv in (["run", "--config", str(cfg), "--workers", "1", "--no-progress"], ["report"]):
+            t0 = time.perf_counter()
+            assert main(["study", *argv, "--store", str(store)]) == 2, (store, argv)
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and err[0].startswith("dplit study: error:") and str(store) in err[0], err
+            assert argv[0] == "report" or word in err[0], err
+            assert time.perf_counter() - t0 < 5                 # refused before any task ran
+    (tmp_path / "empty.sqlite").write_bytes(b"")                 # an empty file is an empty store
+    assert main(["study", "report", "--store", str(tmp_path / "empty.sqlite")]) == 2
+    assert "the store is empty" in capsys.readouterr().err
+    assert main(["study", "run", "--config", str(cfg), "--store", str(tmp_path / "s.sqlite"), "--workers", "0"]) == 2
+    assert "--workers must be >= 1" in capsys.readouterr().err
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_store_check_and_summarise_refuse_bad_values(tmp_path):
+    for store, word in _bad_stores(tmp_path):
+        with pytest.raises(ValueError, match=word):
+            ResultStore(store).check(write=True)
+        if word != "does not exist":
+            with pytest.raises(ValueError, match=word):
+                ResultStore(store).rows()
+    assert ResultStore(tmp_path / "nofolder" / "r.sqlite").rows() == []   # reading an absent store: empty
+    with pytest.raises(ValueError, match="does not exist"):
+        run_study(SMALL, tmp_path / "nofolder" / "r.sqlite", executor=SerialExecutor(), progress=False)
+    for bad in (-1.0, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="max_mpsrf must be > 1"):
+            study.summarise(None, max_mpsrf=bad)
+        with pytest.raises(ValueError, match="max_mpsrf"):
+            StudyConfig.from_dict(dict(SMALL, max_mpsrf=bad))
+    with pytest.raises(TypeError, match="max_mpsrf"):
+        study.check_max_mpsrf("1.1")
+    assert study.check_max_mpsrf(float("inf")) == float("inf")
 
 
 def test_python_m_dplit_study_help():
