@@ -179,7 +179,10 @@ def _first_call(model, sdp, init_par):
                          f"{np.shape(s)}, got {np.shape(sdp)} (dapper's rule; PrivacyModel(same_shape=False) "
                          "when priv_f pairs a record-level release with a summary of the records)")
     cur = _log_density(model, sdp, s)
-    if not cur > -math.inf:
+    if math.isnan(cur) or cur == math.inf:
+        raise ValueError(f"priv_f(sdp, sx) is {cur} at the records latent_f(init_par) drew: a log density must be "
+                         "a real number below +inf (a ratio of inf or nan accepts no proposal), check priv_f")
+    if cur == -math.inf:
         raise ValueError(f"priv_f(sdp, sx) is {cur} at the records latent_f(init_par) drew: the chain cannot "
                          "start from a state the release rules out (choose init_par, or check priv_f)")
     draw = _as_real(model.call("post_f", dmat, theta.copy(), rng=check_rng), "post_f")
@@ -410,7 +413,18 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
               observed_data={"sdp": np.atleast_1d(sdp)}, report_vars=model.varnames, desc="dapper iterations")
     if one:
         _single_chain_report(res, model.varnames)
+    _check_acceptance(res)
     return res
+
+
+def _check_acceptance(result):
+    """Warn when no record proposal was accepted in any kept iteration of any chain (the release never entered)."""
+    acc = np.asarray(results.group(result, "sample_stats")["acceptance"].values)
+    if acc.size and not np.any(acc > 0):
+        warnings.warn("dapper_sample: record acceptance was 0 over the whole run: the records never left "
+                      "latent_f(init_par)'s draw, so the draws ignore the release. Check priv_f (a log density, "
+                      "finite where the release is possible: +inf, nan or -inf everywhere accepts nothing)",
+                      UserWarning, stacklevel=3)
 
 
 # %% notebooks/13_data_augmentation.py, cell 21: The sampler on the core: `dapper_sample`

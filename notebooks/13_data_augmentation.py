@@ -322,7 +322,10 @@ def _first_call(model, sdp, init_par):
                          f"{np.shape(s)}, got {np.shape(sdp)} (dapper's rule; PrivacyModel(same_shape=False) "
                          "when priv_f pairs a record-level release with a summary of the records)")
     cur = _log_density(model, sdp, s)
-    if not cur > -math.inf:
+    if math.isnan(cur) or cur == math.inf:
+        raise ValueError(f"priv_f(sdp, sx) is {cur} at the records latent_f(init_par) drew: a log density must be "
+                         "a real number below +inf (a ratio of inf or nan accepts no proposal), check priv_f")
+    if cur == -math.inf:
         raise ValueError(f"priv_f(sdp, sx) is {cur} at the records latent_f(init_par) drew: the chain cannot "
                          "start from a state the release rules out (choose init_par, or check priv_f)")
     draw = _as_real(model.call("post_f", dmat, theta.copy(), rng=check_rng), "post_f")
@@ -341,6 +344,8 @@ for args, word in [((m_demo, 0.3, [0.0, 1.0]), "init_par"), ((m_demo, np.zeros(2
                      0.3, [0.0]), "one shape"),
                    ((PrivacyModel(_lat, _post, lambda s, x: np.ones(2), m_demo.st_f, 1), 0.3, [0.0]), "real number"),
                    ((PrivacyModel(_lat, _post, lambda s, x: -np.inf, m_demo.st_f, 1), 0.3, [0.0]), "rules out"),
+                   ((PrivacyModel(_lat, _post, lambda s, x: np.inf, m_demo.st_f, 1), 0.3, [0.0]), "below +inf"),
+                   ((PrivacyModel(_lat, _post, lambda s, x: np.nan, m_demo.st_f, 1), 0.3, [0.0]), "below +inf"),
                    ((PrivacyModel(_lat, lambda d, t: np.zeros(3), m_demo.priv_f, m_demo.st_f, 1), 0.3, [0.0]), "post_f")]:
     try:
         _first_call(*args)
@@ -659,7 +664,18 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
               observed_data={"sdp": np.atleast_1d(sdp)}, report_vars=model.varnames, desc="dapper iterations")
     if one:
         _single_chain_report(res, model.varnames)
+    _check_acceptance(res)
     return res
+
+
+def _check_acceptance(result):
+    """Warn when no record proposal was accepted in any kept iteration of any chain (the release never entered)."""
+    acc = np.asarray(results.group(result, "sample_stats")["acceptance"].values)
+    if acc.size and not np.any(acc > 0):
+        warnings.warn("dapper_sample: record acceptance was 0 over the whole run: the records never left "
+                      "latent_f(init_par)'s draw, so the draws ignore the release. Check priv_f (a log density, "
+                      "finite where the release is possible: +inf, nan or -inf everywhere accepts nothing)",
+                      UserWarning, stacklevel=3)
 
 # %% [markdown]
 # **dapper's summary table.** dapper's `summary()` is `posterior::summarise_draws`: mean, median, sd, mad (scaled
@@ -745,6 +761,22 @@ except ValueError as err:
     assert "numba" in str(err)
 else:
     raise AssertionError("engine='numba' accepted for Python modules")
+# A chain that never accepts a record proposal ignores the release: it warns. Here priv_f rules out every
+# statistic but the first one it is shown (the check at init_par passes; the chain's own start is ruled out).
+seen = []
+
+
+def priv_one_state(sdp, sx):
+    seen.append(sx) if not seen else None
+    return 0.0 if sx == seen[0] else -np.inf
+
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    stuck = dapper_sample(PrivacyModel(_lat, _post, priv_one_state, m_demo.st_f, 1), 0.3, [0.0], n_iter=40,
+                          rng=1, progress=False)
+assert float(stuck.sample_stats["acceptance"].max()) == 0.0
+assert any("acceptance was 0 over the whole run" in str(w.message) for w in caught)
 
 # %%
 n_bern, y_bern = 3, np.array([1, 1, 0])

@@ -113,12 +113,32 @@ def test_numba_modules_must_pass_the_generator_through():
      "one shape"),
     (PrivacyModel(py_latent, py_post, lambda s, x: "a", py_st, 1), 0.2, [0.0], "real number"),
     (PrivacyModel(py_latent, py_post, lambda s, x: -np.inf, py_st, 1), 0.2, [0.0], "rules out"),
+    (PrivacyModel(py_latent, py_post, lambda s, x: np.inf, py_st, 1), 0.2, [0.0], r"priv_f.*is inf.*below \+inf"),
+    (PrivacyModel(py_latent, py_post, lambda s, x: np.nan, py_st, 1), 0.2, [0.0], r"priv_f.*is nan.*below \+inf"),
     (PrivacyModel(py_latent, lambda d, t, rng: np.zeros(2), py_priv, py_st, 1), 0.2, [0.0], "post_f"),
     (PrivacyModel(py_latent, py_post, py_priv, lambda x, s, i: "x", 1), 0.2, [0.0], "st_f"),
 ])
 def test_first_call_checks_the_modules_before_any_chain(model, sdp, init, word):
     with pytest.raises((TypeError, ValueError), match=word):
         dapper_sample(model, sdp, init, n_iter=10, **QUIET)
+
+
+def test_zero_acceptance_over_the_whole_run_warns():
+    seen = []
+
+    def priv_one_state(sdp, sx):         # finite only at the first statistic it is shown (the init_par check)
+        if not seen:
+            seen.append(sx)
+        return 0.0 if sx == seen[0] else -np.inf
+
+    with pytest.warns(UserWarning, match="acceptance was 0 over the whole run.*priv_f"):
+        res = dapper_sample(PrivacyModel(py_latent, py_post, priv_one_state, py_st, 1), 0.2, [0.0], n_iter=20,
+                            n_chains=2, rng=1, **QUIET)
+    assert float(res.sample_stats["acceptance"].max()) == 0.0
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*acceptance was 0")
+        ok = dapper_sample(py_model(), 0.2, [0.0], n_iter=200, n_chains=2, rng=1, **QUIET)   # accepts: silent
+    assert float(ok.sample_stats["acceptance"].mean()) > 0
 
 
 @pytest.mark.parametrize("kw, word", [
