@@ -11,6 +11,10 @@ __all__ = [
     "two_sided_geometric_logpmf",
     "sample_two_sided_geometric",
     "geometric_mechanism",
+    "FALSE_REFUSAL",
+    "laplace_reach",
+    "geometric_reach",
+    "check_plausible",
     "AuditResult",
     "audit_epsilon",
     "discrete_gaussian_logpmf",
@@ -239,7 +243,57 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False)
     return x + _two_sided_geometric_kernel(t, x.size, rng).reshape(x.shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 27: A privacy audit: a lower bound on the epsilon actually spent
+# %% notebooks/01_mechanisms.py, cell 27: How far can the noise reach? Plausibility of a release
+FALSE_REFUSAL = 1e-9  # probability that a genuine release is refused by its plausibility check
+
+
+def laplace_reach(n_coords, p=FALSE_REFUSAL):
+    """Scales ``k`` that Laplace noise exceeds at none of ``n_coords`` coordinates, except with probability ``p``.
+
+    ``P(|Laplace(0, b)| > k b) = exp(-k)``, so ``k = log(n_coords / p)`` gives ``n_coords exp(-k) = p`` (union bound).
+    """
+    n_coords = check.count(n_coords, "n_coords", 1)
+    p = check.unit_interval(p, "p")
+    return math.log(n_coords / p)
+
+
+def geometric_reach(t, n_coords, p=FALSE_REFUSAL):
+    """Largest ``|K|`` that two-sided geometric(t) noise exceeds at none of ``n_coords`` coordinates, but w.p. ``p``.
+
+    ``P(|K| >= m) = 2 t^m / (1 + t)``: the smallest ``m`` with ``n_coords 2 t^m / (1 + t) <= p``, minus one.
+    ``t = 0`` (no noise, ``eps = inf``) gives 0: the check is then exact.
+    """
+    t = check.real(t, "t")
+    if not 0.0 <= t < 1.0:
+        raise ValueError(f"t must lie in [0, 1), got {t}")
+    n_coords = check.count(n_coords, "n_coords", 1)
+    p = check.unit_interval(p, "p")
+    if t == 0.0:
+        return 0
+    m = math.ceil(math.log(2.0 * n_coords / (p * (1.0 + t))) / -math.log(t))
+    while m > 1 and n_coords * 2.0 * t ** (m - 1) / (1.0 + t) <= p:    # guard the rounding of ceil
+        m -= 1
+    return max(m - 1, 0)
+
+
+def check_plausible(value, lo, hi, name, *, feasible, noise, p=FALSE_REFUSAL):
+    """Raise ``ValueError`` naming the first entry of ``value`` outside ``[lo, hi]`` (a feasible set widened by noise).
+
+    ``feasible`` says what the statistic satisfies without noise, ``noise`` how far the noise reaches; both go into
+    the message, with the value and the range, and the probability ``p`` that a genuine release falls outside.
+    """
+    v = np.atleast_1d(np.asarray(value, dtype=float))
+    lo_, hi_ = np.broadcast_to(np.asarray(lo, dtype=float), v.shape), np.broadcast_to(np.asarray(hi, dtype=float), v.shape)
+    bad = np.flatnonzero(~((v >= lo_) & (v <= hi_)))
+    if bad.size:
+        j = int(bad[0])
+        label = name if np.ndim(value) == 0 else f"{name}[{j}]"
+        raise ValueError(f"{label} = {v[j]:.6g} is impossible for this release: {feasible}; with {noise} it must lie "
+                         f"in [{lo_[j]:.6g}, {hi_[j]:.6g}] (a genuine release falls outside with probability < {p:g}; "
+                         f"a tampered or mistyped value? check=False skips this check, for research)")
+
+
+# %% notebooks/01_mechanisms.py, cell 31: A privacy audit: a lower bound on the epsilon actually spent
 @dataclass(frozen=True)
 class AuditResult:
     """Outcome of :func:`audit_epsilon` (a lower confidence bound on the epsilon spent).
@@ -288,7 +342,7 @@ def _clopper_pearson_upper(k, n, alpha):
     return np.where(k < n, up, 1.0)
 
 
-# %% notebooks/01_mechanisms.py, cell 31: A privacy audit: a lower bound on the epsilon actually spent
+# %% notebooks/01_mechanisms.py, cell 35: A privacy audit: a lower bound on the epsilon actually spent
 def _tail_counts(sorted_y, c):
     """Counts of {y >= c} and {y <= c} in a sorted sample, for each threshold in c."""
     n = sorted_y.size
@@ -319,7 +373,7 @@ _EVENT_NAMES = [("y >= {c:.6g}", "a/b"), ("y <= {c:.6g}", "a/b"), ("y >= {c:.6g}
                 ("y <= {c:.6g}", "b/a")]
 
 
-# %% notebooks/01_mechanisms.py, cell 35: A privacy audit: a lower bound on the epsilon actually spent
+# %% notebooks/01_mechanisms.py, cell 39: A privacy audit: a lower bound on the epsilon actually spent
 def _check_sample(x, name):
     """Return a 1-D finite float sample with at least 20 values, or raise."""
     arr = check.finite_array(x, name)
@@ -400,7 +454,7 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     )
 
 
-# %% notebooks/01_mechanisms.py, cell 39: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
+# %% notebooks/01_mechanisms.py, cell 43: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 @njit(cache=True)
 def _discrete_gaussian_kernel(sigma, n, rng):
     """n draws of N_Z(0, sigma^2) by CKS 2020 Algorithm 3 in floating point (not exact; see the text)."""
@@ -433,7 +487,7 @@ def _discrete_gaussian_reference(sigma, n, rng):
     return out
 
 
-# %% notebooks/01_mechanisms.py, cell 43: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
+# %% notebooks/01_mechanisms.py, cell 47: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 def _discrete_gaussian_log_normalizer(sigma):
     """log Z(sigma) = log sum_j exp(-j^2 / (2 sigma^2)), accurate for every sigma > 0."""
     if sigma < 1.0:
@@ -475,7 +529,7 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
     return np.where(k == np.round(k), out, -np.inf)
 
 
-# %% notebooks/01_mechanisms.py, cell 47: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
+# %% notebooks/01_mechanisms.py, cell 51: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
     """Draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
 
@@ -516,7 +570,7 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
     return _discrete_gaussian_kernel(sigma, n, rng).reshape(shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 51: Randomized response (dapper, Example 1)
+# %% notebooks/01_mechanisms.py, cell 55: Randomized response (dapper, Example 1)
 def _check_binary(x, name="x"):
     """Return x as an int64 array of 0/1, or raise naming the argument."""
     arr = np.asarray(x)

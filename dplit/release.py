@@ -12,7 +12,6 @@ __all__ = [
     "censoring_counts",
     "noisy_censoring_rates",
     "select_threshold",
-    "PLAUSIBLE_SCALES",
     "Release",
     "release",
     "release_mse",
@@ -30,9 +29,17 @@ import numpy as np
 from scipy.special import digamma
 
 from dplit import _validate as check
+from dplit._validate import count as _count
 from dplit.censoring import censored_logx_moments
 from dplit.dirichlet import censored_stat, check_compositions
-from dplit.mechanisms import audit_epsilon, geometric_mechanism, laplace_mechanism
+from dplit.mechanisms import (
+    audit_epsilon,
+    check_plausible,
+    geometric_mechanism,
+    geometric_reach,
+    laplace_mechanism,
+    laplace_reach,
+)
 
 FORMAT = "dplit.release/1"
 COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
@@ -161,7 +168,6 @@ def select_threshold(p_hat_G, candidates, tc):
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
 _OPTIONAL = ("names",)  # written only when set, so files without them stay valid
-PLAUSIBLE_SCALES = 40  # |Laplace noise| > 40 scales has probability exp(-40) ~ 4e-18 per entry
 
 
 def _float_vector(value, name, size=None):
@@ -186,20 +192,24 @@ def _same(x, y):
     return np.array_equal(np.asarray(x), np.asarray(y))
 
 
-def _check_plausible(s, scale, a, name, lower=True):
-    """Refuse a noisy censored statistic that no release can produce (a tampered or mistyped file).
+def _plausible_statistic(s, scale, a, k, name):
+    """Refuse a noisy censored statistic outside [log a, 0] and the Jensen bound, each widened by ``k`` scales."""
+    reach = f"Laplace noise of scale {scale:.4g} within {k:.1f} scales (the release's reach)"
+    check_plausible(s, math.log(a) - k * scale, k * scale, name, noise=reach,
+                    feasible=f"a mean of censored logs lies in [log a, 0] = [{math.log(a):.4g}, 0]")
+    lse = float(np.logaddexp.reduce(s))
+    bound = math.log1p((s.size - 1) * a)
+    check_plausible(lse, -math.inf, bound + k * scale, f"log sum exp({name})", noise=reach,
+                    feasible=f"Jensen: sum_j exp(S_0,j) <= 1 + (d - 1) a, so log sum exp(S_0) <= {bound:.4g}")
 
-    Every censored log lies in [log a, 0], so ``s`` lies there up to Laplace noise of the given scale;
-    an entry more than ``PLAUSIBLE_SCALES`` scales outside has probability below 1e-17. With
-    ``lower=False`` only the upper end is checked (every log of a proportion is <= 0, whatever ``a``).
-    """
-    lo, hi = (math.log(a) if lower else -math.inf) - PLAUSIBLE_SCALES * scale, PLAUSIBLE_SCALES * scale
-    bad = np.flatnonzero((s < lo) | (s > hi))
-    if bad.size:
-        j = int(bad[0])
-        raise ValueError(f"{name}[{j}] = {float(s[j])!r} is impossible for this release: censored logs lie in "
-                         f"[log a, 0] = [{math.log(a):.4g}, 0], and Laplace noise of scale {scale:.4g} stays within "
-                         f"[{lo:.4g}, {hi:.4g}] except with probability < 1e-17 (tampered or mistyped file?)")
+
+def _plausible_counts(s_G, n, w):
+    """Refuse noisy counts s_G = max(0, s + noise) beyond n + w, or whose sum is farther than (M + 1) w from n."""
+    reach = f"two-sided geometric noise within {w} (the release's reach)"
+    check_plausible(s_G, 0, n + w, "s_G", feasible=f"a count of records lies in [0, n] = [0, {n}]", noise=reach)
+    spread = s_G.size * w
+    check_plausible(int(s_G.sum()), n - spread, n + spread, "sum(s_G)", noise=reach,
+                    feasible=f"the counts s_m sum to n = {n}")
 
 
 def _check_names(names, d):
@@ -234,8 +244,8 @@ class _ReleaseBuild:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
-    def from_dict(cls, data):
-        """Build from :meth:`to_dict` output, refusing missing or unknown fields."""
+    def from_dict(cls, data, *, check=True):
+        """Build from :meth:`to_dict` output, refusing missing or unknown fields (``check``: see :meth:`from_json`)."""
         if not isinstance(data, dict):
             raise ValueError(f"a release must be a JSON object, got {type(data).__name__}")
         if data.get("format") != FORMAT:
@@ -246,22 +256,27 @@ class _ReleaseBuild:
         unknown = sorted(set(data) - set(_FIELDS) - set(_OPTIONAL) - {"format"})
         if unknown:
             raise ValueError(f"release has unknown field(s): {', '.join(unknown)}")
-        return cls(**{k: data[k] for k in _FIELDS + _OPTIONAL if k in data})
+        return cls(**{k: data[k] for k in _FIELDS + _OPTIONAL if k in data}, checked=check)
 
     @classmethod
-    def from_json(cls, text):
-        """Parse and validate a release written by :meth:`to_json`."""
+    def from_json(cls, text, *, check=True):
+        """Parse and validate a release written by :meth:`to_json`.
+
+        ``check=False`` skips the plausibility check (numbers no data set could give under the stated noise are
+        then accepted, for research); the release records it in ``checked`` and the analyses in their attrs.
+        """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             raise ValueError(f"not a JSON release: {err}") from err
-        return cls.from_dict(data)
+        return cls.from_dict(data, check=check)
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path, *, check=True):
         """Read and validate a release file written by :meth:`save` (or ``dplit release``).
 
-        Errors name the file: ``OSError`` when it cannot be read, ``ValueError`` when it is not a valid release.
+        Errors name the file: ``OSError`` when it cannot be read, ``ValueError`` when it is not a valid release
+        (``check``: see :meth:`from_json`).
         """
         try:
             with open(path, encoding="utf-8") as fh:
@@ -269,7 +284,7 @@ class _ReleaseBuild:
         except UnicodeDecodeError as err:
             raise ValueError(f"{path}: not a JSON release (not UTF-8 text)") from err
         try:
-            return cls.from_json(text)
+            return cls.from_json(text, check=check)
         except (TypeError, ValueError) as err:
             raise type(err)(f"{path}: {err}") from err
 
@@ -281,7 +296,7 @@ class _ReleaseBuild:
 
     @classmethod
     def from_statistic(cls, s_L, n, a, eps1, *, s_L1=None, n1=0, eps2=0.0, s_G=None, candidates=None, tc=None,
-                       names=None):
+                       names=None, check=True):
         """Wrap a censored statistic released elsewhere (the scales and ``p_hat_G`` are computed).
 
         Parameters
@@ -305,10 +320,12 @@ class _ReleaseBuild:
             ``s_G`` in the increasing order of the candidates.
         names : sequence of str, optional
             Names of the d components (e.g. a CSV header).
+        check : bool, default True
+            False skips the plausibility check (see :meth:`from_json`), for research on impossible releases.
         """
         s_L = np.asarray(s_L, dtype=float)
         d = int(s_L.size)
-        n2 = check.count(n, "n", 1) - check.count(n1, "n1", 0)
+        n2 = _count(n, "n", 1) - _count(n1, "n1", 0)
         if n2 < 1:
             raise ValueError(f"n1 must be < n = {n}, got {n1}")
         p_hat = None
@@ -318,7 +335,7 @@ class _ReleaseBuild:
             p_hat = noisy_censoring_rates(np.asarray(s_G))
         return cls(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n2, d=d, eps1=eps1,
                    eps2=eps2, candidates=candidates, tc=tc, scale=laplace_scale(d, a, n2, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names)
+                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names, checked=check)
 
 
 # %% notebooks/04_release.py, cell 20: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
@@ -352,8 +369,6 @@ class _ReleaseChecks:
             raise ValueError(f"scale must be -d log(a) / (n2 eps1) = {laplace_scale(d, a, n2, eps1)!r} from d, a, "
                              f"n2 and eps1, got {scale!r} (one of these fields was altered)")
         set_(self, "scale", scale)
-        selected = self.eps2 > 0  # a chosen by the rule censored the statistic; a fixed a may be nominal
-        _check_plausible(self.s_L, scale, a, "s_L", lower=selected)
         if n1 > 0:
             set_(self, "s_L1", _float_vector(self.s_L1, "s_L1", d))
             scale1 = check.positive(self.scale1, "scale1")
@@ -361,7 +376,21 @@ class _ReleaseChecks:
                 raise ValueError(f"scale1 must be -d log(a) / (n1 eps1) = {laplace_scale(d, a, n1, eps1)!r} from d, "
                                  f"a, n1 and eps1, got {scale1!r} (one of these fields was altered)")
             set_(self, "scale1", scale1)
-            _check_plausible(self.s_L1, scale1, a, "s_L1", lower=selected)
+        set_(self, "checked", check.boolean(self.checked, "checked"))
+        if self.checked:
+            self._check_plausible()
+
+    def _check_plausible(self):
+        """Refuse numbers that no data set gives under the stated noise (derivation above: p = 1e-9 per release)."""
+        selected = self.eps2 > 0
+        n_coords = self.d * (2 if self.split else 1) + (self.s_G.size if selected else 0)
+        if selected:                            # first: a follows from s_G
+            t = math.exp(-self.eps2 / COUNT_SENSITIVITY)
+            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords) if t < 1 else math.inf)
+        k = laplace_reach(n_coords)
+        _plausible_statistic(self.s_L, self.scale, self.a, k, "s_L")
+        if self.split:
+            _plausible_statistic(self.s_L1, self.scale1, self.a, k, "s_L1")
 
     def _validate_selection(self):
         """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
@@ -437,6 +466,8 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
     names : tuple of str or None
         Names of the components (e.g. the CSV header), carried into the analyses' coordinates.
+    checked : bool, default True
+        Whether the plausibility check ran (False: built with ``check=False``, for research; not written to JSON).
     """
 
     s_G: np.ndarray | None
@@ -455,6 +486,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     scale: float
     scale1: float | None
     names: tuple[str, ...] | None = None
+    checked: bool = True
 
     def __eq__(self, other):
         if not isinstance(other, Release):

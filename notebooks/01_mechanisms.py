@@ -433,6 +433,120 @@ for bad_call, word in [(lambda: geometric_mechanism([1.5, 2], 1, 1), "counts"),
         raise AssertionError(word)
 
 # %% [markdown]
+# ## How far can the noise reach? Plausibility of a release
+#
+# A release states its noise (the law and its scale), so it also states which numbers it cannot produce. If the
+# statistic lies in a feasible set $F$ (a mean of logs in $[\log a, 0]$, a count in $[0, n]$, ...), the published
+# value lies in $F$ widened by the noise, except with a probability we can bound. Every release kind of dplit
+# (`Release` 04, `MarginRelease` 14, `SummaryRelease` 16) refuses numbers outside that widened set: a tampered or
+# mistyped file then fails loudly instead of giving a confident, meaningless answer.
+#
+# We fix the probability that a **genuine** release is refused at $p = 10^{-9}$ per release and share it over the
+# $D$ noisy coordinates the release checks (union bound: each coordinate gets $p / D$).
+#
+# **Laplace.** $P(|\varepsilon| > k b) = e^{-k}$ for $\varepsilon \sim \mathrm{Laplace}(0, b)$, so with
+# $$k = \log\frac{D}{p}, \qquad P\Big(\max_{j \le D} |\varepsilon_j| > k b\Big) \le D e^{-k} = p .$$
+# For $D = 3$ this is $k = 21.8$ scales; $D = 100$ gives $k = 25.3$.
+#
+# **Two-sided geometric.** $P(|K| \ge m) = 2\sum_{k \ge m} \frac{1-t}{1+t} t^k = \frac{2 t^m}{1 + t}$, so with the smallest $m$ such that
+# $D \cdot 2 t^m / (1 + t) \le p$, that is $m = \big\lceil \log\frac{2D}{p(1+t)} \big/ \log\frac1t \big\rceil$, every
+# $|K_j| \le w = m - 1$ except with probability $\le p$. At $\epsilon = \infty$ ($t = 0$) the noise is zero and $w = 0$:
+# the check is exact.
+#
+# **Joint constraints cost nothing extra.** On the same event (every $|\varepsilon_j| \le$ its reach $r$) a linear
+# constraint $\sum_j c_j S_j \le u$ of the feasible set holds for the noisy values up to $r\sum_j |c_j|$, and a
+# constraint $\log\sum_j e^{S_j} \le u$ up to $r$; so the release's joint checks add no probability to $p$.
+# `check_plausible` raises a `ValueError` naming the field, the value, the feasible set and the widened range.
+
+# %%
+#| export
+FALSE_REFUSAL = 1e-9  # probability that a genuine release is refused by its plausibility check
+
+
+def laplace_reach(n_coords, p=FALSE_REFUSAL):
+    """Scales ``k`` that Laplace noise exceeds at none of ``n_coords`` coordinates, except with probability ``p``.
+
+    ``P(|Laplace(0, b)| > k b) = exp(-k)``, so ``k = log(n_coords / p)`` gives ``n_coords exp(-k) = p`` (union bound).
+    """
+    n_coords = check.count(n_coords, "n_coords", 1)
+    p = check.unit_interval(p, "p")
+    return math.log(n_coords / p)
+
+
+def geometric_reach(t, n_coords, p=FALSE_REFUSAL):
+    """Largest ``|K|`` that two-sided geometric(t) noise exceeds at none of ``n_coords`` coordinates, but w.p. ``p``.
+
+    ``P(|K| >= m) = 2 t^m / (1 + t)``: the smallest ``m`` with ``n_coords 2 t^m / (1 + t) <= p``, minus one.
+    ``t = 0`` (no noise, ``eps = inf``) gives 0: the check is then exact.
+    """
+    t = check.real(t, "t")
+    if not 0.0 <= t < 1.0:
+        raise ValueError(f"t must lie in [0, 1), got {t}")
+    n_coords = check.count(n_coords, "n_coords", 1)
+    p = check.unit_interval(p, "p")
+    if t == 0.0:
+        return 0
+    m = math.ceil(math.log(2.0 * n_coords / (p * (1.0 + t))) / -math.log(t))
+    while m > 1 and n_coords * 2.0 * t ** (m - 1) / (1.0 + t) <= p:    # guard the rounding of ceil
+        m -= 1
+    return max(m - 1, 0)
+
+
+def check_plausible(value, lo, hi, name, *, feasible, noise, p=FALSE_REFUSAL):
+    """Raise ``ValueError`` naming the first entry of ``value`` outside ``[lo, hi]`` (a feasible set widened by noise).
+
+    ``feasible`` says what the statistic satisfies without noise, ``noise`` how far the noise reaches; both go into
+    the message, with the value and the range, and the probability ``p`` that a genuine release falls outside.
+    """
+    v = np.atleast_1d(np.asarray(value, dtype=float))
+    lo_, hi_ = np.broadcast_to(np.asarray(lo, dtype=float), v.shape), np.broadcast_to(np.asarray(hi, dtype=float), v.shape)
+    bad = np.flatnonzero(~((v >= lo_) & (v <= hi_)))
+    if bad.size:
+        j = int(bad[0])
+        label = name if np.ndim(value) == 0 else f"{name}[{j}]"
+        raise ValueError(f"{label} = {v[j]:.6g} is impossible for this release: {feasible}; with {noise} it must lie "
+                         f"in [{lo_[j]:.6g}, {hi_[j]:.6g}] (a genuine release falls outside with probability < {p:g}; "
+                         f"a tampered or mistyped value? check=False skips this check, for research)")
+
+# %% [markdown]
+# Checks: the reach holds its probability (closed form and simulation), $k$ grows like $\log D$, $t = 0$ gives an
+# exact check, and the message names the field, the value and the range.
+
+# %%
+for D in (1, 3, 10, 1000):
+    k = laplace_reach(D)
+    assert math.isclose(D * math.exp(-k), FALSE_REFUSAL)
+    for eps_ in (1e-3, 0.1, 0.5, 1.0, 5.0, 50.0):
+        t_ = math.exp(-eps_)
+        w = geometric_reach(t_, D)
+        tail = D * 2 * t_ ** np.array([w, w + 1]) / (1 + t_)   # P(some |K| >= m) for m = w, w + 1 (union bound)
+        assert tail[1] <= FALSE_REFUSAL * (1 + 1e-12) and (w == 0 or tail[0] > FALSE_REFUSAL), (D, eps_, w)
+assert geometric_reach(0.0, 5) == 0 and round(laplace_reach(3), 1) == 21.8
+# by simulation, with a larger p so that the reach is actually met: the rate of exceedance is at most p
+t_sim, p_sim = math.exp(-0.5), 1e-2
+w_sim = geometric_reach(t_sim, 4, p=p_sim)
+k_sim = laplace_reach(4, p=p_sim)
+exceed_geo = np.mean(np.any(np.abs(sample_two_sided_geometric(t_sim, (n_gof // 4, 4), rng=rng)) > w_sim, axis=1))
+exceed_lap = np.mean(np.any(np.abs(rng.laplace(0.0, 1.0, (n_gof // 4, 4))) > k_sim, axis=1))
+print(f"D = 4, p = 0.01: geometric reach {w_sim} exceeded in {exceed_geo:.4f}, Laplace reach {k_sim:.2f} scales "
+      f"exceeded in {exceed_lap:.4f} of releases; at p = 1e-9: k = {laplace_reach(4):.1f} scales")
+assert exceed_geo <= p_sim * 1.2 and exceed_lap <= p_sim * 1.2
+check_plausible([0.0, 5.0], -1.0, 5.0, "x", feasible="x in [0, 4]", noise="noise within 1")
+try:
+    check_plausible([0.0, 9.5], -1.0, 5.0, "x", feasible="x in [0, 4]", noise="noise within 1")
+except ValueError as err:
+    assert "x[1] = 9.5" in str(err) and "[-1, 5]" in str(err) and "x in [0, 4]" in str(err), err
+else:
+    raise AssertionError("an impossible value passed")
+for bad_call in (lambda: geometric_reach(1.0, 3), lambda: laplace_reach(0), lambda: geometric_reach(0.5, 3, p=0.0)):
+    try:
+        bad_call()
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("bad argument accepted")
+
+# %% [markdown]
 # ## A privacy audit: a lower bound on the epsilon actually spent
 #
 # A proof of privacy is about the *mathematical* mechanism; code can still spend more (a sensitivity

@@ -80,9 +80,17 @@ import numpy as np
 from scipy.special import digamma
 
 from dplit import _validate as check
+from dplit._validate import count as _count
 from dplit.censoring import censored_logx_moments
 from dplit.dirichlet import censored_stat, check_compositions
-from dplit.mechanisms import audit_epsilon, geometric_mechanism, laplace_mechanism
+from dplit.mechanisms import (
+    audit_epsilon,
+    check_plausible,
+    geometric_mechanism,
+    geometric_reach,
+    laplace_mechanism,
+    laplace_reach,
+)
 
 FORMAT = "dplit.release/1"
 COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
@@ -347,13 +355,43 @@ assert np.array_equal(select_threshold([[0.0, 0.0], [0.5, 0.6], [0.0, 0.2]], [0.
 #
 # A release made elsewhere (or with a threshold fixed in advance, $\epsilon_2 = 0$) can be wrapped with
 # `Release.from_statistic(s_L, n, a, eps1, ...)`; then `s_G`, `p_hat_G`, `candidates` and `tc` are `None`.
+#
+# **Which numbers a release can hold (plausibility).** Without noise the published parts lie in a known set:
+#
+# - every censored log lies in $[\log a, 0]$, so each mean $S_0(\mathbf D, a)_j$ does too;
+# - Jensen's inequality, $e^{S_0(\mathbf D, a)_j} \le n^{-1}\sum_i \tilde x_{ij}$, summed over $j$, and
+#   $\sum_j \tilde x_{ij} = \sum_j \max\{x_{ij}, a\} \le 1 + (d-1)a$ (at most $d - 1$ entries of a record are below
+#   $a < 1/d$; all $d$ give $da$, smaller) bound the coordinates jointly: $\sum_j e^{S_0(\mathbf D, a)_j} \le 1 + (d-1)a$,
+#   with equality when every record is the same corner (the statistic $(0, \log a, \ldots, \log a)$). Without
+#   censoring this is the condition $\sum_j e^{S_0} < 1$ under which the MLE exists (notebook `02_dirichlet`);
+# - the counts $s_m \ge 0$ sum to $n$.
+#
+# The noise widens these sets by its reach (notebook `01_mechanisms`, section "How far can the noise reach?"). A
+# release checks $D = d$ Laplace coordinates ($2d$ when split) and $M + 1$ geometric counts (when $\epsilon_2 > 0$),
+# and shares the false-refusal probability $p = 10^{-9}$ over them: with $k = \log(D/p)$ Laplace scales $b$ and the
+# geometric reach $w$ (the smallest $m$ with $D \cdot 2t^m/(1+t) \le p$, minus one, $t = e^{-\epsilon_2/2}$),
+#
+# $$P\big(\text{some } |\varepsilon^L_j| > k b \text{ or some } |\varepsilon^G_m| > w\big) \;\le\; \sum_{\text{coordinates}} \frac pD = p = 10^{-9}.$$
+#
+# On the complementary event a genuine release satisfies, for $S_L$ (and $S_L(\mathbf D_1)$ with its own scale)
+#
+# $$\log a - k b \le S_{L,j} \le k b, \qquad \log\sum_j e^{S_{L,j}} \le \log\big(1 + (d-1)a\big) + k b,$$
+#
+# (the second because $\sum_j e^{S_j + \varepsilon_j} \le e^{\max_j \varepsilon_j}\sum_j e^{S_j}$), and, since
+# $s_{G,m} = \max\{0, s_m + \varepsilon^G_m\}$ lies within $w$ of $s_m$ or is clamped at 0,
+#
+# $$0 \le s_{G,m} \le n + w, \qquad \Big|\sum_m s_{G,m} - n\Big| \le (M+1)\,w .$$
+#
+# For $d = 3$ unsplit with a selection of $M = 6$ candidates, $D = 10$ and $k = 23.0$. A value outside is refused with a
+# `ValueError` naming the field, the value and the range. Research that needs an impossible release (a planted
+# one, say) passes `check=False` to the constructor, `from_statistic`, `from_dict`, `from_json` or `load`; the
+# release then says so in `checked`, which the analyses copy into their results' `attrs`.
 
 # %%
 #| export
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
 _OPTIONAL = ("names",)  # written only when set, so files without them stay valid
-PLAUSIBLE_SCALES = 40  # |Laplace noise| > 40 scales has probability exp(-40) ~ 4e-18 per entry
 
 
 def _float_vector(value, name, size=None):
@@ -378,20 +416,24 @@ def _same(x, y):
     return np.array_equal(np.asarray(x), np.asarray(y))
 
 
-def _check_plausible(s, scale, a, name, lower=True):
-    """Refuse a noisy censored statistic that no release can produce (a tampered or mistyped file).
+def _plausible_statistic(s, scale, a, k, name):
+    """Refuse a noisy censored statistic outside [log a, 0] and the Jensen bound, each widened by ``k`` scales."""
+    reach = f"Laplace noise of scale {scale:.4g} within {k:.1f} scales (the release's reach)"
+    check_plausible(s, math.log(a) - k * scale, k * scale, name, noise=reach,
+                    feasible=f"a mean of censored logs lies in [log a, 0] = [{math.log(a):.4g}, 0]")
+    lse = float(np.logaddexp.reduce(s))
+    bound = math.log1p((s.size - 1) * a)
+    check_plausible(lse, -math.inf, bound + k * scale, f"log sum exp({name})", noise=reach,
+                    feasible=f"Jensen: sum_j exp(S_0,j) <= 1 + (d - 1) a, so log sum exp(S_0) <= {bound:.4g}")
 
-    Every censored log lies in [log a, 0], so ``s`` lies there up to Laplace noise of the given scale;
-    an entry more than ``PLAUSIBLE_SCALES`` scales outside has probability below 1e-17. With
-    ``lower=False`` only the upper end is checked (every log of a proportion is <= 0, whatever ``a``).
-    """
-    lo, hi = (math.log(a) if lower else -math.inf) - PLAUSIBLE_SCALES * scale, PLAUSIBLE_SCALES * scale
-    bad = np.flatnonzero((s < lo) | (s > hi))
-    if bad.size:
-        j = int(bad[0])
-        raise ValueError(f"{name}[{j}] = {float(s[j])!r} is impossible for this release: censored logs lie in "
-                         f"[log a, 0] = [{math.log(a):.4g}, 0], and Laplace noise of scale {scale:.4g} stays within "
-                         f"[{lo:.4g}, {hi:.4g}] except with probability < 1e-17 (tampered or mistyped file?)")
+
+def _plausible_counts(s_G, n, w):
+    """Refuse noisy counts s_G = max(0, s + noise) beyond n + w, or whose sum is farther than (M + 1) w from n."""
+    reach = f"two-sided geometric noise within {w} (the release's reach)"
+    check_plausible(s_G, 0, n + w, "s_G", feasible=f"a count of records lies in [0, n] = [0, {n}]", noise=reach)
+    spread = s_G.size * w
+    check_plausible(int(s_G.sum()), n - spread, n + spread, "sum(s_G)", noise=reach,
+                    feasible=f"the counts s_m sum to n = {n}")
 
 
 def _check_names(names, d):
@@ -419,13 +461,29 @@ for bad, word in [([1.0], "length 2"), ([1.0, np.nan], "finite")]:
     else:
         raise AssertionError(bad)
 assert _same(None, None) and not _same(None, [1.0]) and _same([1, 2], np.array([1.0, 2.0]))
-_check_plausible(np.array([-7.0, 0.5]), 0.1, 1e-3, "s_L")  # within 40 scales of [log a, 0]
-_check_plausible(np.array([-70.0, 0.5]), 0.1, 1e-3, "s_L", lower=False)  # a statistic made elsewhere: <= 0 only
-for bad in ([5.0, -1.0], [-1.0, np.log(1e-3) - 4.1]):
+# The plausibility check: k = log(D / p) scales beyond [log a, 0] and the Jensen bound; here k = 5 to see it bite.
+_plausible_statistic(np.array([np.log(1e-3) - 0.49, -0.5]), 0.1, 1e-3, 5.0, "s_L")   # within k scales
+_plausible_statistic(np.array([0.0, np.log(1e-3)]), 1e-9, 1e-3, 5.0, "s_L")           # the Jensen bound, attained
+for bad, word in [([0.51, -3.0], "s_L[0]"), ([-3.0, np.log(1e-3) - 0.51], "s_L[1]"),
+                  ([-0.01, -0.01], "log sum exp(s_L)")]:   # each <= 0, but log(2 e^-0.01) = 0.68 > log(1 + a) + 0.5
     try:
-        _check_plausible(np.array(bad), 0.1, 1e-3, "s_L")
+        _plausible_statistic(np.array(bad), 0.1, 1e-3, 5.0, "s_L")
     except ValueError as err:
-        assert "s_L[" in str(err) and "impossible" in str(err), err
+        assert word in str(err) and "impossible" in str(err) and "must lie in [" in str(err), err
+    else:
+        raise AssertionError(bad)
+# the Jensen bound is tight: records all at one corner give exactly 1 + (d - 1) a
+X_corner = np.tile([1.0, 0.0, 0.0], (5, 1))
+assert np.isclose(np.exp(censored_stat(X_corner, 1e-3)).sum(), 1 + 2e-3)
+X_any = np.random.default_rng(1).dirichlet([0.1, 0.5, 2.0], size=1000)  # own stream: later cells keep theirs
+assert np.exp(censored_stat(X_any, 1e-2)).sum() <= 1 + 2e-2
+_plausible_counts(np.array([0, 3, 97]), 100, 0)                                        # exact: sum = n
+_plausible_counts(np.array([0, 5, 98]), 100, 4)                                        # within the reach
+for bad, word in [(np.array([0, 3, 98]), "sum(s_G)"), (np.array([0, 0, 1_000_000]), "s_G[2]")]:
+    try:
+        _plausible_counts(bad, 100, 0 if bad[2] == 98 else 4)
+    except ValueError as err:
+        assert word in str(err), err
     else:
         raise AssertionError(bad)
 assert _check_names(None, 2) is None and _check_names([" x", "y"], 2) == ("x", "y")
@@ -458,8 +516,8 @@ class _ReleaseBuild:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
-    def from_dict(cls, data):
-        """Build from :meth:`to_dict` output, refusing missing or unknown fields."""
+    def from_dict(cls, data, *, check=True):
+        """Build from :meth:`to_dict` output, refusing missing or unknown fields (``check``: see :meth:`from_json`)."""
         if not isinstance(data, dict):
             raise ValueError(f"a release must be a JSON object, got {type(data).__name__}")
         if data.get("format") != FORMAT:
@@ -470,22 +528,27 @@ class _ReleaseBuild:
         unknown = sorted(set(data) - set(_FIELDS) - set(_OPTIONAL) - {"format"})
         if unknown:
             raise ValueError(f"release has unknown field(s): {', '.join(unknown)}")
-        return cls(**{k: data[k] for k in _FIELDS + _OPTIONAL if k in data})
+        return cls(**{k: data[k] for k in _FIELDS + _OPTIONAL if k in data}, checked=check)
 
     @classmethod
-    def from_json(cls, text):
-        """Parse and validate a release written by :meth:`to_json`."""
+    def from_json(cls, text, *, check=True):
+        """Parse and validate a release written by :meth:`to_json`.
+
+        ``check=False`` skips the plausibility check (numbers no data set could give under the stated noise are
+        then accepted, for research); the release records it in ``checked`` and the analyses in their attrs.
+        """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             raise ValueError(f"not a JSON release: {err}") from err
-        return cls.from_dict(data)
+        return cls.from_dict(data, check=check)
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path, *, check=True):
         """Read and validate a release file written by :meth:`save` (or ``dplit release``).
 
-        Errors name the file: ``OSError`` when it cannot be read, ``ValueError`` when it is not a valid release.
+        Errors name the file: ``OSError`` when it cannot be read, ``ValueError`` when it is not a valid release
+        (``check``: see :meth:`from_json`).
         """
         try:
             with open(path, encoding="utf-8") as fh:
@@ -493,7 +556,7 @@ class _ReleaseBuild:
         except UnicodeDecodeError as err:
             raise ValueError(f"{path}: not a JSON release (not UTF-8 text)") from err
         try:
-            return cls.from_json(text)
+            return cls.from_json(text, check=check)
         except (TypeError, ValueError) as err:
             raise type(err)(f"{path}: {err}") from err
 
@@ -505,7 +568,7 @@ class _ReleaseBuild:
 
     @classmethod
     def from_statistic(cls, s_L, n, a, eps1, *, s_L1=None, n1=0, eps2=0.0, s_G=None, candidates=None, tc=None,
-                       names=None):
+                       names=None, check=True):
         """Wrap a censored statistic released elsewhere (the scales and ``p_hat_G`` are computed).
 
         Parameters
@@ -529,10 +592,12 @@ class _ReleaseBuild:
             ``s_G`` in the increasing order of the candidates.
         names : sequence of str, optional
             Names of the d components (e.g. a CSV header).
+        check : bool, default True
+            False skips the plausibility check (see :meth:`from_json`), for research on impossible releases.
         """
         s_L = np.asarray(s_L, dtype=float)
         d = int(s_L.size)
-        n2 = check.count(n, "n", 1) - check.count(n1, "n1", 0)
+        n2 = _count(n, "n", 1) - _count(n1, "n1", 0)
         if n2 < 1:
             raise ValueError(f"n1 must be < n = {n}, got {n1}")
         p_hat = None
@@ -542,7 +607,7 @@ class _ReleaseBuild:
             p_hat = noisy_censoring_rates(np.asarray(s_G))
         return cls(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n2, d=d, eps1=eps1,
                    eps2=eps2, candidates=candidates, tc=tc, scale=laplace_scale(d, a, n2, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names)
+                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names, checked=check)
 
 # %% [markdown]
 # The record validates itself when it is built: types and ranges of each field first, then the
@@ -581,8 +646,6 @@ class _ReleaseChecks:
             raise ValueError(f"scale must be -d log(a) / (n2 eps1) = {laplace_scale(d, a, n2, eps1)!r} from d, a, "
                              f"n2 and eps1, got {scale!r} (one of these fields was altered)")
         set_(self, "scale", scale)
-        selected = self.eps2 > 0  # a chosen by the rule censored the statistic; a fixed a may be nominal
-        _check_plausible(self.s_L, scale, a, "s_L", lower=selected)
         if n1 > 0:
             set_(self, "s_L1", _float_vector(self.s_L1, "s_L1", d))
             scale1 = check.positive(self.scale1, "scale1")
@@ -590,7 +653,21 @@ class _ReleaseChecks:
                 raise ValueError(f"scale1 must be -d log(a) / (n1 eps1) = {laplace_scale(d, a, n1, eps1)!r} from d, "
                                  f"a, n1 and eps1, got {scale1!r} (one of these fields was altered)")
             set_(self, "scale1", scale1)
-            _check_plausible(self.s_L1, scale1, a, "s_L1", lower=selected)
+        set_(self, "checked", check.boolean(self.checked, "checked"))
+        if self.checked:
+            self._check_plausible()
+
+    def _check_plausible(self):
+        """Refuse numbers that no data set gives under the stated noise (derivation above: p = 1e-9 per release)."""
+        selected = self.eps2 > 0
+        n_coords = self.d * (2 if self.split else 1) + (self.s_G.size if selected else 0)
+        if selected:                            # first: a follows from s_G
+            t = math.exp(-self.eps2 / COUNT_SENSITIVITY)
+            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords) if t < 1 else math.inf)
+        k = laplace_reach(n_coords)
+        _plausible_statistic(self.s_L, self.scale, self.a, k, "s_L")
+        if self.split:
+            _plausible_statistic(self.s_L1, self.scale1, self.a, k, "s_L1")
 
     def _validate_selection(self):
         """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
@@ -670,6 +747,8 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
     names : tuple of str or None
         Names of the components (e.g. the CSV header), carried into the analyses' coordinates.
+    checked : bool, default True
+        Whether the plausibility check ran (False: built with ``check=False``, for research; not written to JSON).
     """
 
     s_G: np.ndarray | None
@@ -688,6 +767,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     scale: float
     scale1: float | None
     names: tuple[str, ...] | None = None
+    checked: bool = True
 
     def __eq__(self, other):
         if not isinstance(other, Release):
@@ -776,7 +856,7 @@ for field, value in [("scale", 2 * r_ext.scale), ("n1", -1), ("eps1", 0.0), ("a"
     else:
         raise AssertionError(f"tampered {field} accepted")
 # An impossible statistic (every censored log is <= 0) and names that do not fit are refused.
-for change, word in [({"s_L": [5.0, 5.0, 5.0]}, "s_L[0] = 5.0 is impossible"), ({"names": ["x", "y"]}, "names")]:
+for change, word in [({"s_L": [5.0, 5.0, 5.0]}, "s_L[0] = 5 is impossible"), ({"names": ["x", "y"]}, "names")]:
     try:
         Release.from_dict(r_ext.to_dict() | change)
     except ValueError as err:
@@ -1013,7 +1093,7 @@ must_fail(lambda: Release.from_json(_json.dumps(good | {"s_L1": None})), "s_L1 m
 must_fail(lambda: Release.from_json(_json.dumps(good | {"s_L": [0.0, 1.0]})), "s_L must be")
 must_fail(lambda: Release.from_json("{not json"), "not a JSON release")
 must_fail(lambda: Release.from_json(_json.dumps(good | {"candidates": good["candidates"][:-1] + [0.5]})), "below 1/d")
-must_fail(lambda: Release.from_json(_json.dumps(good | {"s_L": [-60.0, -1.0, -1.0]})), "s_L[0] = -60.0 is impossible")
+must_fail(lambda: Release.from_json(_json.dumps(good | {"s_L": [-60.0, -1.0, -1.0]})), "s_L[0] = -60 is impossible")
 must_fail(lambda: r1.part("D"), "not released")
 
 X_ok = rng.dirichlet([2.0, 3.0], size=20)

@@ -189,7 +189,7 @@ def test_huge_epsilon_stays_finite_and_matches_the_non_private_posterior():
     X = dirichlet_draws(np.array([2.2, 3.3, 4.4]), 5000, rng=rng)
     ref = _quiet(mcmc, sufficient_stat(X), 5000, rng=1, **dict(FAST, n_iter=4000)).posterior["alpha"].values
     for eps in (1e10, 1e300):
-        rel = Release.from_statistic(censored_stat(X, 1e-300), 5000, 0.5, eps)
+        rel = Release.from_statistic(censored_stat(X, 1e-300), 5000, 0.5, eps, check=False)  # a nominal
         got = _quiet(A.dp_approx, rel, rng=2, **dict(FAST, n_iter=4000)).posterior["alpha"].values
         assert np.all(np.isfinite(got))
         sd = ref.reshape(-1, 3).std(0)

@@ -1,6 +1,7 @@
 """dplit.release: Algorithm 1 of Guo et al., the Release record, its JSON, the audit and the CLI."""
 
 import json
+import math
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ from scipy.special import digamma
 
 from dplit.dirichlet import censored_stat
 from dplit.release import (
+    FORMAT,
     Release,
     audit_release,
     censoring_counts,
@@ -323,8 +325,12 @@ def test_thresholds_at_or_above_one_over_d_are_refused_before_any_noise(monkeypa
     data["candidates"] = data["candidates"][:-1] + [0.5]
     with pytest.raises(ValueError, match="candidates must be below 1/d"):
         Release.from_dict(data)
-    # a fixed threshold of a statistic released elsewhere may be nominal (e.g. no censoring at eps = 1e10)
-    assert Release.from_statistic([-2.0] * 3, 100, 0.5, 1e10).a == 0.5
+    # a fixed threshold >= 1/d of a statistic released elsewhere is accepted; it censors the statistic, so
+    # a mean log below log a is impossible (almost no noise at eps = 1e10) unless the check is skipped
+    assert Release.from_statistic([-0.5] * 3, 100, 0.5, 1e10).a == 0.5
+    with pytest.raises(ValueError, match=r"s_L\[0\] = -2 is impossible"):
+        Release.from_statistic([-2.0] * 3, 100, 0.5, 1e10)
+    assert not Release.from_statistic([-2.0] * 3, 100, 0.5, 1e10, check=False).checked
 
 
 @pytest.mark.parametrize("s_L, selected", [([5.0, 5.0, 5.0], False), ([5.0, 5.0, 5.0], True),
@@ -334,8 +340,10 @@ def test_an_impossible_statistic_is_refused(X3, s_L, selected):
             else Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5))
     with pytest.raises(ValueError, match=r"s_L\[\d\] = .* is impossible"):
         Release.from_dict(made.to_dict() | {"s_L": s_L})
-    if not selected:  # a fixed threshold is not assumed to have censored: only the upper end is checked
-        assert Release.from_dict(made.to_dict() | {"s_L": [-1.0, -1.0, -60.0]}).s_L[2] == -60.0
+    if not selected:  # a fixed threshold censored the statistic too: both ends are checked
+        with pytest.raises(ValueError, match=r"s_L\[2\] = -60 is impossible"):
+            Release.from_dict(made.to_dict() | {"s_L": [-1.0, -1.0, -60.0]})
+        assert Release.from_dict(made.to_dict() | {"s_L": [-1.0, -1.0, -60.0]}, check=False).s_L[2] == -60.0
     # far noise is still possible at a large scale (tiny n or eps): then the same numbers pass
     assert Release.from_statistic(s_L, 2, 1e-3, 0.01).s_L[0] == s_L[0]
 
@@ -367,3 +375,79 @@ def test_load_save_and_names(tmp_path, X3):
         Release.load(tmp_path / "bin.json")
     with pytest.raises(ValueError, match="names must be 3 distinct"):
         release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False, names=["a", "a", "b"])
+
+
+# --- plausibility: numbers no data set could give under the stated noise (issue 28, item 1) ---
+
+def test_plausibility_reach_is_the_derived_bound():
+    from dplit.mechanisms import FALSE_REFUSAL, geometric_reach, laplace_reach
+
+    for D in (2, 3, 7, 40):
+        assert math.isclose(D * math.exp(-laplace_reach(D)), FALSE_REFUSAL)
+        for eps in (1e-3, 0.05, 0.5, 2.0, 30.0):
+            t = math.exp(-eps / 2)
+            w = geometric_reach(t, D)
+            assert D * 2 * t ** (w + 1) / (1 + t) <= FALSE_REFUSAL * (1 + 1e-12)
+            assert w == 0 or D * 2 * t ** w / (1 + t) > FALSE_REFUSAL
+    assert geometric_reach(0.0, 10) == 0
+
+
+@pytest.mark.parametrize("n, d, eps1, eps2, n1", [(2, 2, 1e-3, 1e-3, 0), (5, 3, 0.01, 0.01, 0), (30, 5, 0.1, 0.05, 10),
+                                                  (200, 3, 1.0, 0.25, 0), (2000, 4, 10.0, 10.0, 500),
+                                                  (50, 2, 1e4, 1e4, 0)])
+def test_genuine_releases_pass_the_plausibility_check(n, d, eps1, eps2, n1):
+    rng = np.random.default_rng(n + d)
+    for seed in range(60):
+        alpha = rng.gamma(1.0, 2.0, size=d) + 0.05
+        X = rng.dirichlet(alpha, size=n)
+        r = release(X, eps1, eps2, CANDS, TC, n1=n1, rng=seed, secure=False)
+        assert r.checked
+        assert Release.from_json(r.to_json()) == r
+        fixed = Release.from_statistic(r.s_L, n, r.a, eps1, s_L1=r.s_L1, n1=n1)
+        assert fixed.checked
+
+
+def test_genuine_statistic_at_the_edges_of_the_feasible_set():
+    # every record the same corner: S_0 = (0, log a, ..., log a) attains both the box and the Jensen bound
+    X = np.tile([1.0, 0.0, 0.0], (40, 1))
+    for seed in range(200):
+        r = release(X, 1e3, 1e3, CANDS, TC, rng=seed, secure=False)
+        assert r.checked
+
+
+@pytest.mark.parametrize("s_L, word", [([-100.0] * 3, r"s_L\[0\] = -100 is impossible"),
+                                       ([1.5, -1.0, -1.0], r"s_L\[0\] = 1.5 is impossible"),
+                                       ([-0.05, -0.05, -0.05], r"log sum exp\(s_L\) = .* is impossible")])
+def test_planted_impossible_statistics_are_refused(s_L, word):
+    with pytest.raises(ValueError, match=word) as info:
+        Release.from_statistic(s_L, 500, 1e-3, 1.0)
+    assert "must lie in [" in str(info.value)                      # the feasible range is named
+    r = Release.from_statistic(s_L, 500, 1e-3, 1.0, check=False)   # the research escape
+    assert not r.checked and r == Release.from_json(r.to_json(), check=False)
+    with pytest.raises(ValueError, match="is impossible"):
+        Release.from_json(r.to_json())                              # the JSON does not carry the escape
+
+
+def test_issue_example_and_the_split_part():
+    with pytest.raises(ValueError, match=r"s_L\[0\] = -100 .*\[log a, 0\]"):
+        Release.from_statistic([-100.0] * 3, 500, 1e-3, 1.0)
+    with pytest.raises(ValueError, match=r"s_L1\[1\] = -50 is impossible"):
+        Release.from_statistic([-1.0] * 3, 500, 1e-3, 1.0, s_L1=[-1.0, -50.0, -1.0], n1=100)
+
+
+def test_tampered_counts_s_G_are_refused(X3, tmp_path):
+    r = release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False)
+    data = r.to_dict()
+    s_G = np.array(data["s_G"])
+    s_G[-1] = 10**6                                                 # far above n + reach
+    tampered = data | {"s_G": s_G.tolist(), "p_hat_G": noisy_censoring_rates(s_G).tolist()}
+    tampered["a"] = select_threshold(noisy_censoring_rates(s_G), np.sort(CANDS), TC)
+    tampered["scale"] = laplace_scale(3, tampered["a"], r.n2, r.eps1)
+    with pytest.raises(ValueError, match=r"s_G\[6\] = 1e\+06 is impossible"):
+        Release.from_dict(tampered)
+    assert not Release.from_dict(tampered, check=False).checked
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(tampered | {"format": FORMAT}))
+    with pytest.raises(ValueError, match="t.json: s_G"):
+        Release.load(path)
+    assert not Release.load(path, check=False).checked
