@@ -135,8 +135,7 @@ def _add_release(subparsers):
 def _run_release(args):
     from dplit.release import release
 
-    if Path(args.out).exists() and not args.force:
-        raise ValueError(f"{args.out} exists (use --force to overwrite it)")
+    _check_out(args.out, args.force, example="release.json")   # before the data are read or any noise drawn
     X, names = read_compositions(args.data, close=args.close, with_names=True)
     n, d = X.shape
     if args.candidates is None:  # the paper's list, without thresholds >= 1/d (they censor everything)
@@ -315,11 +314,11 @@ def _check_test(means, delta, d):
     return m, check.nonnegative(delta, "--delta")
 
 
-def _check_out(out, force):
+def _check_out(out, force, example="result.nc"):
     """Refuse an --out that cannot be written (an existing file without --force, a folder, a missing folder)."""
     out = Path(out)
     if out.is_dir():
-        raise ValueError(f"--out {out} is a folder; give a file name such as {out / 'result.nc'}")
+        raise ValueError(f"--out {out} is a folder; give a file name such as {out / example}")
     if out.exists() and not force:
         raise ValueError(f"{out} exists (use --force to overwrite it)")
     folder = out.parent

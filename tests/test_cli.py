@@ -166,6 +166,11 @@ def test_no_silent_overwrite(tmp_path, rel_file, capsys):
     rel_out.write_text("keep")
     assert main(["release", str(EXAMPLE), "--close", "--eps1", "1", "--eps2", "1", "--out", str(rel_out)]) == 2
     assert rel_out.read_text() == "keep"
+    capsys.readouterr()
+    for bad, words in [(tmp_path / "nodir" / "r.json", "does not exist"), (tmp_path, "is a folder")]:
+        assert main(["release", str(EXAMPLE), "--close", "--eps1", "1", "--eps2", "1", "--out", str(bad)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0]
 
 
 def test_csv_messages(tmp_path, capsys):
