@@ -99,8 +99,8 @@ def dirichlet_mechanism_params(epsilon, lam, delta2=SQRT2, delta_inf=1.0, *, low
         l2- and l-infinity sensitivities of the histogram, > 0 (the defaults: one record moves
         between two cells).
     lower_bound : float, default 0
-        Remark 2: a public ``b >= 0`` with every count ``> b``
-        it enlarges ``r``.
+        Remark 2: a public ``b >= 0`` with every count ``>= b`` (on every data set); it enlarges ``r``.
+        :func:`dirichlet_mechanism` refuses counts below it.
     g : callable, optional
         Remark 1: ``g(r) >= 0`` replacing ``3 (lam - 1) r delta_inf``.
 
@@ -154,7 +154,8 @@ def dirichlet_mechanism(counts, epsilon, lam, *, delta2=SQRT2, delta_inf=1.0, lo
     epsilon, lam : float
         The (lam, epsilon)-RDP guarantee: ``epsilon > 0``, ``lam > 1``.
     delta2, delta_inf, lower_bound
-        Sensitivities and Remark 2, see :func:`dirichlet_mechanism_params`.
+        Sensitivities and Remark 2, see :func:`dirichlet_mechanism_params`. A count below ``lower_bound``
+        breaks Remark 2's precondition and is refused (``ValueError``): the claimed guarantee would be void.
     rng : None, int or numpy.random.Generator
         Source of randomness.
     budget : object with ``spend_rdp(epsilon, lam, label)``, optional
@@ -169,6 +170,12 @@ def dirichlet_mechanism(counts, epsilon, lam, *, delta2=SQRT2, delta_inf=1.0, lo
     """
     counts = _check_counts(counts)
     r, alpha = dirichlet_mechanism_params(epsilon, lam, delta2, delta_inf, lower_bound=lower_bound)
+    if counts.size and counts.min() < lower_bound:
+        j = np.unravel_index(int(np.argmin(counts)), counts.shape)
+        where = f"counts[{', '.join(str(int(i)) for i in j)}]"
+        raise ValueError(f"{where} = {counts[j]:g} is below lower_bound = {lower_bound:g}: Remark 2 needs every count "
+                         f"in [lower_bound, inf) = [{lower_bound:g}, inf), so the guarantee (epsilon = {epsilon:g} at "
+                         f"lam = {lam:g}) would be void; pass lower_bound <= {counts.min():g} (0: no bound)")
     rng = V.rng(rng)
     if budget is not None:
         budget.spend_rdp(epsilon, lam, label)

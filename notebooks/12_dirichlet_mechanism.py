@@ -172,8 +172,8 @@ def dirichlet_mechanism_params(epsilon, lam, delta2=SQRT2, delta_inf=1.0, *, low
         l2- and l-infinity sensitivities of the histogram, > 0 (the defaults: one record moves
         between two cells).
     lower_bound : float, default 0
-        Remark 2: a public ``b >= 0`` with every count ``> b``
-        it enlarges ``r``.
+        Remark 2: a public ``b >= 0`` with every count ``>= b`` (on every data set); it enlarges ``r``.
+        :func:`dirichlet_mechanism` refuses counts below it.
     g : callable, optional
         Remark 1: ``g(r) >= 0`` replacing ``3 (lam - 1) r delta_inf``.
 
@@ -257,6 +257,12 @@ except TypeError as err:
 # (one per class, say): moving one record then changes one row by $\|\cdot\|_2^2 = 2$, or two rows by 1 each, and
 # since the bound of App. D is $\tfrac12\lambda r^2 \|f(x) - f(x')\|_2^2 \psi'(\cdot)$, linear in the squared change, the
 # rows together still cost at most $\epsilon$ (parallel composition). Randomness comes only from `rng`.
+#
+# **A precondition is checked, not trusted.** Remark 2's `lower_bound` $b$ buys a larger $r$ (less noise for the same
+# $\epsilon$) only because every count is at least $b$; a histogram with a count below $b$ falls outside the proof, and
+# the $(\lambda, \epsilon)$ claimed (and charged to the ledger) would be void. The mechanism sees the data, so this check
+# is exact: it refuses such a call, naming the count and the bound, before any draw or charge. ($b$ must hold for every
+# neighbouring data set too; that is the curator's public promise, which the data at hand can only contradict.)
 
 # %%
 #| export
@@ -273,7 +279,8 @@ def dirichlet_mechanism(counts, epsilon, lam, *, delta2=SQRT2, delta_inf=1.0, lo
     epsilon, lam : float
         The (lam, epsilon)-RDP guarantee: ``epsilon > 0``, ``lam > 1``.
     delta2, delta_inf, lower_bound
-        Sensitivities and Remark 2, see :func:`dirichlet_mechanism_params`.
+        Sensitivities and Remark 2, see :func:`dirichlet_mechanism_params`. A count below ``lower_bound``
+        breaks Remark 2's precondition and is refused (``ValueError``): the claimed guarantee would be void.
     rng : None, int or numpy.random.Generator
         Source of randomness.
     budget : object with ``spend_rdp(epsilon, lam, label)``, optional
@@ -288,6 +295,12 @@ def dirichlet_mechanism(counts, epsilon, lam, *, delta2=SQRT2, delta_inf=1.0, lo
     """
     counts = _check_counts(counts)
     r, alpha = dirichlet_mechanism_params(epsilon, lam, delta2, delta_inf, lower_bound=lower_bound)
+    if counts.size and counts.min() < lower_bound:
+        j = np.unravel_index(int(np.argmin(counts)), counts.shape)
+        where = f"counts[{', '.join(str(int(i)) for i in j)}]"
+        raise ValueError(f"{where} = {counts[j]:g} is below lower_bound = {lower_bound:g}: Remark 2 needs every count "
+                         f"in [lower_bound, inf) = [{lower_bound:g}, inf), so the guarantee (epsilon = {epsilon:g} at "
+                         f"lam = {lam:g}) would be void; pass lower_bound <= {counts.min():g} (0: no bound)")
     rng = V.rng(rng)
     if budget is not None:
         budget.spend_rdp(epsilon, lam, label)
@@ -322,6 +335,16 @@ for bad, exc in [([1.0, -1.0], ValueError), ([3.0], ValueError), ([1.0, np.inf],
         assert "counts" in str(err)
     else:
         raise AssertionError(f"accepted counts={bad}")
+# Remark 2's precondition: counts >= lower_bound is checked before any draw or charge (the guarantee would be void).
+ledger_b = RdpBudget()
+dirichlet_mechanism(f_demo + 8, 1.0, 5, lower_bound=8, rng=0, budget=ledger_b)        # every count >= 8: fine
+try:
+    dirichlet_mechanism(np.stack([f_demo + 8, f_demo]), 1.0, 5, lower_bound=8, rng=0, budget=ledger_b)
+except ValueError as err:
+    assert "counts[1, 5] = 0 is below lower_bound = 8" in str(err) and "void" in str(err), err
+else:
+    raise AssertionError("a count below lower_bound accepted")
+assert math.isclose(ledger_b.epsilon, 1.0)                                               # the refused call spent nothing
 
 # %% [markdown]
 # ## 4. The exact Rényi divergence between two Dirichlet laws (App. D, eqs. 11-12)

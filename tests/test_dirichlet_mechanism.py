@@ -279,3 +279,24 @@ def test_bad_input_raises_naming_the_argument(call, word):
 def test_wrong_types_raise_type_error(call, word):
     with pytest.raises(TypeError, match=word):
         call()
+
+
+# --- Remark 2's precondition is checked, not trusted (issue 28, item 1) ---
+
+def test_counts_below_lower_bound_are_refused_before_any_draw_or_charge():
+    from dplit.accounting import RdpBudget
+
+    ledger = RdpBudget()
+    ok = dirichlet_mechanism([8.0, 9.0, 20.0], 1.0, 5, lower_bound=8, rng=0, budget=ledger)
+    assert ok.shape == (3,) and math.isclose(ledger.epsilon, 1.0)
+    with pytest.raises(ValueError, match=r"counts\[1\] = 7 is below lower_bound = 8.*void.*lower_bound <= 7"):
+        dirichlet_mechanism([8.0, 7.0, 20.0], 1.0, 5, lower_bound=8, rng=0, budget=ledger)
+    with pytest.raises(ValueError, match=r"counts\[1, 0\] = 0 is below lower_bound = 0.5"):
+        dirichlet_mechanism([[3, 4], [0, 9]], 1.0, 5, lower_bound=0.5, rng=0, budget=ledger)
+    assert math.isclose(ledger.epsilon, 1.0)                 # the refused calls spent nothing
+    # genuine calls pass: any histogram at b = 0 (zeros included), and b = min(counts) exactly
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        f = rng.integers(0, 50, size=(int(rng.integers(1, 4)), int(rng.integers(2, 6))))
+        dirichlet_mechanism(f, 0.5, 3, rng=rng)
+        dirichlet_mechanism(f, 0.5, 3, lower_bound=float(f.min()), rng=rng)
