@@ -35,7 +35,7 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
-from dplit.mechanisms import geometric_mechanism
+from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
 from dplit.results import group, groups, move_to_group, set_group
 from dplit.sampling import Sampler, run, warmup_windows
 
@@ -150,19 +150,19 @@ class _MarginReleaseIO:
                            "counts": [c.tolist() for c in self.counts]}, indent=indent)
 
     @classmethod
-    def from_json(cls, text):
-        """Parse and validate JSON written by :meth:`to_json`."""
+    def from_json(cls, text, *, check=True):
+        """Parse and validate JSON written by :meth:`to_json` (``check=False`` skips the plausibility check)."""
         data = json.loads(text)
         if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
             raise ValueError(f"not a {FORMAT} JSON object")
         eps = data.pop("eps")
-        return cls(eps=math.inf if eps == "inf" else eps, **data)
+        return cls(eps=math.inf if eps == "inf" else eps, **data, checked=check)
 
     @classmethod
-    def from_counts(cls, counts, margins, levels, n, eps, *, sensitivity=2.0, names=()):
-        """Wrap noisy margins released elsewhere (the same checks as the constructor)."""
+    def from_counts(cls, counts, margins, levels, n, eps, *, sensitivity=2.0, names=(), check=True):
+        """Wrap noisy margins released elsewhere (the constructor's checks; ``check=False`` skips plausibility)."""
         return cls(margins=tuple(margins), levels=tuple(levels), n=n, eps=eps, counts=tuple(counts),
-                   sensitivity=sensitivity, names=tuple(names))
+                   sensitivity=sensitivity, names=tuple(names), checked=check)
 
     def __eq__(self, other):
         if not isinstance(other, _MarginReleaseIO):
@@ -194,6 +194,9 @@ class MarginRelease(_MarginReleaseIO):
         l1 sensitivity of each table (2: one record moves two cells).
     names : tuple of str
         Variable names.
+    checked : bool, default True
+        Run the plausibility check (counts no records give under the stated noise are refused); False skips it,
+        for research, and ``fit_latent_class`` records ``plausibility_checked = 0``.
     """
 
     margins: tuple
@@ -203,6 +206,7 @@ class MarginRelease(_MarginReleaseIO):
     counts: tuple
     sensitivity: float = 2.0
     names: tuple = ()
+    checked: bool = True
 
     def __post_init__(self):
         levels = _check_levels(self.levels)
@@ -221,14 +225,12 @@ class MarginRelease(_MarginReleaseIO):
             want = math.prod(levels[v] for v in m)
             if arr.size != want or not (np.issubdtype(arr.dtype, np.integer) or np.all(arr == np.round(arr))):
                 raise ValueError(f"counts of margin {m} must be {want} integers, got shape {arr.shape}")
-            arr = arr.reshape(-1).astype(np.int64)
-            if math.isinf(eps) and (arr.min() < 0 or arr.sum() != n):
-                raise ValueError(f"counts of margin {m}: with eps = inf they are true counts, so they must be "
-                                 f">= 0 and sum to n = {n} (got min {arr.min()}, sum {arr.sum()})")
-            counts.append(arr)
+            counts.append(arr.reshape(-1).astype(np.int64))
         for k, v in dict(levels=levels, margins=margins, n=n, eps=eps, sensitivity=sens, names=names,
-                         counts=tuple(counts)).items():
+                         counts=tuple(counts), checked=V.boolean(self.checked, "checked")).items():
             object.__setattr__(self, k, v)
+        if self.checked:
+            _plausible_margins(self)
 
     @property
     def eps_per_table(self):
@@ -254,6 +256,18 @@ class MarginRelease(_MarginReleaseIO):
     def flat_counts(self):
         """All noisy counts, concatenated in the order of the margins."""
         return np.concatenate(self.counts)
+
+
+def _plausible_margins(rel):
+    """Refuse cells outside [0, n] or tables whose sum is not n, each widened by the noise's reach (derivation above)."""
+    n_cells = sum(c.size for c in rel.counts)
+    w = geometric_reach(rel.t, n_cells) if rel.t < 1 else math.inf
+    reach = f"two-sided geometric noise within {w} per cell (the release's reach)"
+    for m, c in zip(rel.margins, rel.counts):
+        check_plausible(c, -w, rel.n + w, f"counts of margin {m}", noise=reach,
+                        feasible=f"a cell count lies in [0, n] = [0, {rel.n}]")
+        check_plausible(int(c.sum()), rel.n - c.size * w, rel.n + c.size * w, f"sum of the counts of margin {m}",
+                        noise=reach, feasible=f"the cells of a table sum to n = {rel.n}")
 
 
 # %% notebooks/14_latent_class.py, cell 14: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
@@ -760,7 +774,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
     sampler = _lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table)
     attrs = {"method": "latent_class", "eps": release.eps, "eps_per_table": release.eps_per_table, "k": k,
              "pi_strategy": pi_strategy, "alpha": alpha, "a": a, "weight": weight, "n": release.n, "levels": list(release.levels),
-             "margins": repr(release.margins)}
+             "margins": repr(release.margins), "plausibility_checked": int(release.checked)}
     result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                  progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.flat_counts},
                  report_vars=["log_lik", "margin_probs"], desc="latent class", **until)

@@ -70,7 +70,7 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
-from dplit.mechanisms import geometric_mechanism
+from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
 from dplit.results import group, groups, move_to_group, set_group
 from dplit.sampling import Sampler, run, warmup_windows
 
@@ -171,6 +171,18 @@ for bad, word in [([(0, 3)], "outside"), ([(1, 1)], "repeats"), ([(0,), (0,)], "
 # array per margin, C order), and reads and writes JSON like the compositional `Release`. Noisy counts may be
 # negative (they are noise); `eps = inf` means no noise, and then the counts must be true counts (non-negative,
 # each table summing to $n$). Someone who already holds noisy margins wraps them with `MarginRelease.from_counts`.
+#
+# **Which counts are possible (plausibility).** Without noise every cell of a table lies in $[0, n]$ and the cells of a
+# table sum to $n$. A release of $T$ tables with $C = \sum_t C_t$ cells in all checks them with the reach $w$ of the
+# geometric noise (notebook `01_mechanisms`): the smallest $m$ with $C \cdot 2t^m/(1 + t) \le 10^{-9}$, minus one, so that
+# every $|\varepsilon_c| \le w$ except with probability $10^{-9}$ per release (union bound over the $C$ cells). On that event
+#
+# $$-w \le \tilde M_{t,c} \le n + w, \qquad \Big|\sum_{c} \tilde M_{t,c} - n\Big| \le C_t\, w \quad \text{for every table } t .$$
+#
+# At $\epsilon = \infty$, $w = 0$: cells in $[0, n]$ summing to $n$ exactly. A count outside (a cell tampered to $10^6$, a
+# table that sums to far more than $n$) is refused, naming the margin, the cell and the range; `checked=False` (or
+# `check=False` in `from_counts` and `from_json`) skips the check for research, and `fit_latent_class` records
+# `plausibility_checked = 0` in its attrs.
 
 # %%
 #| export
@@ -228,19 +240,19 @@ class _MarginReleaseIO:
                            "counts": [c.tolist() for c in self.counts]}, indent=indent)
 
     @classmethod
-    def from_json(cls, text):
-        """Parse and validate JSON written by :meth:`to_json`."""
+    def from_json(cls, text, *, check=True):
+        """Parse and validate JSON written by :meth:`to_json` (``check=False`` skips the plausibility check)."""
         data = json.loads(text)
         if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
             raise ValueError(f"not a {FORMAT} JSON object")
         eps = data.pop("eps")
-        return cls(eps=math.inf if eps == "inf" else eps, **data)
+        return cls(eps=math.inf if eps == "inf" else eps, **data, checked=check)
 
     @classmethod
-    def from_counts(cls, counts, margins, levels, n, eps, *, sensitivity=2.0, names=()):
-        """Wrap noisy margins released elsewhere (the same checks as the constructor)."""
+    def from_counts(cls, counts, margins, levels, n, eps, *, sensitivity=2.0, names=(), check=True):
+        """Wrap noisy margins released elsewhere (the constructor's checks; ``check=False`` skips plausibility)."""
         return cls(margins=tuple(margins), levels=tuple(levels), n=n, eps=eps, counts=tuple(counts),
-                   sensitivity=sensitivity, names=tuple(names))
+                   sensitivity=sensitivity, names=tuple(names), checked=check)
 
     def __eq__(self, other):
         if not isinstance(other, _MarginReleaseIO):
@@ -273,6 +285,9 @@ class MarginRelease(_MarginReleaseIO):
         l1 sensitivity of each table (2: one record moves two cells).
     names : tuple of str
         Variable names.
+    checked : bool, default True
+        Run the plausibility check (counts no records give under the stated noise are refused); False skips it,
+        for research, and ``fit_latent_class`` records ``plausibility_checked = 0``.
     """
 
     margins: tuple
@@ -282,6 +297,7 @@ class MarginRelease(_MarginReleaseIO):
     counts: tuple
     sensitivity: float = 2.0
     names: tuple = ()
+    checked: bool = True
 
     def __post_init__(self):
         levels = _check_levels(self.levels)
@@ -300,14 +316,12 @@ class MarginRelease(_MarginReleaseIO):
             want = math.prod(levels[v] for v in m)
             if arr.size != want or not (np.issubdtype(arr.dtype, np.integer) or np.all(arr == np.round(arr))):
                 raise ValueError(f"counts of margin {m} must be {want} integers, got shape {arr.shape}")
-            arr = arr.reshape(-1).astype(np.int64)
-            if math.isinf(eps) and (arr.min() < 0 or arr.sum() != n):
-                raise ValueError(f"counts of margin {m}: with eps = inf they are true counts, so they must be "
-                                 f">= 0 and sum to n = {n} (got min {arr.min()}, sum {arr.sum()})")
-            counts.append(arr)
+            counts.append(arr.reshape(-1).astype(np.int64))
         for k, v in dict(levels=levels, margins=margins, n=n, eps=eps, sensitivity=sens, names=names,
-                         counts=tuple(counts)).items():
+                         counts=tuple(counts), checked=V.boolean(self.checked, "checked")).items():
             object.__setattr__(self, k, v)
+        if self.checked:
+            _plausible_margins(self)
 
     @property
     def eps_per_table(self):
@@ -333,6 +347,18 @@ class MarginRelease(_MarginReleaseIO):
     def flat_counts(self):
         """All noisy counts, concatenated in the order of the margins."""
         return np.concatenate(self.counts)
+
+
+def _plausible_margins(rel):
+    """Refuse cells outside [0, n] or tables whose sum is not n, each widened by the noise's reach (derivation above)."""
+    n_cells = sum(c.size for c in rel.counts)
+    w = geometric_reach(rel.t, n_cells) if rel.t < 1 else math.inf
+    reach = f"two-sided geometric noise within {w} per cell (the release's reach)"
+    for m, c in zip(rel.margins, rel.counts):
+        check_plausible(c, -w, rel.n + w, f"counts of margin {m}", noise=reach,
+                        feasible=f"a cell count lies in [0, n] = [0, {rel.n}]")
+        check_plausible(int(c.sum()), rel.n - c.size * w, rel.n + c.size * w, f"sum of the counts of margin {m}",
+                        noise=reach, feasible=f"the cells of a table sum to n = {rel.n}")
 
 
 # %% [markdown]
@@ -408,14 +434,29 @@ noise = np.concatenate([release_margins(x_demo, [(0,)], eps=0.3, rng=s, secure=F
 assert chisq_gof(noise, lambda k: two_sided_geometric_logpmf(k, math.exp(-0.3 / 2))) > 1e-3
 # negative noisy counts are allowed; negative true counts (eps = inf) are not; wrong shapes are refused
 MarginRelease.from_counts([[-3, 5, 10, 90]], [(0, 1)], (2, 2), 100, 0.5)
-for counts, eps_, word in [([[-3, 5, 10, 88]], np.inf, ">= 0"), ([[1, 2, 3]], 0.5, "must be 4 integers"),
-                           ([[1, 2, 3, 95]], np.inf, "sum to n")]:
+for counts, eps_, word in [([[-3, 5, 10, 88]], np.inf, "counts of margin (0, 1)[0] = -3"),
+                           ([[1, 2, 3]], 0.5, "must be 4 integers"), ([[1, 2, 3, 95]], np.inf, "sum to n"),
+                           ([[1, 2, 10**6, 95]], 0.5, "counts of margin (0, 1)[2] = 1e+06"),
+                           ([[-500, 2, 3, 95]], 0.5, "[0] = -500")]:
     try:
         MarginRelease.from_counts(counts, [(0, 1)], (2, 2), 100, eps_)
     except ValueError as err:
-        assert word in str(err), err
+        assert word in str(err) and (word == "must be 4 integers" or "must lie in [" in str(err)), err
     else:
         raise AssertionError(f"{counts} accepted")
+    if word != "must be 4 integers":
+        assert not MarginRelease.from_counts(counts, [(0, 1)], (2, 2), 100, eps_, check=False).checked
+# the reach: eps = 0.5 over one table of 4 cells gives t = exp(-0.25) and w cells of noise at most
+w_demo = geometric_reach(math.exp(-0.25), 4)
+MarginRelease.from_counts([[-w_demo, 0, 0, 100 + w_demo]], [(0, 1)], (2, 2), 100, 0.5)   # at the edge: accepted
+print(f"eps = 0.5, one 2 x 2 table: each cell's noise stays within w = {w_demo} except with probability 1e-9")
+# genuine releases pass, many seeds, small n and small eps included
+g_small = np.random.default_rng(5)                 # its own stream: later cells keep theirs
+for n_rec in (1, 5, 200):
+    x_small = g_small.integers(0, 3, size=(n_rec, 3))
+    for eps_ in (1e-3, 0.1, 1.0, 50.0):
+        for s_ in range(30):
+            release_margins(x_small, [(0, 1), (1, 2), (2,)], eps=eps_, levels=(3, 3, 3), rng=s_, secure=False)
 
 # %% [markdown]
 # ## The model and its marginal probabilities (Sec. 2.2, eqs. (4)-(5), (8)-(9))
@@ -1120,7 +1161,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
     sampler = _lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table)
     attrs = {"method": "latent_class", "eps": release.eps, "eps_per_table": release.eps_per_table, "k": k,
              "pi_strategy": pi_strategy, "alpha": alpha, "a": a, "weight": weight, "n": release.n, "levels": list(release.levels),
-             "margins": repr(release.margins)}
+             "margins": repr(release.margins), "plausibility_checked": int(release.checked)}
     result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                  progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.flat_counts},
                  report_vars=["log_lik", "margin_probs"], desc="latent class", **until)

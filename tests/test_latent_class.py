@@ -104,7 +104,8 @@ def test_release_secure_path_runs():
 
 
 @pytest.mark.parametrize("counts, eps, word", [
-    ([[-3, 5, 10, 88]], np.inf, ">= 0"), ([[1, 2, 3]], 1.0, "4 integers"), ([[1, 2, 3, 95]], np.inf, "sum to n"),
+    ([[-3, 5, 10, 88]], np.inf, r"\[0\] = -3 is impossible"), ([[1, 2, 3]], 1.0, "4 integers"),
+    ([[1, 2, 3, 95]], np.inf, "sum to n"),
     ([[1, 2, 3, 94], [1, 1]], 1.0, "counts has 2 arrays"), ([[1.5, 2, 3, 94]], 1.0, "4 integers")])
 def test_marginrelease_bad_counts(counts, eps, word):
     with pytest.raises(ValueError, match=word):
@@ -280,3 +281,56 @@ def test_weight_auto_widens_and_bad_weight():
     for bad in (0.0, 1.5, "half"):
         with pytest.raises((ValueError, TypeError), match="weight"):
             fit_latent_class(r, weight=bad, n_iter=10, n_warmup=0, progress=False)
+
+
+# --- plausibility: counts no records give under the stated noise (issue 28, item 1) ---
+
+@pytest.mark.parametrize("n", [1, 4, 300])
+def test_genuine_margin_releases_pass_the_plausibility_check(n):
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 3, size=(n, 4))
+    margins = [(0, 1), (1, 2), (2, 3), (0,)]
+    assert release_margins(x, margins, eps=np.inf, levels=(3,) * 4).checked
+    for eps in (1e-3, 0.05, 1.0, 20.0, 500.0):
+        for seed in range(40):
+            assert release_margins(x, margins, eps=eps, levels=(3,) * 4, rng=seed, secure=False).checked
+
+
+@pytest.mark.parametrize("counts, eps, word", [
+    ([[1, 2, 10**6, 94]], 1.0, r"counts of margin \(0, 1\)\[2\] = 1e\+06 is impossible.*must lie in \["),
+    ([[-400, 2, 3, 94]], 1.0, r"\[0\] = -400 is impossible"),
+    ([[1, 2, 3, 93]], np.inf, r"sum of the counts of margin \(0, 1\) = 99 is impossible"),
+    ([[0, 0, 0, 101]], np.inf, r"\[3\] = 101 is impossible.*\[0, 100\]"),
+])
+def test_planted_impossible_margins_are_refused(counts, eps, word):
+    with pytest.raises(ValueError, match=word):
+        MarginRelease.from_counts(counts, [(0, 1)], (2, 2), 100, eps)
+    r = MarginRelease.from_counts(counts, [(0, 1)], (2, 2), 100, eps, check=False)
+    assert not r.checked
+    with pytest.raises(ValueError, match="is impossible"):
+        MarginRelease.from_json(r.to_json())
+    assert not MarginRelease.from_json(r.to_json(), check=False).checked
+
+
+def test_table_sum_is_checked_with_the_reach_of_its_cells():
+    from dplit.mechanisms import geometric_reach
+
+    w = geometric_reach(math.exp(-1.0 / 2), 4)       # one table: eps / (sensitivity T) = 1 / 2
+    edge = [[w, w, w, 100 + w]]                       # every cell within reach, the sum 100 + 4w: accepted
+    MarginRelease.from_counts(edge, [(0, 1)], (2, 2), 100, 1.0)
+    with pytest.raises(ValueError, match="sum of the counts"):
+        MarginRelease.from_counts([[w, w, w + 1, 100 + w]], [(0, 1)], (2, 2), 100, 1.0)
+
+
+def test_fit_records_whether_the_release_was_checked():
+    r = release_margins(_records(300), [(0, 1), (1, 2)], eps=1.0, rng=1, secure=False)
+    kw = dict(k=2, n_iter=20, n_warmup=0, n_chains=1, progress=False, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert fit_latent_class(r, **kw).posterior.attrs["plausibility_checked"] == 1
+        counts = [c.copy() for c in r.counts]
+        counts[0][0] = 10**6                                          # the issue's tampered count
+        with pytest.raises(ValueError, match="is impossible"):
+            MarginRelease.from_counts(counts, r.margins, r.levels, r.n, r.eps)
+        bad = MarginRelease.from_counts(counts, r.margins, r.levels, r.n, r.eps, check=False)
+        assert fit_latent_class(bad, **kw).posterior.attrs["plausibility_checked"] == 0
