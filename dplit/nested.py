@@ -34,7 +34,7 @@ from numba import njit
 from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
 from dplit.latent_class import _dirichlet_proposal, _log_dirichlet, _trunc_tsg
-from dplit.mechanisms import geometric_mechanism
+from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
 from dplit.results import groups, is_result, move_to_group
 from dplit.sampling import Sampler, run, warmup_windows
 
@@ -365,6 +365,9 @@ class SummaryRelease:
         Household size.
     sensitivity : float, default 1
         l1 sensitivity of each count.
+    checked : bool, default True
+        Run the plausibility check (counts no households give under the stated noise are refused); False skips it,
+        for research, and the analyses record ``plausibility_checked = 0``.
     """
 
     counts: np.ndarray
@@ -374,6 +377,7 @@ class SummaryRelease:
     n_rel: int
     size: int = 3
     sensitivity: float = 1.0
+    checked: bool = True
 
     def __post_init__(self):
         n = V.count(self.n, "n")
@@ -382,12 +386,13 @@ class SummaryRelease:
         if c.shape != (5,) or not (np.issubdtype(c.dtype, np.integer) or np.all(c == np.round(c))):
             raise ValueError(f"counts must be 5 integers (S1..S5), got shape {c.shape}")
         c = c.astype(np.int64)
-        if math.isinf(eps) and (c.min() < 0 or c.max() > n):
-            raise ValueError(f"counts: with eps = inf they are true counts, so they must lie in 0..n = {n}")
         for k, v in dict(counts=c, n=n, eps=eps, n_race=V.count(self.n_race, "n_race", minimum=2),
                          n_rel=V.count(self.n_rel, "n_rel", minimum=2), size=V.count(self.size, "size", minimum=2),
-                         sensitivity=V.positive(self.sensitivity, "sensitivity")).items():
+                         sensitivity=V.positive(self.sensitivity, "sensitivity"),
+                         checked=V.boolean(self.checked, "checked")).items():
             object.__setattr__(self, k, v)
+        if self.checked:
+            _plausible_summaries(c, n, geometric_reach(self.t, 5), self.size)
 
     @property
     def eps_per_count(self):
@@ -408,6 +413,20 @@ class SummaryRelease:
         for s, text in zip(SUMMARIES, SUMMARY_TEXT):
             ledger.spend(self.eps_per_count, f"{s} ({text}): geometric mechanism, sensitivity {self.sensitivity:g}")
         return ledger
+
+
+def _plausible_summaries(c, n, w, size):
+    """Refuse counts S1..S5 outside [0, n] or breaking the events' nesting, each widened by the noise's reach ``w``."""
+    reach = f"two-sided geometric noise within {w} per count (the release's reach)"
+    check_plausible(c, -w, n + w, "counts", feasible=f"a count of households lies in [0, n] = [0, {n}]", noise=reach)
+    rules = [("S1 - S3", c[0] - c[2], 0, 2, "S1 (all white) is part of S3 (all of one race): S1 <= S3"),
+             ("S5 - S4", c[4] - c[3], 0, 2, "S5 (same-race couple) is part of S4 (spouse): S5 <= S4"),
+             ("S3 + S4 - S5", c[2] + c[3] - c[4], n, 3,
+              "S3 and S4 together imply S5, so S3 + S4 - S5 <= n")]
+    if size == 2:
+        rules.append(("S5 - S3", c[4] - c[2], 0, 2, "with one other member S5 is S3 and S4: S5 <= S3"))
+    for name, value, bound, terms, why in rules:
+        check_plausible(int(value), -math.inf, bound + terms * w, name, feasible=why, noise=reach)
 
 
 def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, secure=True):
@@ -450,7 +469,7 @@ def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, sec
     return SummaryRelease(counts=counts, n=x.shape[0], eps=eps, n_race=n_race, n_rel=n_rel, size=h)
 
 
-# %% notebooks/16_nested_households.py, cell 22: The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
+# %% notebooks/16_nested_households.py, cell 24: The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
 @njit(cache=True, nogil=True)
 def _composite_loglik(S, P, n):
     """sum_i S_i log P_i + (n - S_i) log(1 - P_i) (no constants); -inf where a count is impossible."""
@@ -496,7 +515,7 @@ def _update_row(theta, r, length, G, M, R, k, S, n, w, a, kappa, P, P_new, rng):
     return 0
 
 
-# %% notebooks/16_nested_households.py, cell 27: One chain in numba, and the `Sampler`
+# %% notebooks/16_nested_households.py, cell 29: One chain in numba, and the `Sampler`
 @njit(cache=True, nogil=True)
 def _nested_chain_kernel(theta, row_len, S, kappa, acc, n_steps, thin, batch, noisy, n, t, w, a, G, M, R, k, rng):
     """n_steps MH-within-Gibbs iterations; keeps every thin-th (P, log-lik, theta, S) and acceptance rates."""
@@ -573,7 +592,7 @@ def _nested_sampler(release, G, M, a, weight, n_windows):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords=coords)
 
 
-# %% notebooks/16_nested_households.py, cell 29: `fit_nested`
+# %% notebooks/16_nested_households.py, cell 31: `fit_nested`
 def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=10_000, n_chains=4, thin=5,
                rng=None, progress=True, n_jobs=None, **until):
     """Posterior of the nested latent class model given noisy household summaries (Supp. Sec. 1.2.1).
@@ -617,7 +636,7 @@ def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=
     sampler = _nested_sampler(release, G, M, a, weight, n_windows)
     attrs = {"method": "nested", "eps": release.eps, "eps_per_count": release.eps_per_count, "G": G, "M": M,
              "a": a, "weight": weight, "n": release.n, "size": release.size, "n_race": release.n_race,
-             "n_rel": release.n_rel}
+             "n_rel": release.n_rel, "plausibility_checked": int(release.checked)}
     result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng, progress=progress,
                  n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.counts},
                  report_vars=["log_lik", "summary_probs"], desc="nested", **until)
@@ -625,7 +644,7 @@ def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=
     return move_to_group(result, latent, "latent")
 
 
-# %% notebooks/16_nested_households.py, cell 35: Synthetic households (Supp. Sec. 1.3)
+# %% notebooks/16_nested_households.py, cell 37: Synthetic households (Supp. Sec. 1.3)
 def _posterior_params(result):
     """(list of NestedParams-ready dicts as flat arrays, household size) of a fit_nested result."""
     if not is_result(result):

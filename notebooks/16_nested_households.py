@@ -85,7 +85,7 @@ from numba import njit
 from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
 from dplit.latent_class import _dirichlet_proposal, _log_dirichlet, _trunc_tsg
-from dplit.mechanisms import geometric_mechanism
+from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
 from dplit.results import groups, is_result, move_to_group
 from dplit.sampling import Sampler, run, warmup_windows
 
@@ -530,6 +530,21 @@ assert np.all(np.abs(z) < 4.5)
 # $\epsilon$ in total, $\epsilon / 5$ on each count (the supplement's "one fifth of the privacy budget to each count"),
 # with two-sided geometric noise of parameter $t = e^{-\epsilon/5}$ (`dplit.mechanisms.geometric_mechanism`). The
 # number of households $N$ and the numbers of levels $R$, $K$ are public (the schema); `eps = inf` means no noise.
+#
+# **Which counts are possible (plausibility).** The five events are nested: all members white implies all of one race
+# ($S_1 \subseteq S_3$), a same-race couple is a couple ($S_5 \subseteq S_4$), and a household of one race with a spouse
+# has a same-race couple ($S_3 \cap S_4 \subseteq S_5$, so $S_3 + S_4 - N \le |S_3 \cap S_4| \le S_5$); with one other member
+# (size two) also $S_5 = |S_3 \cap S_4| \le S_3$. Together with $0 \le S_i \le N$ these describe every vector of counts
+# some set of households gives (pick $|S_3 \cap S_4|$ between $\max(0, S_3 + S_4 - N)$ and $\min(S_3, S_4, S_5)$, put the
+# rest of $S_5$ in $S_4 \setminus S_3$ (a third member of another race, size $\ge 3$), $S_1$ inside $S_3$, $S_2$ anywhere).
+# The noise widens them: with $t = e^{-\epsilon/5}$ and $w$ the smallest $m$ with $5 \cdot 2t^m/(1 + t) \le 10^{-9}$, minus
+# one (notebook `01_mechanisms`), every $|\varepsilon_i| \le w$ except with probability $10^{-9}$, and then
+#
+# $$-w \le \tilde S_i \le N + w, \quad \tilde S_1 - \tilde S_3 \le 2w, \quad \tilde S_5 - \tilde S_4 \le 2w, \quad
+#   \tilde S_3 + \tilde S_4 - \tilde S_5 - N \le 3w \quad (\text{size two: also } \tilde S_5 - \tilde S_3 \le 2w).$$
+#
+# At $\epsilon = \infty$, $w = 0$ and the check is exact. A `SummaryRelease` outside is refused naming the count and the
+# range; `checked=False` skips the check (research), and `fit_nested` records `plausibility_checked = 0` in its attrs.
 
 # %%
 #| export
@@ -551,6 +566,9 @@ class SummaryRelease:
         Household size.
     sensitivity : float, default 1
         l1 sensitivity of each count.
+    checked : bool, default True
+        Run the plausibility check (counts no households give under the stated noise are refused); False skips it,
+        for research, and the analyses record ``plausibility_checked = 0``.
     """
 
     counts: np.ndarray
@@ -560,6 +578,7 @@ class SummaryRelease:
     n_rel: int
     size: int = 3
     sensitivity: float = 1.0
+    checked: bool = True
 
     def __post_init__(self):
         n = V.count(self.n, "n")
@@ -568,12 +587,13 @@ class SummaryRelease:
         if c.shape != (5,) or not (np.issubdtype(c.dtype, np.integer) or np.all(c == np.round(c))):
             raise ValueError(f"counts must be 5 integers (S1..S5), got shape {c.shape}")
         c = c.astype(np.int64)
-        if math.isinf(eps) and (c.min() < 0 or c.max() > n):
-            raise ValueError(f"counts: with eps = inf they are true counts, so they must lie in 0..n = {n}")
         for k, v in dict(counts=c, n=n, eps=eps, n_race=V.count(self.n_race, "n_race", minimum=2),
                          n_rel=V.count(self.n_rel, "n_rel", minimum=2), size=V.count(self.size, "size", minimum=2),
-                         sensitivity=V.positive(self.sensitivity, "sensitivity")).items():
+                         sensitivity=V.positive(self.sensitivity, "sensitivity"),
+                         checked=V.boolean(self.checked, "checked")).items():
             object.__setattr__(self, k, v)
+        if self.checked:
+            _plausible_summaries(c, n, geometric_reach(self.t, 5), self.size)
 
     @property
     def eps_per_count(self):
@@ -594,6 +614,20 @@ class SummaryRelease:
         for s, text in zip(SUMMARIES, SUMMARY_TEXT):
             ledger.spend(self.eps_per_count, f"{s} ({text}): geometric mechanism, sensitivity {self.sensitivity:g}")
         return ledger
+
+
+def _plausible_summaries(c, n, w, size):
+    """Refuse counts S1..S5 outside [0, n] or breaking the events' nesting, each widened by the noise's reach ``w``."""
+    reach = f"two-sided geometric noise within {w} per count (the release's reach)"
+    check_plausible(c, -w, n + w, "counts", feasible=f"a count of households lies in [0, n] = [0, {n}]", noise=reach)
+    rules = [("S1 - S3", c[0] - c[2], 0, 2, "S1 (all white) is part of S3 (all of one race): S1 <= S3"),
+             ("S5 - S4", c[4] - c[3], 0, 2, "S5 (same-race couple) is part of S4 (spouse): S5 <= S4"),
+             ("S3 + S4 - S5", c[2] + c[3] - c[4], n, 3,
+              "S3 and S4 together imply S5, so S3 + S4 - S5 <= n")]
+    if size == 2:
+        rules.append(("S5 - S3", c[4] - c[2], 0, 2, "with one other member S5 is S3 and S4: S5 <= S3"))
+    for name, value, bound, terms, why in rules:
+        check_plausible(int(value), -math.inf, bound + terms * w, name, feasible=why, noise=reach)
 
 
 def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, secure=True):
@@ -658,7 +692,7 @@ for kwargs, word in [(dict(eps=0.0), "eps"), (dict(eps=-1.0), "eps")]:
         assert word in str(err)
     else:
         raise AssertionError(f"{kwargs} accepted")
-for bad, word in [(dict(counts=[1, 2, 3]), "5 integers"), (dict(counts=[1, 2, 3, 4, 700]), "0..n"),
+for bad, word in [(dict(counts=[1, 2, 3]), "5 integers"), (dict(counts=[1, 2, 3, 4, 700]), "counts[4] = 700"),
                   (dict(n_race=1), "n_race")]:
     try:
         SummaryRelease(**dict(dict(counts=exact_rel.counts, n=602, eps=np.inf, n_race=4, n_rel=4), **bad))
@@ -666,6 +700,45 @@ for bad, word in [(dict(counts=[1, 2, 3]), "5 integers"), (dict(counts=[1, 2, 3,
         assert word in str(err), err
     else:
         raise AssertionError(f"{bad} accepted")
+
+# %% [markdown]
+# Check the plausibility check: genuine releases pass (many seeds, small and large $\epsilon$, small $N$, sizes two to
+# four); counts breaking the nesting or far outside $[0, N]$ are refused, exactly at $\epsilon = \infty$ and beyond the
+# reach $w$ otherwise; `checked=False` lets them through.
+
+# %%
+g_hh = np.random.default_rng(16)                    # its own stream: later cells keep theirs
+for size_ in (2, 3, 4):
+    p_ = NestedParams.random(2, 2, 3, 3, rng=size_)
+    for n_hh in (1, 5, 60):
+        hh = simulate_households(p_, n_hh, size=size_, rng=g_hh)
+        assert release_summaries(hh, np.inf).checked
+        for eps_ in (0.01, 0.5, 5.0, 50.0):
+            for s_ in range(25):
+                release_summaries(hh, eps_, rng=s_, secure=False)            # would raise if refused
+w_1 = geometric_reach(math.exp(-1.0 / 5), 5)
+print(f"eps = 1: the noise of each count stays within w = {w_1} except with probability 1e-9 (union over 5 counts)")
+base = dict(n=602, n_race=4, n_rel=4)
+for counts_, eps_, word in [([400, 440, 300, 401, 376], np.inf, "S1 - S3"),           # S1 > S3
+                            ([400, 440, 552, 300, 376], np.inf, "S5 - S4"),           # S5 > S4
+                            ([400, 440, 552, 500, 376], np.inf, "S3 + S4 - S5"),      # 552 + 500 - 376 > 602
+                            ([400 + 2 * w_1 + 1, 440, 400, 401, 376], 1.0, "S1 - S3"),
+                            ([427, 440, 552, 401, -w_1 - 1], 1.0, "counts[4]"),
+                            ([427, 10**6, 552, 401, 376], 1.0, "counts[1] = 1e+06")]:
+    try:
+        SummaryRelease(counts=counts_, eps=eps_, **base)
+    except ValueError as err:
+        assert word in str(err) and "impossible" in str(err) and "must lie in" in str(err), err
+    else:
+        raise AssertionError(f"{counts_} accepted")
+    assert not SummaryRelease(counts=counts_, eps=eps_, checked=False, **base).checked
+SummaryRelease(counts=[400 + 2 * w_1, 440, 400, 401, 376], eps=1.0, **base)            # at the edge: accepted
+try:
+    SummaryRelease(counts=[10, 10, 10, 12, 12], eps=np.inf, n=20, n_race=2, n_rel=2, size=2)   # size two: S5 <= S3
+except ValueError as err:
+    assert "S5 - S3" in str(err), err
+else:
+    raise AssertionError("S5 > S3 accepted at size two")
 
 # %% [markdown]
 # ## The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
@@ -965,7 +1038,7 @@ def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=
     sampler = _nested_sampler(release, G, M, a, weight, n_windows)
     attrs = {"method": "nested", "eps": release.eps, "eps_per_count": release.eps_per_count, "G": G, "M": M,
              "a": a, "weight": weight, "n": release.n, "size": release.size, "n_race": release.n_race,
-             "n_rel": release.n_rel}
+             "n_rel": release.n_rel, "plausibility_checked": int(release.checked)}
     result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng, progress=progress,
                  n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.counts},
                  report_vars=["log_lik", "summary_probs"], desc="nested", **until)

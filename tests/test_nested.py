@@ -166,8 +166,8 @@ def test_bad_epsilon_is_refused(eps):
 
 @pytest.mark.parametrize("bad, exc, word", [
     (dict(counts=[1, 2, 3]), ValueError, "5 integers"),
-    (dict(counts=[1, 2, 3, 4, 30], eps=math.inf), ValueError, "0..n"),
-    (dict(counts=[1, 2, 3, 4, -1], eps=math.inf), ValueError, "0..n"),
+    (dict(counts=[1, 2, 3, 4, 30], eps=math.inf), ValueError, r"counts\[4\] = 30 is impossible.*\[0, 20\]"),
+    (dict(counts=[1, 2, 3, 4, -1], eps=math.inf), ValueError, r"counts\[4\] = -1 is impossible"),
     (dict(n_race=1), ValueError, "n_race"),
     (dict(size=1), ValueError, "size"),
     (dict(n=2.5), TypeError, "n must be an int"),
@@ -319,3 +319,67 @@ def test_synthesize_households():
         synthesize_households(res, 0, 2)
     with pytest.raises(TypeError, match="fit_nested"):
         synthesize_households(res.posterior, 10, 2)
+
+
+# --- plausibility: counts no households give under the stated noise (issue 28, item 1) ---
+
+@pytest.mark.parametrize("size", [2, 3, 4])
+def test_genuine_summary_releases_pass_the_plausibility_check(size):
+    rng = np.random.default_rng(size)
+    for n in (1, 3, 40, 500):
+        params = NestedParams.random(2, 2, 3, 3, rng=rng)
+        x = simulate_households(params, n, size=size, rng=rng)
+        exact = release_summaries(x, math.inf)
+        assert exact.checked and exact.t == 0.0
+        for eps in (1e-3, 0.1, 1.0, 10.0, 200.0):
+            for seed in range(40):
+                assert release_summaries(x, eps, rng=seed, secure=False).checked
+
+
+def test_every_event_vector_of_real_households_is_feasible_exactly():
+    # the feasible set is the one real households give: enumerate small populations at eps = inf
+    rng = np.random.default_rng(7)
+    for size in (2, 3):
+        for _ in range(300):
+            x = simulate_households(NestedParams.random(2, 2, 2, 2, rng=rng), int(rng.integers(1, 6)), size=size, rng=rng)
+            SummaryRelease(counts=household_summaries(x).sum(0), n=x.shape[0], eps=math.inf, n_race=2, n_rel=2,
+                           size=size)
+
+
+@pytest.mark.parametrize("counts, eps, word", [
+    ([10, 12, 8, 10, 5], math.inf, r"S1 - S3 = 2 is impossible"),
+    ([5, 12, 8, 10, 11], math.inf, r"S5 - S4 = 1 is impossible"),
+    ([5, 12, 15, 15, 9], math.inf, r"S3 \+ S4 - S5 = 21 is impossible"),
+    ([5, 12, 8, 10, -1], math.inf, r"counts\[4\] = -1 is impossible"),
+    ([5, 21, 8, 10, 5], math.inf, r"counts\[1\] = 21 is impossible"),
+    ([5, 10**6, 8, 10, 5], 1.0, r"counts\[1\] = 1e\+06 is impossible"),
+    ([5, 12, 8, 10, -500], 1.0, r"counts\[4\] = -500 is impossible"),
+    ([130, 12, -100, 10, 5], 1.0, r"S1 - S3 = 230 is impossible"),
+])
+def test_planted_impossible_summaries_are_refused(counts, eps, word):
+    with pytest.raises(ValueError, match=word) as info:
+        SummaryRelease(counts=counts, n=20, eps=eps, n_race=4, n_rel=4)
+    assert "must lie in [" in str(info.value)
+    assert not SummaryRelease(counts=counts, n=20, eps=eps, n_race=4, n_rel=4, checked=False).checked
+
+
+def test_size_two_has_s5_within_s3_and_the_reach_is_exact_at_its_edge():
+    with pytest.raises(ValueError, match=r"S5 - S3 = 2"):
+        SummaryRelease(counts=[5, 5, 10, 12, 12], n=20, eps=math.inf, n_race=2, n_rel=2, size=2)
+    SummaryRelease(counts=[5, 5, 10, 12, 12], n=20, eps=math.inf, n_race=2, n_rel=2, size=3)
+    from dplit.mechanisms import geometric_reach
+    w = geometric_reach(math.exp(-1.0 / 5), 5)
+    SummaryRelease(counts=[5, 5, 5, 500, 500 + 2 * w], n=1000, eps=1.0, n_race=2, n_rel=2)
+    with pytest.raises(ValueError, match="S5 - S4"):
+        SummaryRelease(counts=[5, 5, 5, 500, 501 + 2 * w], n=1000, eps=1.0, n_race=2, n_rel=2)
+
+
+def test_fit_records_whether_the_release_was_checked():
+    x = simulate_households(TRUE, 30, rng=1)
+    rel = release_summaries(x, math.inf)
+    kw = dict(n_iter=20, n_warmup=0, n_chains=1, progress=False, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert fit_nested(rel, **kw).posterior.attrs["plausibility_checked"] == 1
+        bad = SummaryRelease(counts=[30, 30, 10, 5, 5], n=30, eps=math.inf, n_race=4, n_rel=4, checked=False)
+        assert fit_nested(bad, **kw).posterior.attrs["plausibility_checked"] == 0
