@@ -195,15 +195,11 @@ def _add_analyse(subparsers):
 
 def _boot_idata(res, rel, part):
     """A BootResult as InferenceData: the valid replicates as one chain (failed ones dropped)."""
-    from dplit.bootstrap import min_replicates
     from dplit.results import to_arviz
 
     alpha = res.draws("alpha")
     if len(alpha) == 0:
         raise ValueError("every DPBoots replicate failed (see the release's threshold and noise)")
-    if len(alpha) < min_replicates(0.95):
-        warnings.warn(f"only {len(alpha)} valid DPBoots replicates: the ends of a 95% interval are the extreme draws "
-                      f"(use more, --n-boot)", UserWarning, stacklevel=2)
     attrs = {"method": "DPBoots", "eps": rel.eps1, "a": rel.a, "part": part, "n": res.n,
              "n_boot": res.n_boot, "n_failed": res.n_failed, "n_out_of_range": res.n_out_of_range,
              "noise_method": res.method}
@@ -275,6 +271,7 @@ def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n
 def summary_table(idata, rel, *, level=0.95):
     """The summary ``dplit analyse`` prints: mean, sd, interval, R-hat and bulk ESS of alpha and E[x]."""
     from dplit import results
+    from dplit.bootstrap import min_replicates
 
     level = check.level(level)
     q = [(1 - level) / 2, (1 + level) / 2]
@@ -301,6 +298,10 @@ def summary_table(idata, rel, *, level=0.95):
                  + f"; {post.sizes['chain']} chain(s) x {post.sizes['draw']} draws")
     lines.append(f"censoring threshold a = {rel.a:g}; privacy spent eps1 + eps2 = {rel.eps1:g} + {rel.eps2:g} = "
                  f"{rel.budget:g} (by the curator; analysing the release spends nothing more)")
+    n_draws = post.sizes["chain"] * post.sizes["draw"]
+    if n_draws < min_replicates(level):           # e.g. DPBoots replicates lost to failures
+        lines.append(f"TOO FEW DRAWS: {n_draws} for a {pct} interval, whose ends are then the extreme draws (need "
+                     f">= {min_replicates(level)}: more --n-boot, --n-iter or --n-accept)")
     if multi and "converged" in attrs and not int(attrs["converged"]):
         lines.append(f"NOT CONVERGED: {attrs.get('failed', '')} (run longer: --n-iter or --n-iter auto)")
     return "\n".join(lines)

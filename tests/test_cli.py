@@ -155,6 +155,18 @@ def test_every_check_comes_before_any_work_or_file(tmp_path, rel_file, capsys, m
     assert not any(tmp_path.iterdir())                           # nothing written
 
 
+def test_summary_table_says_when_too_few_draws_for_the_level(rel_file):
+    from dplit.cli import summary_table
+
+    rel = Release.load(rel_file)
+    alpha = np.random.default_rng(0).gamma(5.0, size=(1, 10, 4))
+    idata = results.to_arviz({"alpha": alpha, "mean_composition": alpha / alpha.sum(-1, keepdims=True)},
+                             dims={"alpha": ["component"], "mean_composition": ["component"]},
+                             coords={"component": list(rel.names)}, attrs={"method": "DPBoots"})
+    assert "TOO FEW DRAWS: 10 for a 95% interval" in summary_table(idata, rel, level=0.95)
+    assert "TOO FEW" not in summary_table(idata, rel, level=0.5)          # 10 >= ceil(2 / 0.5) = 4
+
+
 def test_no_silent_overwrite(tmp_path, rel_file, capsys):
     out = tmp_path / "o.nc"
     out.write_text("keep me")
