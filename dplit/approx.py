@@ -332,7 +332,8 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
     sampler = _approx_sampler(blocks, release.a, _kernel_form(prior_obj, release.d), update, n_mh)
     attrs = {"method": "DPapprox", "prior": _prior_name(prior), "update": update, "eps": release.eps1,
              "a": release.a, "n": release.n, "n1": release.n1, "n2": release.n2, "n_mh": n_mh,
-             "parts": "+".join(["D1", "D2"] if len(blocks) == 2 else (["D2"] if release.split else ["D"]))}
+             "parts": "+".join(["D1", "D2"] if len(blocks) == 2 else (["D2"] if release.split else ["D"])),
+             "plausibility_checked": int(release.checked)}
     observed = {"s_L": np.asarray(release.s_L)}
     if release.split:
         observed["s_L1"] = np.asarray(release.s_L1)

@@ -1044,7 +1044,8 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
     attrs = {"method": method, "prior": _prior_name(prior), "eps": release.eps1, "a": release.a,
              "n": release.n, "n1": release.n1, "n2": release.n2, "parts": "+".join(
                  ["D1", "D2"] if len(blocks) == 2 else (["D2"] if release.split else ["D"])),
-             "latent_records": int(spec.m.sum()), "n_slice": n_slice}
+             "latent_records": int(spec.m.sum()), "n_slice": n_slice,
+             "plausibility_checked": int(release.checked)}
     if method == "DPreMCMC":
         attrs.update(b=int(b), record_update=record_update)
     observed = {"s_L": np.asarray(release.s_L)}
@@ -1188,7 +1189,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     n_draws = V.count(n_draws, "n_draws")
     n_chains = V.count(n_chains, "n_chains")
     thin = V.count(thin, "thin")
-    d1 = Release.from_statistic(release.s_L1, release.n1, release.a, release.eps1)
+    d1 = Release.from_statistic(release.s_L1, release.n1, release.a, release.eps1, check=release.checked)
     per_chain = -(-n_draws // n_chains)
     res = dp_mcmc(d1, prior="p1", n_iter=per_chain * thin, n_warmup=n_warmup, n_chains=n_chains, thin=thin,
                   rng=rng, progress=progress, **options)
