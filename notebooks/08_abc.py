@@ -564,7 +564,7 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
              "a": release.a, "n": release.n, "n1": release.n1, "n2": release.n2, "n_accept": n_accept,
              "accept_rate": accept_rate, "delta": delta, "n_simulations": n_sim, "adjust": str(adjust),
              "block_size": BLOCK_SIZE, "seed": f"{seq.entropy}/{seq.spawn_key}",
-             "runtime": time.perf_counter() - t0}
+             "runtime": time.perf_counter() - t0, "plausibility_checked": int(release.checked)}
     observed = {"s_L": np.asarray(release.s_L)}
     if release.split:
         observed["s_L1"] = np.asarray(release.s_L1)

@@ -451,3 +451,25 @@ def test_tampered_counts_s_G_are_refused(X3, tmp_path):
     with pytest.raises(ValueError, match="t.json: s_G"):
         Release.load(path)
     assert not Release.load(path, check=False).checked
+
+
+def test_every_analysis_records_whether_the_release_was_checked():
+    import warnings
+
+    from dplit.approx import dp_approx
+    from dplit.mcmc import dp_mcmc, dp_remcmc, p5_prior
+
+    ok = Release.from_statistic([-1.2, -1.0, -1.4], 800, 1e-3, 1.0, s_L1=[-1.1, -1.0, -1.5], n1=200)
+    bad = Release.from_statistic([-100.0, -1.0, -1.4], 800, 1e-3, 1.0, s_L1=[-100.0, -1.0, -1.5], n1=200,
+                                 check=False)
+    kw = dict(n_iter=20, n_warmup=10, n_chains=1, rng=1, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn in (dp_mcmc, dp_remcmc, dp_approx):
+            assert fn(ok, **kw).posterior.attrs["plausibility_checked"] == 1, fn.__name__
+            assert fn(bad, **kw).posterior.attrs["plausibility_checked"] == 0, fn.__name__
+        from dplit.abc import dp_abc
+        abc = dict(n_accept=20, accept_rate=0.2, rng=1, progress=False)
+        assert dp_abc(ok, **abc).posterior.attrs["plausibility_checked"] == 1
+        assert dp_abc(bad, **abc).posterior.attrs["plausibility_checked"] == 0
+        p5_prior(bad, n_draws=20, n_warmup=10, n_chains=1, rng=1, progress=False)   # D1 re-wrapped unchecked
