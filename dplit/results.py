@@ -116,7 +116,7 @@ def _diagnostic(fn, data, var_names, **kw):
     import arviz as az
 
     ds, from_array = _as_dataset(data, var_names)
-    logger = logging.getLogger("arviz")
+    logger = getattr(az, "_log", None) or logging.getLogger("arviz")   # ArviZ 0.x logs through its own az._log
     level = logger.level
     logger.setLevel(logging.ERROR)   # ArviZ 0.x logs a line for every one-chain R-hat; the callers handle it
     try:

@@ -439,7 +439,7 @@ def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT
                                                     (f"tail ESS {t:.0f} < {target:.0f}", t < target)] if bad)
               for v, (r, b, t) in diag.items() if r > max_rhat or b < target or t < target]
     psrf = float("nan")
-    if n_chains >= 2:
+    if n_chains >= 2 and post.sizes["draw"] >= 2:      # one kept draw (n_iter <= thin): R-hat and ESS failed above
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             psrf = mpsrf(result, names[0])

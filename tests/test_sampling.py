@@ -213,3 +213,9 @@ def test_mpsrf_of_tied_coordinates_is_finite():
         warnings.simplefilter("error", ConvergenceWarning)
         assert abs(mpsrf(comp) - 1) < 0.02
     assert mpsrf(comp + np.array([0, 0, 0, 0.2])[:, None, None] * np.array([1, -1, 0])) > 1.2
+
+
+def test_one_kept_draw_per_chain_is_reported_not_a_crash():
+    with pytest.warns(ConvergenceWarning, match="R-hat"):
+        res = run(normal_rwm(Y), n_iter=10, n_warmup=10, n_chains=2, thin=10, rng=1, progress=False)
+    assert res.posterior["mu"].shape == (2, 1) and res.posterior.attrs["converged"] == 0
