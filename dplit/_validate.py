@@ -172,7 +172,8 @@ def run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs=None):
     """Return the checked run settings every sampler shares: (n_iter, n_warmup, n_chains, thin, progress, n_jobs).
 
     Rules: ``n_iter >= 1``, ``n_warmup >= 0``, ``n_chains >= 1``, ``1 <= thin <= n_iter`` (at
-    least one draw per chain), ``progress`` True or False, ``n_jobs`` None or an int >= 1.
+    least one draw per chain), ``progress`` True or False, ``n_jobs`` None or an int >= 1; the kept
+    draws, ``n_chains * (n_iter // thin)`` at 8 bytes or more each, must fit in :func:`max_work_bytes`.
     """
     if n_jobs is not None:
         n_jobs = count(n_jobs, "n_jobs")
@@ -183,6 +184,9 @@ def run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs=None):
     if thin > n_iter:
         raise ValueError(f"thin must be <= n_iter = {n_iter} (at least one draw per chain), got {thin}")
     progress = boolean(progress, "progress")
+    kept = n_chains * (n_iter // thin)          # 8 bytes per kept draw is a lower bound (one float per draw)
+    work_size(8 * kept, f"{n_chains} chains x {n_iter // thin:,} kept draws (n_chains * n_iter / thin)",
+              "lower n_iter or n_chains, or raise thin")
     return n_iter, n_warmup, n_chains, thin, progress, n_jobs
 
 

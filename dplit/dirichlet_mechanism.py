@@ -80,7 +80,13 @@ def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0,
     Parameters as in :func:`dirichlet_mechanism_params`
     ``r`` may be an array (``g`` must then accept one).
     """
-    r = np.asarray(r, dtype=float)
+    r = V.finite_array(r, "r")
+    if np.any(r < 0):
+        raise ValueError(f"r must be >= 0, got min {r.min()}")
+    lam = _check_lam(lam)
+    delta2 = V.positive(delta2, "delta2")
+    delta_inf = V.positive(delta_inf, "delta_inf")
+    lower_bound = _check_nonnegative(lower_bound, "lower_bound")
     g = _g_default(lam, delta_inf) if g is None else g
     out = 0.5 * lam * r**2 * delta2**2 * special.polygamma(1, 1.0 + lower_bound * r + g(r))
     return float(out) if out.ndim == 0 else out

@@ -65,12 +65,14 @@ from dplit import _validate as check
 
 
 def _check_size(size):
-    """Return ``size`` as a shape tuple of non-negative ints."""
+    """Return ``size`` as a shape tuple of non-negative ints whose draws fit in memory (``check.work_size``)."""
     shape = (size,) if np.ndim(size) == 0 else tuple(size)
     for s in shape:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
             raise ValueError(f"size must be a non-negative int or a tuple of them, got {size!r}")
-    return tuple(int(s) for s in shape)
+    shape = tuple(int(s) for s in shape)
+    check.work_size(8 * math.prod(shape), f"size {shape} ({math.prod(shape):,} draws of 8 bytes)", "lower size")
+    return shape
 
 
 def _opendp():
