@@ -671,20 +671,23 @@ def argv(draw):
     if cmd == "study":
         args.append(draw(st.sampled_from(["run", "report", "x"])))
     elif cmd in ("release", "analyse", "analyze"):
-        args.append(draw(st.sampled_from(PATHS[:2] * 3 + PATHS)))
-    method = None
+        good = "x.csv" if cmd == "release" else "rel.json"
+        args.append(draw(maybe(st.just(good), st.sampled_from(PATHS))))
+    if cmd == "release":
+        args += ["--eps1", "1", "--eps2", "0.5", "--close"]
     if cmd in ("analyse", "analyze"):
         method = draw(st.sampled_from(sorted(SIZES)))
         args += ["--method", method, *SIZES[method], "--quiet"]
-    for _ in range(draw(st.integers(0, 4))):
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2, 3]))):
         if draw(st.integers(0, 4)) == 0:
             args.append(draw(st.sampled_from(FLAGS)))
         else:
             opt = draw(st.sampled_from(sorted(OPTION_VALUES)))
             args += [opt, draw(st.sampled_from(OPTION_VALUES[opt]))]
     if draw(st.integers(0, 5)):
-        args += ["--out", draw(st.sampled_from(["out.json" if cmd == "release" else "out.nc", "nodir/o.nc", "dir"]))]
-    if draw(st.booleans()):
+        good = "out.json" if cmd == "release" else "out.nc"
+        args += ["--out", draw(maybe(st.just(good), st.sampled_from(["nodir/o.nc", "dir", "out.txt"])))]
+    if draw(st.integers(0, 3)):
         args.append("--force")
     return args
 
@@ -706,6 +709,8 @@ def test_fuzz_cli(cli_files, args):
     finally:
         os.chdir(old)
     assert code in (0, 2, None), (args, code, err.getvalue()[-2000:])
+    if os.environ.get("DPLIT_FUZZ_TRACE") == "cli":
+        print("cli", code, args)
     assert "Traceback" not in err.getvalue() + out.getvalue(), (args, err.getvalue()[-2000:])
 
 
