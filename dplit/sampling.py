@@ -278,14 +278,16 @@ def _diagnostics(post, names):
 
     ``post`` is an ``xarray.Dataset`` of draws with ``(chain, draw)`` dims.
     """
-    halves = post
-    if post.sizes["chain"] == 1:      # one chain: R-hat of its two halves (ArviZ needs two chains)
-        t = post.sizes["draw"] // 2
+    halves, t = post, post.sizes["draw"] // 2
+    if post.sizes["chain"] == 1 and t >= 2:     # one chain: R-hat of its two halves (ArviZ needs two chains)
         halves = post.isel(draw=slice(0, 2 * t)).stack(sample=("chain", "draw")).drop_vars(["chain", "draw", "sample"])
         halves = halves.assign_coords(sample=np.arange(2 * t)).coarsen(sample=t).construct(sample=("chain", "draw"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # constant coordinates: nan, read as failures
-        rhat, bulk, tail = results.rhat(halves), results.ess(post), results.ess(post, method="tail")
+        if post.sizes["chain"] * post.sizes["draw"] < 4:   # too few draws for any diagnostic: nan, read as failed
+            rhat = bulk = tail = post.isel(chain=0, draw=0, drop=True) * np.nan
+        else:
+            rhat, bulk, tail = results.rhat(halves), results.ess(post), results.ess(post, method="tail")
     out = {}
     for v in names:
         r, b, t = (np.ravel(x[v].values) for x in (rhat, bulk, tail))

@@ -219,3 +219,6 @@ def test_one_kept_draw_per_chain_is_reported_not_a_crash():
     with pytest.warns(ConvergenceWarning, match="R-hat"):
         res = run(normal_rwm(Y), n_iter=10, n_warmup=10, n_chains=2, thin=10, rng=1, progress=False)
     assert res.posterior["mu"].shape == (2, 1) and res.posterior.attrs["converged"] == 0
+    with pytest.warns(ConvergenceWarning, match="R-hat"):
+        one = run(normal_rwm(Y), n_iter=10, n_warmup=10, n_chains=1, thin=10, rng=1, progress=False)
+    assert one.posterior["mu"].shape == (1, 1) and one.posterior.attrs["converged"] == 0
