@@ -414,15 +414,10 @@ def test_fuzz_dapper_sample(bad, sdp, init, n_iter, n_warmup, n_chains, thin, rn
 
 
 # ---------------------------------------------------------------- latent class models
-@st.composite
-def records(draw, max_p=5, min_n=0, min_p=1):
-    n = draw(st.integers(min_n, 40))
-    p = draw(st.integers(min_p, max_p))
-    g = np.random.default_rng(draw(st.integers(0, 99)))
-    x = g.integers(0, draw(st.sampled_from([2, 3])), size=(n, p))
-    mut = draw(st.sampled_from(["none"] * 18 + ["neg", "float", "nan", "T", "1d", "str", "bool", "big", "object"]))
-    if mut == "neg" and x.size:
-        x[0, 0] = -1
+def _mutate_table(x, mut, cell):
+    """An integer table (records x variables) spoilt as ``mut`` says; ``cell`` takes the bad count."""
+    if mut in ("neg", "big") and x.size:
+        x[cell] = -1 if mut == "neg" else 2**40
     elif mut == "float":
         x = x + 0.5
     elif mut == "nan":
@@ -437,11 +432,21 @@ def records(draw, max_p=5, min_n=0, min_p=1):
         x = x.astype(str)
     elif mut == "bool":
         x = x > 0
-    elif mut == "big" and x.size:
-        x[0, 0] = 2**40
     elif mut == "object":
         x = x.astype(object)
+    elif mut == "cols":
+        x = x[:, :3]
     return x
+
+
+@st.composite
+def records(draw, max_p=5, min_n=0, min_p=1):
+    n = draw(st.integers(min_n, 40))
+    p = draw(st.integers(min_p, max_p))
+    g = np.random.default_rng(draw(st.integers(0, 99)))
+    x = g.integers(0, draw(st.sampled_from([2, 3])), size=(n, p))
+    mut = draw(st.sampled_from(["none"] * 18 + ["neg", "float", "nan", "T", "1d", "str", "bool", "big", "object"]))
+    return _mutate_table(x, mut, (0, 0))
 
 
 margin_lists = maybe(st.sampled_from([[(0, 1)], [(0,), (1,)], [(0, 1), (1, 2)]]),
@@ -515,25 +520,7 @@ _HH = simulate_households(SIMULATED_TRUTH, 30, rng=1)
 def households(draw):
     x = _HH[: draw(st.integers(0, 30))].copy()
     mut = draw(st.sampled_from(["none"] * 16 + ["neg", "big", "float", "nan", "T", "1d", "str", "cols"]))
-    if mut == "neg" and x.size:
-        x[0, 1] = -1
-    elif mut == "big" and x.size:
-        x[0, 1] = 2**40
-    elif mut == "float":
-        x = x + 0.5
-    elif mut == "nan":
-        x = x.astype(float)
-        if x.size:
-            x[0, 0] = np.nan
-    elif mut == "T":
-        x = x.T
-    elif mut == "1d":
-        x = x.ravel()
-    elif mut == "str":
-        x = x.astype(str)
-    elif mut == "cols":
-        x = x[:, :3]
-    return x
+    return _mutate_table(x, mut, (0, 1))
 
 
 @fuzz(80)
