@@ -171,12 +171,17 @@ def unit_interval_array(value, name):
 def run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs=None):
     """Return the checked run settings every sampler shares: (n_iter, n_warmup, n_chains, thin, progress, n_jobs).
 
-    Rules: ``n_iter >= 1``, ``n_warmup >= 0``, ``n_chains >= 1``, ``1 <= thin <= n_iter`` (at
+    Rules: ``n_iter >= 1`` or ``"auto"`` (run until converged), ``n_warmup >= 0``, ``n_chains >= 1``, ``1 <= thin <= n_iter`` (at
     least one draw per chain), ``progress`` True or False, ``n_jobs`` None or an int >= 1; the kept
     draws, ``n_chains * (n_iter // thin)`` at 8 bytes or more each, must fit in :func:`max_work_bytes`.
     """
     if n_jobs is not None:
         n_jobs = count(n_jobs, "n_jobs")
+    if isinstance(n_iter, str):              # "auto": the stopping rule's own settings are checked by the sampler core
+        choice(n_iter, "n_iter", ("auto",))
+        thin = count(thin, "thin")
+        return ("auto", count(n_warmup, "n_warmup", 0), count(n_chains, "n_chains"), thin,
+                boolean(progress, "progress"), n_jobs)
     n_iter = count(n_iter, "n_iter")
     n_warmup = count(n_warmup, "n_warmup", 0)
     n_chains = count(n_chains, "n_chains")

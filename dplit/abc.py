@@ -30,7 +30,7 @@ from dplit.dirichlet import (
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
 from dplit.release import Release
-from dplit.results import to_arviz
+from dplit.results import composition_draws, name_components, privacy_attrs, to_arviz
 from dplit.sampling import map_blocks
 
 
@@ -247,9 +247,12 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
     -------
     arviz.InferenceData
         One chain: posterior ``alpha`` and ``mean_composition`` (chain, draw, component); sample
-        stats ``distance`` (and ``weight`` when adjusted); attrs ``method="DPABC"``, ``prior``,
-        ``parts``, ``eps``, ``a``, ``n``, ``n1``, ``n2``, ``accept_rate``, ``delta`` (the tolerance
-        reached), ``n_simulations``, ``adjust``, ``block_size``, ``seed``, ``runtime``.
+        stats ``distance`` (and ``weight`` when adjusted); attrs of the result contract
+        (:data:`dplit.results.CONTRACT_ATTRS`: ``method="DPABC"``, the release's ledger, ``seeds``,
+        ``runtime``; the draws are independent, so ``converged = 1``, ``rhat_max = nan`` and
+        ``ess_bulk_min = n_accept``) and ``prior``, ``parts``, ``eps1``, ``a``, ``n``, ``n1``, ``n2``,
+        ``accept_rate``, ``tolerance`` (the largest accepted distance), ``n_simulations``, ``adjust``,
+        ``block_size``.
 
     Examples
     --------
@@ -293,15 +296,16 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
         kept = np.exp(theta)
         stats["weight"] = w[None]
     seq = g_sim.bit_generator.seed_seq
-    attrs = {"method": "DPABC", "prior": str(prior_obj.name), "parts": "+".join(parts), "eps": release.eps1,
-             "a": release.a, "n": release.n, "n1": release.n1, "n2": release.n2, "n_accept": n_accept,
-             "accept_rate": accept_rate, "delta": delta, "n_simulations": n_sim, "adjust": str(adjust),
-             "block_size": BLOCK_SIZE, "seed": f"{seq.entropy}/{seq.spawn_key}",
-             "runtime": time.perf_counter() - t0, "plausibility_checked": int(release.checked)}
+    attrs = {"method": "DPABC", **privacy_attrs(release), "prior": str(prior_obj.name), "parts": "+".join(parts),
+             "eps1": release.eps1, "a": release.a, "n": release.n, "n1": release.n1, "n2": release.n2,
+             "n_accept": n_accept, "accept_rate": accept_rate, "tolerance": delta, "n_simulations": n_sim,
+             "adjust": str(adjust), "block_size": BLOCK_SIZE, "seeds": [f"{seq.entropy}/{seq.spawn_key}"],
+             "runtime": time.perf_counter() - t0, "converged": 1, "rhat_max": float("nan"),
+             "ess_bulk_min": float(n_accept), "plausibility_checked": int(release.checked)}
     observed = {"s_L": np.asarray(release.s_L)}
     if release.split:
         observed["s_L1"] = np.asarray(release.s_L1)
-    post = {"alpha": kept[None], "mean_composition": (kept / kept.sum(axis=1, keepdims=True))[None]}
-    return to_arviz(post, dims={"alpha": ["component"], "mean_composition": ["component"]},
-                    coords={"component": np.arange(release.d)}, sample_stats=stats, attrs=attrs,
-                    observed_data=observed)
+    result = to_arviz(composition_draws(kept[None]), dims={"alpha": ["component"], "mean_composition": ["component"]},
+                      coords={"component": np.arange(release.d)}, sample_stats=stats, attrs=attrs,
+                      observed_data=observed)
+    return name_components(result, release.names)

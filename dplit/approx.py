@@ -34,7 +34,8 @@ from dplit.mcmc import (
     _start_statistic,
 )
 from dplit.priors import _prior_logpdf_kernel
-from dplit.sampling import Sampler, run, run_chains
+from dplit.results import name_components, privacy_attrs
+from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 
 
@@ -252,7 +253,8 @@ class ApproximationWarning(UserWarning):
 
 
 def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=10,
-              n_mh=5, rng=None, progress=True, n_jobs=None):
+              n_mh=5, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000,
+              max_time=None):
     """DPapprox: the asymptotic Gibbs sampler of model (6) (Guo et al., Sec. 4.2.4; Bernstein and Sheldon 2018).
 
     ``S_0 | alpha ~ N(mu_alpha, Sigma_alpha / n)`` (the central limit theorem for the mean of ``log x``),
@@ -273,8 +275,9 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
         ``"gibbs"``: the paper's sampler, alpha | S0, then S0 | alpha, omega, then omega | S0.
         ``"blocked"``: alpha | omega with S0 integrated out (a Gaussian again), then S0 and omega; the
         same posterior, far better mixing when the noise dominates (see the notebook).
-    n_iter : int, default 20000
-        Iterations per chain after warm-up (before thinning).
+    n_iter : int or "auto", default 20000
+        Iterations per chain after warm-up (before thinning); ``"auto"``: until converged, as in
+        :func:`dplit.mcmc.dp_mcmc`.
     n_warmup : int, default 2000
         Warm-up iterations per chain (discarded; the proposal is tuned here).
     n_chains : int, default 4
@@ -289,14 +292,16 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
         Show a progress bar.
     n_jobs : int, optional
         Threads; default ``min(n_chains, cpu_count)``. The draws do not depend on it.
+    target_ess, max_rhat, max_iter, max_time
+        The stopping rule of ``n_iter="auto"`` (see :func:`dplit.sampling.run`).
 
     Returns
     -------
     arviz.InferenceData
-        Posterior ``alpha`` and ``mean_composition`` (chain, draw, component); sample stats
-        ``alpha_acceptance``; attrs ``method="DPapprox"``, ``prior``, ``update``, ``eps``, ``a``, ``n``,
-        ``n1``, ``n2``, ``parts``, ``seeds``, ``runtime`` and the convergence report of
-        :func:`dplit.sampling.run` (``rhat_max``, ``ess_bulk_min``, ``mpsrf``, ``converged``).
+        Posterior ``alpha`` and ``mean_composition`` (chain, draw, component; the release's component
+        names); sample stats ``alpha_acceptance``; attrs of the result contract
+        (:data:`dplit.results.CONTRACT_ATTRS`, ``method="DPapprox"``) and ``prior``, ``update``, ``eps1``,
+        ``a``, ``n``, ``n1``, ``n2``, ``parts``.
 
     Warns
     -----
@@ -330,16 +335,18 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
                       "approximation of S_0 behind DPapprox is unreliable there; use dp_mcmc",
                       ApproximationWarning, stacklevel=2)
     sampler = _approx_sampler(blocks, release.a, _kernel_form(prior_obj, release.d), update, n_mh)
-    attrs = {"method": "DPapprox", "prior": _prior_name(prior), "update": update, "eps": release.eps1,
+    attrs = {"method": "DPapprox", "prior": _prior_name(prior), "update": update, "eps1": release.eps1,
              "a": release.a, "n": release.n, "n1": release.n1, "n2": release.n2, "n_mh": n_mh,
              "parts": "+".join(["D1", "D2"] if len(blocks) == 2 else (["D2"] if release.split else ["D"])),
              "plausibility_checked": int(release.checked)}
     observed = {"s_L": np.asarray(release.s_L)}
     if release.split:
         observed["s_L1"] = np.asarray(release.s_L1)
-    return run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
-               progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data=observed, report_vars=["alpha"],
-               desc="DPapprox iterations")
+    result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
+                 progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data=observed, report_vars=["alpha"],
+                 privacy=privacy_attrs(release), desc="DPapprox iterations", target_ess=target_ess,
+                 max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
+    return name_components(result, release.names)
 
 
 # %% notebooks/09_asymptotic_gibbs.py, cell 28: Exactness for its own model: simulation-based calibration

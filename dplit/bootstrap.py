@@ -14,12 +14,14 @@ __all__ = [
     "boots",
     "dp_boots",
     "TwoSampleTest",
+    "interval_test",
     "two_sample_test",
 ]
 
 
 # %% notebooks/05_dpboots.py, cell 6: Step 1: the truncated noise
 import math
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -40,6 +42,14 @@ from dplit.dirichlet import (
     sufficient_stat,
 )
 from dplit.release import Release
+from dplit.results import (
+    composition_draws,
+    group,
+    is_result,
+    name_components,
+    privacy_attrs,
+    to_arviz,
+)
 
 TRUNCATION_METHODS = ("auto", "rejection", "gibbs")
 OUT_OF_RANGE = ("redraw", "nan", "uncensored")
@@ -473,6 +483,41 @@ class BootResult:
                      f"failed replicates: {self.n_failed}")
         return "\n".join(lines)
 
+    def to_result(self, *, method, privacy, attrs=None, names=None):
+        """The replicates as a result of dplit's contract: an ArviZ object with the valid draws as one chain.
+
+        ``method`` is the algorithm (``"DPBoots"`` or ``"Boots"``); ``privacy`` the release's
+        :func:`dplit.results.privacy_attrs`. Bootstrap replicates are independent, so ``converged``
+        is 1 when at least :func:`min_replicates` (0.95) are valid, ``rhat_max`` is nan and
+        ``ess_bulk_min`` is the number of valid replicates. The truncated-noise sampler's name is
+        ``noise_method``; failed replicates are counted in ``n_failed`` and left out.
+        """
+        alpha = self.draws("alpha")
+        if len(alpha) == 0:
+            raise ValueError("every bootstrap replicate failed (no MLE, or out of range): see the release's "
+                             "threshold and noise, or raise max_redraw")
+        meta = {"method": method, **privacy, **(attrs or {}), "noise_method": self.method, "n": self.n, "a": self.a,
+                "n_boot": self.n_boot, "n_failed": self.n_failed, "out_of_range": self.out_of_range,
+                "n_out_of_range": self.n_out_of_range, "n_replicates_out_of_range": self.n_replicates_out_of_range,
+                "converged": int(len(alpha) >= min_replicates(0.95)), "rhat_max": float("nan"),
+                "ess_bulk_min": float(len(alpha))}
+        dims = {"alpha": ["component"], "mean_composition": ["component"]}
+        result = to_arviz(composition_draws(alpha[None]), dims=dims, coords={"component": np.arange(alpha.shape[1])},
+                          attrs=meta)
+        return name_components(result, names)
+
+    @classmethod
+    def of(cls, result):
+        """The bootstrap view of a result of :func:`dp_boots` or :func:`boots` (its valid replicates)."""
+        if not is_result(result) or "n_boot" not in group(result, "posterior").attrs:
+            raise TypeError(f"result must be a result of dp_boots or boots, got {type(result).__name__}")
+        post = group(result, "posterior")
+        at, alpha = post.attrs, np.asarray(post["alpha"].values, dtype=float)
+        alpha = alpha.reshape(-1, alpha.shape[-1])
+        return cls(alpha=alpha, method=str(at["noise_method"]), n=int(at["n"]), a=float(at["a"]),
+                   out_of_range=str(at["out_of_range"]), n_out_of_range=int(at["n_out_of_range"]),
+                   n_replicates_out_of_range=int(at["n_replicates_out_of_range"]), n_failed=int(at["n_failed"]))
+
 
 # %% notebooks/05_dpboots.py, cell 40: Steps 2-4: the bootstrap loop
 def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter):
@@ -482,7 +527,7 @@ def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter):
             check.positive(tol, "tol"), check.count(max_iter, "max_iter"))
 
 
-def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw", max_redraw=20,
+def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw", max_redraw=20,
           tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
 
@@ -508,9 +553,12 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
 
     Returns
     -------
-    BootResult
-        ``method == "boots"``.
+    arviz.InferenceData
+        The valid replicates of alpha and E[x | alpha] as one chain, with the result contract's attrs
+        (``method="Boots"``, ``eps_total = inf``: no noise); :meth:`BootResult.of` gives the
+        bootstrap view (intervals, estimates).
     """
+    t0 = time.perf_counter()
     arr = np.asarray(data, dtype=float)
     a_val = 0.0 if a is None else check.threshold(a)
     if arr.ndim == 2:
@@ -529,14 +577,17 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
         raise ValueError("the statistic of data lies outside Range(S0) (sum(exp(s)) >= 1): no MLE exists")
     rng = check.rng(rng)
     s_tilde = np.tile(s0, (n_boot, 1))
+    seeds = [_seed_label(rng)]
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, True, rng)
-    return BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
-                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
-                      n_failed=int(n_failed))
+    res = BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
+                     n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
+                     n_failed=int(n_failed))
+    return res.to_result(method="Boots", privacy=privacy_attrs(eps_total=math.inf),
+                         attrs={"seeds": seeds, "runtime": time.perf_counter() - t0})
 
 
 # %% notebooks/05_dpboots.py, cell 44: Check: Boots against asymptotics
-def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of_range="redraw",
+def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of_range="redraw",
              max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
 
@@ -569,9 +620,14 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
 
     Returns
     -------
-    BootResult
-        ``result.method`` says which truncated-noise sampler ran; ``result.noise`` holds its report.
+    arviz.InferenceData
+        The valid replicates of alpha and E[x | alpha] as one chain (the release's component names),
+        with the result contract's attrs (``method="DPBoots"``, the release's ledger, ``seeds``,
+        ``runtime``, ``converged``; :meth:`BootResult.to_result`), ``noise_method`` (which
+        truncated-noise sampler ran), ``part`` and the failure counts. :meth:`BootResult.of` gives
+        the bootstrap view (intervals, estimates).
     """
+    t0 = time.perf_counter()
     if not isinstance(release, Release):
         raise TypeError(f"release must be a dplit.release.Release, got {type(release).__name__}")
     unknown = sorted(set(noise_options) - {"min_acceptance", "n_pilot", "thin", "burn_in"})
@@ -582,16 +638,27 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
     s_L, n, scale = release.part(check.choice(part, "part", ("D2", "D1", "D")))
     n_boot, policy, max_redraw, tol, max_iter = _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter)
     rng = check.rng(rng)
+    seeds = [_seed_label(rng)]
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, True, rng)
     if n_failed:
         warnings.warn(f"DPBoots: {n_failed} of {n_boot} replicates failed (no MLE, or out of range after "
-                      f"{max_redraw} redraws) and are NaN in result.alpha; estimates and intervals use the "
+                      f"{max_redraw} redraws) and are left out of the result; estimates and intervals use the "
                       f"{n_boot - n_failed} valid ones", RuntimeWarning, stacklevel=2)
-    return BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
-                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
-                      n_failed=int(n_failed), noise=info)
+    res = BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
+                     n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
+                     n_failed=int(n_failed), noise=info)
+    attrs = {"part": part, "eps1": release.eps1, "seeds": seeds, "runtime": time.perf_counter() - t0,
+             "plausibility_checked": int(release.checked)}
+    return res.to_result(method="DPBoots", privacy=privacy_attrs(release), attrs=attrs, names=release.names)
+
+
+def _seed_label(rng):
+    """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
+    without a seed sequence."""
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    return "unlabelled" if seq is None else f"{seq.entropy}/{seq.spawn_key}"
 
 
 # %% notebooks/05_dpboots.py, cell 48: Intervals and the two-sample test (Sec. 5.2)
@@ -624,12 +691,53 @@ class TwoSampleTest:
     n_pairs: int
 
 
+def interval_test(draws, M=0.0, *, delta=0.01, level=0.95):
+    """The interval test of ``H0_j: |E[x_j] - M_j| <= delta`` for each component j (Guo et al., Sec. 5.2).
+
+    Rejects ``H0_j`` when the central ``level`` interval of the draws of ``E[x_j] - M_j`` lies
+    entirely outside ``[-delta, delta]``. The one test of dplit: :func:`two_sample_test`, the ATUS
+    application and ``dplit analyse --test`` all use it.
+
+    Parameters
+    ----------
+    draws : array_like (m, d), or a result of any dplit method
+        Draws of E[x] (or of a difference of two); a result gives its ``mean_composition`` draws.
+    M : float or array_like (d,), default 0
+        The hypothesised value of each component.
+    delta : float, default 0.01
+        Tolerance, >= 0.
+    level : float, default 0.95
+        Level of the interval; the test's level is ``1 - level`` (conservative for ``delta > 0``).
+
+    Returns
+    -------
+    interval : ndarray (d, 2)
+        The interval of ``E[x_j] - M_j``.
+    reject : ndarray of bool (d,)
+    """
+    if is_result(draws):
+        x = np.asarray(group(draws, "posterior")["mean_composition"].values, dtype=float)
+        x = x.reshape(-1, x.shape[-1])
+    else:
+        x = np.asarray(draws, dtype=float)
+        if x.ndim != 2:
+            raise ValueError(f"draws must have shape (m, d) or be a dplit result, got shape {x.shape}")
+    delta = check.nonnegative(delta, "delta")
+    level = check.level(level)
+    M = np.broadcast_to(np.asarray(M, dtype=float), x.shape[1:])
+    x = x[np.all(np.isfinite(x), axis=1)] - M
+    if len(x) < 2:
+        raise ValueError("draws must hold at least 2 finite rows")
+    interval = np.quantile(x, [(1 - level) / 2, (1 + level) / 2], axis=0).T
+    return interval, (interval[:, 0] > delta) | (interval[:, 1] < -delta)
+
+
 def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
     """Test ``H0: |E[x_j | A] - E[x_j | B]| <= delta`` from two independent bootstraps (Sec. 5.2).
 
     Parameters
     ----------
-    result_a, result_b : BootResult
+    result_a, result_b : result of :func:`dp_boots` / :func:`boots`, or BootResult
         Bootstraps of two independent releases (e.g. :func:`dp_boots` on two groups).
     delta : float
         Tolerance (>= 0) of the null hypothesis; Guo et al. use 0.01.
@@ -645,9 +753,14 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
         Replicate ``b`` of A is paired with replicate ``b`` of B (valid replicates only; the
         shorter run sets the number of pairs).
     """
+    views = []
     for name, r in (("result_a", result_a), ("result_b", result_b)):
+        if is_result(r):
+            r = BootResult.of(r)
         if not isinstance(r, BootResult):
-            raise TypeError(f"{name} must be a BootResult, got {type(r).__name__}")
+            raise TypeError(f"{name} must be a result of dp_boots or boots (or a BootResult), got {type(r).__name__}")
+        views.append(r)
+    result_a, result_b = views
     delta = check.nonnegative(delta, "delta")
     level = check.level(level)
     xa, xb = result_a.draws(of), result_b.draws(of)
@@ -658,8 +771,7 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
         raise ValueError("a result has no valid replicate")
     _check_replicates(k, level, "pairs of valid replicates")
     diff = xa[:k] - xb[:k]
-    interval = np.quantile(diff, [(1 - level) / 2, (1 + level) / 2], axis=0).T
+    interval, reject = interval_test(diff, delta=delta, level=level)
     p = 2 * np.minimum((diff <= delta).mean(axis=0), (diff >= -delta).mean(axis=0))
-    reject = (interval[:, 0] > delta) | (interval[:, 1] < -delta)
     return TwoSampleTest(difference=diff.mean(axis=0), interval=interval, p_value=np.minimum(p, 1.0),
                          reject=reject, delta=float(delta), level=level, n_pairs=k)

@@ -193,21 +193,6 @@ def _add_analyse(subparsers):
     p.set_defaults(func=_run_analyse)
 
 
-def _boot_idata(res, rel, part):
-    """A BootResult as InferenceData: the valid replicates as one chain (failed ones dropped)."""
-    from dplit.results import to_arviz
-
-    alpha = res.draws("alpha")
-    if len(alpha) == 0:
-        raise ValueError("every DPBoots replicate failed (see the release's threshold and noise)")
-    attrs = {"method": "DPBoots", "eps": rel.eps1, "a": rel.a, "part": part, "n": res.n,
-             "n_boot": res.n_boot, "n_failed": res.n_failed, "n_out_of_range": res.n_out_of_range,
-             "noise_method": res.method}
-    return to_arviz({"alpha": alpha[None], "mean_composition": (alpha / alpha.sum(1, keepdims=True))[None]},
-                    dims={"alpha": ["component"], "mean_composition": ["component"]},
-                    coords={"component": np.arange(rel.d)}, attrs=attrs)
-
-
 #: The options of each method (keyword of :func:`analyse`: its flag); any other one given is refused.
 OPTIONS = {"prior": "--prior", "n_iter": "--n-iter", "n_warmup": "--n-warmup", "n_chains": "--chains",
            "n_boot": "--n-boot", "n_accept": "--n-accept", "part": "--part"}
@@ -240,32 +225,29 @@ def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n
     naming the method and the option, see ``METHOD_OPTIONS``). Component names of the release label
     the coordinates.
     """
-    from dplit.results import name_components
-
     check_options(method, {"prior": prior, "n_iter": n_iter, "n_warmup": n_warmup, "n_chains": n_chains,
                            "n_boot": n_boot, "n_accept": n_accept, "part": part})
     if method == "dpboots":
         from dplit.bootstrap import dp_boots
 
         part = part or "D2"
-        res = dp_boots(rel, 1000 if n_boot is None else n_boot, part=part, rng=seed)  # failed replicates dropped below
-        return name_components(_boot_idata(res, rel, part), rel.names)
+        return dp_boots(rel, n_boot=1000 if n_boot is None else n_boot, part=part, rng=seed)
     kw = {"prior": prior or "p1", "rng": seed, "progress": progress}
     if method == "dpabc":
         from dplit.abc import dp_abc
 
-        return name_components(dp_abc(rel, n_accept=1000 if n_accept is None else n_accept, **kw), rel.names)
+        return dp_abc(rel, n_accept=1000 if n_accept is None else n_accept, **kw)
     for key, value in (("n_iter", n_iter), ("n_warmup", n_warmup), ("n_chains", n_chains)):
         if value is not None:
             kw[key] = value
     if method == "dpapprox":
         from dplit.approx import dp_approx
 
-        return name_components(dp_approx(rel, **kw), rel.names)
+        return dp_approx(rel, **kw)
     from dplit import mcmc
 
     fn = mcmc.dp_mcmc if method == "dpmcmc" else mcmc.dp_remcmc
-    return name_components(fn(rel, **kw), rel.names)
+    return fn(rel, **kw)
 
 
 def summary_table(idata, rel, *, level=0.95):
@@ -297,7 +279,7 @@ def summary_table(idata, rel, *, level=0.95):
     lines.append(f"method {attrs.get('method')}" + (f", prior {attrs['prior']}" if "prior" in attrs else "")
                  + f"; {post.sizes['chain']} chain(s) x {post.sizes['draw']} draws")
     lines.append(f"censoring threshold a = {rel.a:g}; privacy spent eps1 + eps2 = {rel.eps1:g} + {rel.eps2:g} = "
-                 f"{rel.budget:g} (by the curator; analysing the release spends nothing more)")
+                 f"{rel.eps_total:g} (by the curator; analysing the release spends nothing more)")
     n_draws = post.sizes["chain"] * post.sizes["draw"]
     if n_draws < min_replicates(level):           # e.g. DPBoots replicates lost to failures
         lines.append(f"TOO FEW DRAWS: {n_draws} for a {pct} interval, whose ends are then the extreme draws (need "
@@ -332,16 +314,17 @@ def _check_out(out, force, example="result.nc"):
 
 def _test_lines(idata, means, delta, level):
     """Decisions of H0_j: |E[x_j] - M_j| <= delta, by the level interval of E[x_j]."""
-    x = idata.posterior["mean_composition"].values
-    flat = x.reshape(-1, x.shape[-1])
-    d = flat.shape[1]
+    from dplit.bootstrap import interval_test
+
+    d = idata.posterior["mean_composition"].sizes["component"]
     m, delta = _check_test(means, delta, d)
-    lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    interval, rejects = interval_test(idata, m, delta=delta, level=level)
+    lo, hi = (interval + m[:, None]).T            # the interval of E[x_j] itself, for the reader
     names = [str(c) for c in idata.posterior["mean_composition"].coords["component"].values]
     lines = [f"test of H0_j: |E[x_j] - M_j| <= {delta:g} at significance {1 - level:g} (reject when the interval "
              f"misses [M_j - delta, M_j + delta])"]
     for j in range(d):
-        reject = lo[j] > m[j] + delta or hi[j] < m[j] - delta
+        reject = bool(rejects[j])
         lines.append(f"  {names[j]}: M = {m[j]:g}, interval [{lo[j]:.4f}, {hi[j]:.4f}] -> "
                      f"{'reject H0' if reject else 'do not reject H0'}")
     return lines

@@ -33,7 +33,7 @@ from numba import njit
 from scipy import special, stats
 
 from dplit import _validate as V
-from dplit.bootstrap import dp_boots
+from dplit.bootstrap import BootResult, dp_boots
 from dplit.dirichlet import _gammainc_pq, _ndtri_lower
 from dplit.release import Release
 
@@ -433,7 +433,7 @@ def p2_draws(release, n_draws=10_000, *, rng=None, **boots_options):
     """
     _split_part(release, "p2")
     n_draws = V.count(n_draws, "n_draws", minimum=10)
-    return dp_boots(release, n_draws, part="D1", rng=rng, **boots_options).alpha
+    return BootResult.of(dp_boots(release, n_boot=n_draws, part="D1", rng=rng, **boots_options)).alpha
 
 
 def make_prior(name, release=None, *, d=None, rng=None, n_draws=None, draws=None, shape=1.0, rate=0.1,

@@ -30,6 +30,7 @@ from scipy.special import digamma
 
 from dplit import _validate as check
 from dplit._validate import count as _count
+from dplit.accounting import PrivacyBudget
 from dplit.censoring import censored_logx_moments
 from dplit.dirichlet import censored_stat, check_compositions
 from dplit.mechanisms import (
@@ -496,9 +497,26 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     __hash__ = None
 
     @property
-    def budget(self):
-        """Total privacy budget spent, ``eps1 + eps2`` (Theorem 2; parallel composition over D1, D2)."""
+    def eps_total(self):
+        """Total privacy budget spent, ``eps1 + eps2`` (Theorem 2)."""
         return self.eps1 + self.eps2
+
+    @property
+    def budget(self):
+        """The release's ledger: a :class:`dplit.accounting.PrivacyBudget` of ``eps_total`` with its charges.
+
+        The threshold selection (on D1, or on D when unsplit) costs ``eps2``; the Laplace statistics
+        cost ``eps1``, once on D, or on the disjoint D1 and D2 in parallel (Prop. 3), so the total is
+        ``eps1 + eps2`` either way (Theorem 2).
+        """
+        ledger = PrivacyBudget(self.eps_total)
+        if self.eps2 > 0:
+            ledger.spend(self.eps2, f"threshold selection on {'D1' if self.split else 'D'} (geometric counts)")
+        if self.split:
+            ledger.spend_parallel([self.eps1, self.eps1], "censored statistics s_L1 on D1 and s_L on D2 (Laplace)")
+        else:
+            ledger.spend(self.eps1, "censored statistic s_L on D (Laplace)")
+        return ledger
 
     @property
     def split(self):
@@ -540,7 +558,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     def summary(self):
         """A readable, multi-line description of the release."""
         lines = [f"dplit release: n = {self.n} records, d = {self.d} components, "
-                 f"budget eps1 + eps2 = {self.eps1:g} + {self.eps2:g} = {self.budget:g}"]
+                 f"budget eps1 + eps2 = {self.eps1:g} + {self.eps2:g} = {self.eps_total:g}"]
         if self.candidates is not None:
             lines.append(f"threshold a = {self.a:g} chosen from {len(self.candidates)} candidates with tc = {self.tc:g}")
             lines.append("  candidate   noisy rate p_hat_G")
@@ -596,13 +614,13 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     Returns
     -------
     Release
-        The published record; ``release.budget == eps1 + eps2`` (Theorem 2).
+        The published record; ``release.eps_total == eps1 + eps2`` (Theorem 2).
 
     Examples
     --------
     >>> X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=1000)
     >>> r = release(X, 0.75, 0.25, [1e-4, 1e-3, 1e-2, 0.1], 0.01, rng=1, secure=False)
-    >>> r.budget, r.d, r.n2
+    >>> r.eps_total, r.d, r.n2
     (1.0, 3, 1000)
     """
     X = check_compositions(X, name="X")

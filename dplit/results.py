@@ -18,13 +18,15 @@ below, so the rest of dplit never asks which generation is installed.
 from __future__ import annotations
 
 import functools
+import json
 import logging
+import math
 
 import numpy as np
 
 __all__ = ["to_arviz", "draws", "attrs_of", "clean_attrs", "to_netcdf", "from_netcdf", "name_components",
            "move_to_group", "arviz_generation", "is_result", "groups", "group", "posterior", "set_group", "update_attrs",
-           "rhat", "ess"]
+           "rhat", "ess", "CONTRACT_ATTRS", "privacy_attrs", "ledger", "check_contract", "composition_draws"]
 
 
 @functools.cache
@@ -274,7 +276,9 @@ def to_arviz(posterior, *, dims=None, coords=None, sample_stats=None, attrs=None
     stats = None
     if sample_stats:
         stats = {k: _check_chain_draw(k, v, n_chain, n_draw) for k, v in sample_stats.items()}
-    clean = {k: _attr_value(v) for k, v in (attrs or {}).items()}
+    from dplit import __version__
+
+    clean = {k: _attr_value(v) for k, v in dict(attrs or {}, dplit_version=__version__).items()}
     if arviz_generation() == 0:
         idata = az.from_dict(posterior=post, sample_stats=stats, observed_data=observed_data, dims=dims,
                              coords=coords)
@@ -369,3 +373,105 @@ def move_to_group(result, names, group):
     moved.attrs = dict(post.attrs)
     set_group(result, "posterior", post.drop_vars(names))
     return set_group(result, group, moved)
+
+
+# --- The result contract -------------------------------------------------------------------------
+#: The attrs every inference result of dplit carries, on every group, and what each means. A method
+#: adds its own (prior, a, n, ...) beside them; these keys mean the same for every method.
+CONTRACT_ATTRS = {
+    "method": "the algorithm: DPBoots, Boots, MCMC, DPMCMC, DPreMCMC, DPABC, DPapprox, dapper, latent_class or nested",
+    "eps_total": "the privacy budget the release spent in all (inf: exact data, no noise; nan: not stated)",
+    "eps_by_part": "the release's ledger as JSON, {charge: epsilon} in the order charged (read it with ledger())",
+    "delta": "the delta of (eps, delta)-DP that eps_total is stated at (0: pure DP)",
+    "seeds": "the seed label of each chain, spawned from the rng argument",
+    "runtime": "seconds spent sampling",
+    "converged": "1 when every monitored quantity passed its check (R-hat and ESS for chains), else 0",
+    "rhat_max": "largest R-hat of the monitored quantities (nan with one chain of draws that are not a chain)",
+    "ess_bulk_min": "smallest bulk ESS of the monitored quantities",
+    "dplit_version": "the version of dplit that produced the result",
+}
+
+
+def _entries(budget):
+    """[(label, epsilon)] of a ledger: a PrivacyBudget/RdpBudget (its entries) or None (no charge)."""
+    if budget is None:
+        return []
+    rows = []
+    for e in budget.entries:
+        eps = getattr(e, "epsilon", None)
+        rows.append((str(e.label) or "charge", float(eps)))
+    return rows
+
+
+def privacy_attrs(release=None, *, budget=None, eps_total=None, delta=0.0):
+    """The privacy part of the result contract: ``eps_total``, ``eps_by_part`` and ``delta``.
+
+    Parameters
+    ----------
+    release : object with ``budget`` and ``eps_total``, optional
+        A release (:class:`dplit.release.Release`, ``MarginRelease``, ``SummaryRelease``): its ledger is copied.
+    budget : PrivacyBudget or RdpBudget, optional
+        A ledger, when there is no release object (e.g. dapper's modules).
+    eps_total : float, optional
+        The total when neither gives it (``inf``: no noise; default nan, "not stated").
+    delta : float, default 0
+        The delta at which ``eps_total`` holds.
+
+    Returns
+    -------
+    dict
+        ``{"eps_total": float, "eps_by_part": JSON str, "delta": float}``.
+    """
+    if release is not None:
+        budget, eps_total = release.budget, float(release.eps_total)
+    rows = _entries(budget)
+    parts, seen = {}, {}
+    for label, eps in rows:                   # repeated labels stay apart: "label", "label (2)", ...
+        seen[label] = seen.get(label, 0) + 1
+        parts[label if seen[label] == 1 else f"{label} ({seen[label]})"] = eps
+    if eps_total is None:
+        eps_total = math.fsum(parts.values()) if budget is not None and hasattr(budget, "spent") else float("nan")
+    return {"eps_total": float(eps_total), "eps_by_part": json.dumps(parts), "delta": float(delta)}
+
+
+def ledger(result):
+    """The ledger of a result (its ``eps_by_part``) as a dict ``{charge: epsilon}``."""
+    return json.loads(str(group(result, "posterior").attrs.get("eps_by_part", "{}")))
+
+
+def check_contract(result):
+    """Problems of a result with the result contract (an empty list when it keeps it).
+
+    Checks: an ArviZ result with a posterior of ``(chain, draw)`` draws, every key of
+    :data:`CONTRACT_ATTRS` on every group, ``eps_total`` a number, ``eps_by_part`` JSON whose sum is
+    ``eps_total`` (for pure-DP ledgers), ``converged`` 0 or 1.
+    """
+    if not is_result(result):
+        return [f"not a dplit result: {type(result).__name__}"]
+    problems = []
+    for name in groups(result):
+        missing = [k for k in CONTRACT_ATTRS if k not in result[name].attrs]
+        if missing:
+            problems.append(f"group {name} lacks attrs {missing}")
+    at = group(result, "posterior").attrs
+    post = posterior(result)
+    if not {"chain", "draw"} <= set(post.dims):
+        problems.append(f"posterior dims {tuple(post.dims)} lack (chain, draw)")
+    try:
+        parts = json.loads(str(at.get("eps_by_part", "")))
+        total = float(at.get("eps_total", "nan"))
+        if parts and math.isfinite(total) and float(at.get("delta", 0.0)) == 0.0 \
+                and not math.isclose(math.fsum(parts.values()), total, rel_tol=1e-9):
+            problems.append(f"eps_by_part sums to {math.fsum(parts.values())}, eps_total is {total}")
+    except (TypeError, ValueError) as err:
+        problems.append(f"eps_total/eps_by_part unreadable: {err}")
+    if "converged" in at and int(at["converged"]) not in (0, 1):
+        problems.append(f"converged must be 0 or 1, got {at['converged']!r}")
+    return problems
+
+
+def composition_draws(alpha):
+    """The posterior variables of a Dirichlet model from draws of alpha ``(chain, draw, d)``:
+    ``{"alpha": alpha, "mean_composition": alpha / sum(alpha)}`` (E[x | alpha])."""
+    alpha = np.asarray(alpha, dtype=float)
+    return {"alpha": alpha, "mean_composition": alpha / alpha.sum(axis=-1, keepdims=True)}

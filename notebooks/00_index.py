@@ -176,14 +176,14 @@ published = release(X, eps1=0.75, eps2=0.25, candidates=(1e-6, 1e-5, 1e-4, 1e-3,
                     tc=0.01, rng=rng, secure=False)  # secure=True (default) for real releases
 print(published.summary())
 text = published.to_json()  # what the curator hands out
-assert Release.from_json(text) == published and published.budget == 1.0
+assert Release.from_json(text) == published and published.eps_total == 1.0
 
 # %%
-from dplit.bootstrap import dp_boots
+from dplit.bootstrap import BootResult, dp_boots
 from dplit.mcmc import dp_mcmc
 from dplit.results import draws
 
-boot = dp_boots(Release.from_json(text), n_boot=size(full=1000, quick=200), rng=rng)
+boot = BootResult.of(dp_boots(Release.from_json(text), n_boot=size(full=1000, quick=200), rng=rng))
 post = dp_mcmc(Release.from_json(text), prior="p1", n_iter=size(full=4000, quick=600),
                n_warmup=size(full=1000, quick=300), n_chains=2, thin=2, rng=rng, progress=False)
 truth = alpha_true / alpha_true.sum()

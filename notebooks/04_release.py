@@ -81,6 +81,7 @@ from scipy.special import digamma
 
 from dplit import _validate as check
 from dplit._validate import count as _count
+from dplit.accounting import PrivacyBudget
 from dplit.censoring import censored_logx_moments
 from dplit.dirichlet import censored_stat, check_compositions
 from dplit.mechanisms import (
@@ -777,9 +778,26 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     __hash__ = None
 
     @property
-    def budget(self):
-        """Total privacy budget spent, ``eps1 + eps2`` (Theorem 2; parallel composition over D1, D2)."""
+    def eps_total(self):
+        """Total privacy budget spent, ``eps1 + eps2`` (Theorem 2)."""
         return self.eps1 + self.eps2
+
+    @property
+    def budget(self):
+        """The release's ledger: a :class:`dplit.accounting.PrivacyBudget` of ``eps_total`` with its charges.
+
+        The threshold selection (on D1, or on D when unsplit) costs ``eps2``; the Laplace statistics
+        cost ``eps1``, once on D, or on the disjoint D1 and D2 in parallel (Prop. 3), so the total is
+        ``eps1 + eps2`` either way (Theorem 2).
+        """
+        ledger = PrivacyBudget(self.eps_total)
+        if self.eps2 > 0:
+            ledger.spend(self.eps2, f"threshold selection on {'D1' if self.split else 'D'} (geometric counts)")
+        if self.split:
+            ledger.spend_parallel([self.eps1, self.eps1], "censored statistics s_L1 on D1 and s_L on D2 (Laplace)")
+        else:
+            ledger.spend(self.eps1, "censored statistic s_L on D (Laplace)")
+        return ledger
 
     @property
     def split(self):
@@ -821,7 +839,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     def summary(self):
         """A readable, multi-line description of the release."""
         lines = [f"dplit release: n = {self.n} records, d = {self.d} components, "
-                 f"budget eps1 + eps2 = {self.eps1:g} + {self.eps2:g} = {self.budget:g}"]
+                 f"budget eps1 + eps2 = {self.eps1:g} + {self.eps2:g} = {self.eps_total:g}"]
         if self.candidates is not None:
             lines.append(f"threshold a = {self.a:g} chosen from {len(self.candidates)} candidates with tc = {self.tc:g}")
             lines.append("  candidate   noisy rate p_hat_G")
@@ -846,7 +864,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
 
 # %%
 r_ext = Release.from_statistic([-1.2, -1.0, -1.4], 500, 1e-3, 1.0)
-assert np.isclose(r_ext.scale, laplace_scale(3, 1e-3, 500, 1.0)) and r_ext.budget == 1.0 and not r_ext.split
+assert np.isclose(r_ext.scale, laplace_scale(3, 1e-3, 500, 1.0)) and r_ext.eps_total == 1.0 and not r_ext.split
 assert Release.from_json(r_ext.to_json()) == r_ext
 for field, value in [("scale", 2 * r_ext.scale), ("n1", -1), ("eps1", 0.0), ("a", 1.5)]:
     try:
@@ -928,13 +946,13 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     Returns
     -------
     Release
-        The published record; ``release.budget == eps1 + eps2`` (Theorem 2).
+        The published record; ``release.eps_total == eps1 + eps2`` (Theorem 2).
 
     Examples
     --------
     >>> X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=1000)
     >>> r = release(X, 0.75, 0.25, [1e-4, 1e-3, 1e-2, 0.1], 0.01, rng=1, secure=False)
-    >>> r.budget, r.d, r.n2
+    >>> r.eps_total, r.d, r.n2
     (1.0, 3, 1000)
     """
     X = check_compositions(X, name="X")
@@ -1055,14 +1073,14 @@ r1 = release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=7, secure=False)
 assert r1 == release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=7, secure=False)
 assert r1 != release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=8, secure=False)
 r_sec = release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=7)
-assert r_sec.budget == 1.0 and r_sec.s_G.sum() > 0 and np.all(np.isfinite(r_sec.s_L1))
+assert r_sec.eps_total == 1.0 and r_sec.budget.spent == 1.0 and r_sec.s_G.sum() > 0 and np.all(np.isfinite(r_sec.s_L1))
 assert np.array_equal(r_sec.candidates, np.sort(CANDIDATES))
 for r in (r1, r_sec, release(X, 1.0, 1.0, CANDIDATES, TC, rng=1, secure=False)):
     back = Release.from_json(r.to_json())
     assert back == r and back.to_json() == r.to_json()
     assert all(np.array_equal(getattr(back, k), getattr(r, k)) for k in ("s_L", "p_hat_G", "s_G"))
 r_fixed = Release.from_statistic(r1.s_L, 1000, 1e-3, 0.75)
-assert r_fixed.eps2 == 0 and r_fixed.budget == 0.75 and r_fixed.s_G is None and r_fixed.scale1 is None
+assert r_fixed.eps2 == 0 and r_fixed.eps_total == 0.75 and r_fixed.s_G is None and r_fixed.scale1 is None
 assert Release.from_json(r_fixed.to_json()) == r_fixed
 assert Release.from_statistic(r1.s_L, 1000, r1.a, 0.75, s_L1=r1.s_L1, n1=250, eps2=0.25, s_G=r1.s_G,
                               candidates=CANDIDATES, tc=TC) == r1

@@ -127,6 +127,7 @@ print(f"quick mode: {is_quick()}; n_check = {n_check}")
 # %%
 #| export
 import math
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -147,6 +148,14 @@ from dplit.dirichlet import (
     sufficient_stat,
 )
 from dplit.release import Release
+from dplit.results import (
+    composition_draws,
+    group,
+    is_result,
+    name_components,
+    privacy_attrs,
+    to_arviz,
+)
 
 TRUNCATION_METHODS = ("auto", "rejection", "gibbs")
 OUT_OF_RANGE = ("redraw", "nan", "uncensored")
@@ -844,6 +853,41 @@ class BootResult:
                      f"failed replicates: {self.n_failed}")
         return "\n".join(lines)
 
+    def to_result(self, *, method, privacy, attrs=None, names=None):
+        """The replicates as a result of dplit's contract: an ArviZ object with the valid draws as one chain.
+
+        ``method`` is the algorithm (``"DPBoots"`` or ``"Boots"``); ``privacy`` the release's
+        :func:`dplit.results.privacy_attrs`. Bootstrap replicates are independent, so ``converged``
+        is 1 when at least :func:`min_replicates` (0.95) are valid, ``rhat_max`` is nan and
+        ``ess_bulk_min`` is the number of valid replicates. The truncated-noise sampler's name is
+        ``noise_method``; failed replicates are counted in ``n_failed`` and left out.
+        """
+        alpha = self.draws("alpha")
+        if len(alpha) == 0:
+            raise ValueError("every bootstrap replicate failed (no MLE, or out of range): see the release's "
+                             "threshold and noise, or raise max_redraw")
+        meta = {"method": method, **privacy, **(attrs or {}), "noise_method": self.method, "n": self.n, "a": self.a,
+                "n_boot": self.n_boot, "n_failed": self.n_failed, "out_of_range": self.out_of_range,
+                "n_out_of_range": self.n_out_of_range, "n_replicates_out_of_range": self.n_replicates_out_of_range,
+                "converged": int(len(alpha) >= min_replicates(0.95)), "rhat_max": float("nan"),
+                "ess_bulk_min": float(len(alpha))}
+        dims = {"alpha": ["component"], "mean_composition": ["component"]}
+        result = to_arviz(composition_draws(alpha[None]), dims=dims, coords={"component": np.arange(alpha.shape[1])},
+                          attrs=meta)
+        return name_components(result, names)
+
+    @classmethod
+    def of(cls, result):
+        """The bootstrap view of a result of :func:`dp_boots` or :func:`boots` (its valid replicates)."""
+        if not is_result(result) or "n_boot" not in group(result, "posterior").attrs:
+            raise TypeError(f"result must be a result of dp_boots or boots, got {type(result).__name__}")
+        post = group(result, "posterior")
+        at, alpha = post.attrs, np.asarray(post["alpha"].values, dtype=float)
+        alpha = alpha.reshape(-1, alpha.shape[-1])
+        return cls(alpha=alpha, method=str(at["noise_method"]), n=int(at["n"]), a=float(at["a"]),
+                   out_of_range=str(at["out_of_range"]), n_out_of_range=int(at["n_out_of_range"]),
+                   n_replicates_out_of_range=int(at["n_replicates_out_of_range"]), n_failed=int(at["n_failed"]))
+
 
 # %% [markdown]
 # Check: an interval at level $L$ needs replicates in its tails. With $B$ valid replicates each tail of a percentile
@@ -875,7 +919,7 @@ def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter):
             check.positive(tol, "tol"), check.count(max_iter, "max_iter"))
 
 
-def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw", max_redraw=20,
+def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw", max_redraw=20,
           tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
 
@@ -901,9 +945,12 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
 
     Returns
     -------
-    BootResult
-        ``method == "boots"``.
+    arviz.InferenceData
+        The valid replicates of alpha and E[x | alpha] as one chain, with the result contract's attrs
+        (``method="Boots"``, ``eps_total = inf``: no noise); :meth:`BootResult.of` gives the
+        bootstrap view (intervals, estimates).
     """
+    t0 = time.perf_counter()
     arr = np.asarray(data, dtype=float)
     a_val = 0.0 if a is None else check.threshold(a)
     if arr.ndim == 2:
@@ -922,10 +969,13 @@ def boots(data, n_boot=1000, *, n=None, a=None, rng=None, out_of_range="redraw",
         raise ValueError("the statistic of data lies outside Range(S0) (sum(exp(s)) >= 1): no MLE exists")
     rng = check.rng(rng)
     s_tilde = np.tile(s0, (n_boot, 1))
+    seeds = [_seed_label(rng)]
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, True, rng)
-    return BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
-                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
-                      n_failed=int(n_failed))
+    res = BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
+                     n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
+                     n_failed=int(n_failed))
+    return res.to_result(method="Boots", privacy=privacy_attrs(eps_total=math.inf),
+                         attrs={"seeds": seeds, "runtime": time.perf_counter() - t0})
 
 # %% [markdown]
 # ### Check: Boots against asymptotics
@@ -942,13 +992,13 @@ from dplit.release import release as make_release
 n_boot_check = size(full=2000, quick=500)
 alpha_true = np.array([2.2, 3.3, 4.4])
 n_rec = 5000
-res = boots(logx_mean(alpha_true), n_boot_check, n=n_rec, rng=rng)
+res = BootResult.of(boots(logx_mean(alpha_true), n_boot=n_boot_check, n=n_rec, rng=rng))
 cov_theory = np.linalg.inv(fisher_information(alpha_true)) / n_rec
 z = (res.alpha.mean(axis=0) - alpha_true) / np.sqrt(np.diag(cov_theory) / n_boot_check)
 var_ratio = np.diag(np.cov(res.alpha.T)) / np.diag(cov_theory)
 print(f"Boots: mean z-scores {np.round(z, 2)}, variance / (I^-1 / n) = {np.round(var_ratio, 3)}")
 assert np.all(np.abs(z) < 5) and np.all(np.abs(var_ratio - 1) < 0.2)
-half = boots(logx_mean(alpha_true), n_boot_check, n=n_rec // 2, rng=rng)
+half = BootResult.of(boots(logx_mean(alpha_true), n_boot=n_boot_check, n=n_rec // 2, rng=rng))
 assert np.all(np.diag(np.cov(half.alpha.T)) / np.diag(cov_theory) > 1.5)  # the wrong n is visible
 
 # %% [markdown]
@@ -956,7 +1006,7 @@ assert np.all(np.diag(np.cov(half.alpha.T)) / np.diag(cov_theory) > 1.5)  # the 
 
 # %%
 #| export
-def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of_range="redraw",
+def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of_range="redraw",
              max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
 
@@ -989,9 +1039,14 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
 
     Returns
     -------
-    BootResult
-        ``result.method`` says which truncated-noise sampler ran; ``result.noise`` holds its report.
+    arviz.InferenceData
+        The valid replicates of alpha and E[x | alpha] as one chain (the release's component names),
+        with the result contract's attrs (``method="DPBoots"``, the release's ledger, ``seeds``,
+        ``runtime``, ``converged``; :meth:`BootResult.to_result`), ``noise_method`` (which
+        truncated-noise sampler ran), ``part`` and the failure counts. :meth:`BootResult.of` gives
+        the bootstrap view (intervals, estimates).
     """
+    t0 = time.perf_counter()
     if not isinstance(release, Release):
         raise TypeError(f"release must be a dplit.release.Release, got {type(release).__name__}")
     unknown = sorted(set(noise_options) - {"min_acceptance", "n_pilot", "thin", "burn_in"})
@@ -1002,16 +1057,27 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
     s_L, n, scale = release.part(check.choice(part, "part", ("D2", "D1", "D")))
     n_boot, policy, max_redraw, tol, max_iter = _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter)
     rng = check.rng(rng)
+    seeds = [_seed_label(rng)]
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)
     alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, True, rng)
     if n_failed:
         warnings.warn(f"DPBoots: {n_failed} of {n_boot} replicates failed (no MLE, or out of range after "
-                      f"{max_redraw} redraws) and are NaN in result.alpha; estimates and intervals use the "
+                      f"{max_redraw} redraws) and are left out of the result; estimates and intervals use the "
                       f"{n_boot - n_failed} valid ones", RuntimeWarning, stacklevel=2)
-    return BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
-                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
-                      n_failed=int(n_failed), noise=info)
+    res = BootResult(alpha=alpha, method=info["method"], n=n, a=release.a, out_of_range=out_of_range,
+                     n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
+                     n_failed=int(n_failed), noise=info)
+    attrs = {"part": part, "eps1": release.eps1, "seeds": seeds, "runtime": time.perf_counter() - t0,
+             "plausibility_checked": int(release.checked)}
+    return res.to_result(method="DPBoots", privacy=privacy_attrs(release), attrs=attrs, names=release.names)
+
+
+def _seed_label(rng):
+    """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
+    without a seed sequence."""
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    return "unlabelled" if seq is None else f"{seq.entropy}/{seq.spawn_key}"
 
 # %% [markdown]
 # ### Check: DPBoots in the non-private limit
@@ -1024,9 +1090,9 @@ def dp_boots(release, n_boot=1000, *, part="D2", rng=None, method="auto", out_of
 X = dirichlet_draws(alpha_true, n_rec, rng=rng)
 cands = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
 rel_inf = make_release(X, 0.75e10, 0.25e10, cands, 0.01, rng=rng, secure=False)
-dp_inf = dp_boots(rel_inf, n_boot_check, rng=rng)
-b_same = boots(X, n_boot_check, a=rel_inf.a, rng=rng)
-b_wrong = boots(X, n_boot_check, n=n_rec // 4, a=rel_inf.a, rng=rng)
+dp_inf = BootResult.of(dp_boots(rel_inf, n_boot=n_boot_check, rng=rng))
+b_same = BootResult.of(boots(X, n_boot=n_boot_check, a=rel_inf.a, rng=rng))
+b_wrong = BootResult.of(boots(X, n_boot=n_boot_check, n=n_rec // 4, a=rel_inf.a, rng=rng))
 p_same = min(stats.ks_2samp(dp_inf.alpha[:, j], b_same.alpha[:, j]).pvalue for j in range(3))
 p_wrong = min(stats.ks_2samp(dp_inf.alpha[:, j], b_wrong.alpha[:, j]).pvalue for j in range(3))
 print(f"eps = 1e10 (a = {rel_inf.a:g}, noise scale {rel_inf.scale:.1e}): DPBoots via {dp_inf.method}; "
@@ -1034,14 +1100,14 @@ print(f"eps = 1e10 (a = {rel_inf.a:g}, noise scale {rel_inf.scale:.1e}): DPBoots
 assert p_same > 1e-3 and p_wrong < 1e-6 and dp_inf.n_failed == 0
 # A first user's slips: a seed passed as seed= is refused naming rng; failed replicates are not silent.
 try:
-    dp_boots(rel_inf, 10, seed=1)
+    BootResult.of(dp_boots(rel_inf, n_boot=10, seed=1))
 except TypeError as err:
     assert "seed" in str(err) and "rng=" in str(err), err
 else:
     raise AssertionError("seed= accepted")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    few = dp_boots(rel_inf, 20, rng=0, max_iter=1)  # one Newton step: the MLE does not converge
+    few = BootResult.of(dp_boots(rel_inf, n_boot=20, rng=0, max_iter=1))  # one Newton step: the MLE does not converge
 assert few.n_failed > 0 and any("replicates failed" in str(w.message) for w in caught), few.n_failed
 
 # %% [markdown]
@@ -1091,12 +1157,53 @@ class TwoSampleTest:
     n_pairs: int
 
 
+def interval_test(draws, M=0.0, *, delta=0.01, level=0.95):
+    """The interval test of ``H0_j: |E[x_j] - M_j| <= delta`` for each component j (Guo et al., Sec. 5.2).
+
+    Rejects ``H0_j`` when the central ``level`` interval of the draws of ``E[x_j] - M_j`` lies
+    entirely outside ``[-delta, delta]``. The one test of dplit: :func:`two_sample_test`, the ATUS
+    application and ``dplit analyse --test`` all use it.
+
+    Parameters
+    ----------
+    draws : array_like (m, d), or a result of any dplit method
+        Draws of E[x] (or of a difference of two); a result gives its ``mean_composition`` draws.
+    M : float or array_like (d,), default 0
+        The hypothesised value of each component.
+    delta : float, default 0.01
+        Tolerance, >= 0.
+    level : float, default 0.95
+        Level of the interval; the test's level is ``1 - level`` (conservative for ``delta > 0``).
+
+    Returns
+    -------
+    interval : ndarray (d, 2)
+        The interval of ``E[x_j] - M_j``.
+    reject : ndarray of bool (d,)
+    """
+    if is_result(draws):
+        x = np.asarray(group(draws, "posterior")["mean_composition"].values, dtype=float)
+        x = x.reshape(-1, x.shape[-1])
+    else:
+        x = np.asarray(draws, dtype=float)
+        if x.ndim != 2:
+            raise ValueError(f"draws must have shape (m, d) or be a dplit result, got shape {x.shape}")
+    delta = check.nonnegative(delta, "delta")
+    level = check.level(level)
+    M = np.broadcast_to(np.asarray(M, dtype=float), x.shape[1:])
+    x = x[np.all(np.isfinite(x), axis=1)] - M
+    if len(x) < 2:
+        raise ValueError("draws must hold at least 2 finite rows")
+    interval = np.quantile(x, [(1 - level) / 2, (1 + level) / 2], axis=0).T
+    return interval, (interval[:, 0] > delta) | (interval[:, 1] < -delta)
+
+
 def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
     """Test ``H0: |E[x_j | A] - E[x_j | B]| <= delta`` from two independent bootstraps (Sec. 5.2).
 
     Parameters
     ----------
-    result_a, result_b : BootResult
+    result_a, result_b : result of :func:`dp_boots` / :func:`boots`, or BootResult
         Bootstraps of two independent releases (e.g. :func:`dp_boots` on two groups).
     delta : float
         Tolerance (>= 0) of the null hypothesis; Guo et al. use 0.01.
@@ -1112,9 +1219,14 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
         Replicate ``b`` of A is paired with replicate ``b`` of B (valid replicates only; the
         shorter run sets the number of pairs).
     """
+    views = []
     for name, r in (("result_a", result_a), ("result_b", result_b)):
+        if is_result(r):
+            r = BootResult.of(r)
         if not isinstance(r, BootResult):
-            raise TypeError(f"{name} must be a BootResult, got {type(r).__name__}")
+            raise TypeError(f"{name} must be a result of dp_boots or boots (or a BootResult), got {type(r).__name__}")
+        views.append(r)
+    result_a, result_b = views
     delta = check.nonnegative(delta, "delta")
     level = check.level(level)
     xa, xb = result_a.draws(of), result_b.draws(of)
@@ -1125,9 +1237,8 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
         raise ValueError("a result has no valid replicate")
     _check_replicates(k, level, "pairs of valid replicates")
     diff = xa[:k] - xb[:k]
-    interval = np.quantile(diff, [(1 - level) / 2, (1 + level) / 2], axis=0).T
+    interval, reject = interval_test(diff, delta=delta, level=level)
     p = 2 * np.minimum((diff <= delta).mean(axis=0), (diff >= -delta).mean(axis=0))
-    reject = (interval[:, 0] > delta) | (interval[:, 1] < -delta)
     return TwoSampleTest(difference=diff.mean(axis=0), interval=interval, p_value=np.minimum(p, 1.0),
                          reject=reject, delta=float(delta), level=level, n_pairs=k)
 
@@ -1139,8 +1250,8 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
 # %%
 alpha_b = np.array([2.2, 3.3, 5.0])  # E[x] differs by about 0.04 in the third component
 XA, XB = dirichlet_draws(alpha_true, n_rec, rng=rng), dirichlet_draws(alpha_b, n_rec, rng=rng)
-rA = dp_boots(make_release(XA, 0.75, 0.25, cands, 0.01, rng=rng, secure=False), n_boot_check, rng=rng)
-rB = dp_boots(make_release(XB, 0.75, 0.25, cands, 0.01, rng=rng, secure=False), n_boot_check, rng=rng)
+rA = BootResult.of(dp_boots(make_release(XA, 0.75, 0.25, cands, 0.01, rng=rng, secure=False), n_boot=n_boot_check, rng=rng))
+rB = BootResult.of(dp_boots(make_release(XB, 0.75, 0.25, cands, 0.01, rng=rng, secure=False), n_boot=n_boot_check, rng=rng))
 test = two_sample_test(rA, rB, delta=0.01)
 print("difference", np.round(test.difference, 4), "reject", test.reject, "p", np.round(test.p_value, 4))
 assert test.reject[2] and test.p_value[2] < 0.05
@@ -1152,10 +1263,10 @@ n_size = size(full=100, quick=20)
 n_boot_size = size(full=400, quick=150)
 rejections = 0
 for _ in range(n_size):
-    r1 = dp_boots(make_release(dirichlet_draws(alpha_true, 1000, rng=rng), 0.75, 0.25, cands, 0.01, rng=rng,
-                               secure=False), n_boot_size, rng=rng)
-    r2 = dp_boots(make_release(dirichlet_draws(alpha_true, 1000, rng=rng), 0.75, 0.25, cands, 0.01, rng=rng,
-                               secure=False), n_boot_size, rng=rng)
+    r1 = BootResult.of(dp_boots(make_release(dirichlet_draws(alpha_true, 1000, rng=rng), 0.75, 0.25, cands, 0.01, rng=rng,
+                               secure=False), n_boot=n_boot_size, rng=rng))
+    r2 = BootResult.of(dp_boots(make_release(dirichlet_draws(alpha_true, 1000, rng=rng), 0.75, 0.25, cands, 0.01, rng=rng,
+                               secure=False), n_boot=n_boot_size, rng=rng))
     rejections += two_sample_test(r1, r2, delta=0.0).reject[0]
 p_size = stats.binomtest(int(rejections), n_size, 0.05, alternative="greater").pvalue
 print(f"size at delta = 0 (component 1): {rejections}/{n_size} rejections, one-sided binomial p = {p_size:.3f}")
@@ -1185,7 +1296,7 @@ def coverage_study(alpha, n, eps, n_rep, n_boot, rng, level=0.95):
     for r in range(n_rep):
         X = dirichlet_draws(alpha, n, rng=rng)
         rel = make_release(X, 0.75 * eps, 0.25 * eps, cands, 0.01, rng=rng, secure=False)
-        dp, ref = dp_boots(rel, n_boot, rng=rng), boots(X, n_boot, rng=rng)
+        dp, ref = BootResult.of(dp_boots(rel, n_boot=n_boot, rng=rng)), BootResult.of(boots(X, n_boot=n_boot, rng=rng))
         methods.append(dp.method)
         for name, res_ in (("dp", dp), ("b", ref)):
             im, ia = res_.interval(level), res_.interval(level, of="alpha")
@@ -1266,7 +1377,7 @@ def explore(eps=1.0, n=2000, log10_a=-3.0, alpha_name="(2.2, 3.3, 4.4)", n_boot=
     a = 10.0 ** log10_a
     s_L = censored_stat(X, a) + g.laplace(0.0, -len(alpha) * np.log(a) / (n * eps), size=len(alpha))
     rel = Release.from_statistic(s_L, n, a, eps)
-    dp, ref = dp_boots(rel, n_boot, rng=g), boots(X, n_boot, rng=g)
+    dp, ref = BootResult.of(dp_boots(rel, n_boot=n_boot, rng=g)), BootResult.of(boots(X, n_boot=n_boot, rng=g))
     fig, axes = plt.subplots(1, len(alpha), figsize=(3.2 * len(alpha), 2.8))
     for j, ax_ in enumerate(axes):
         ax_.hist(ref.mean_composition[:, j], bins=30, density=True, alpha=0.5, label="Boots")

@@ -537,9 +537,18 @@ def _sample(sampler, *, n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs,
 
 # %%
 #| export
+#: The run settings of dplit's sampler contract: every sampler takes these keywords, by these names.
+RUN_SETTINGS = ("n_iter", "n_warmup", "n_chains", "thin", "rng", "progress", "n_jobs", "target_ess", "max_rhat",
+                "max_iter", "max_time")
+#: Their shared defaults. ``n_iter``, ``n_warmup`` and ``thin`` are each method's own (an iteration
+#: of DPMCMC and one of DPapprox cost very different amounts); ``dplit.methods.REGISTRY`` lists them.
+RUN_DEFAULTS = {"n_chains": 4, "rng": None, "progress": True, "n_jobs": None, "target_ess": 400,
+                "max_rhat": RHAT_MAX, "max_iter": 200_000, "max_time": None}
+
+
 def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=True, n_jobs=None, attrs=None,
         observed_data=None, report_vars=None, check=True, desc="iterations", target_ess=400, max_rhat=RHAT_MAX,
-        max_iter=200_000, max_time=None):
+        max_iter=200_000, max_time=None, privacy=None):
     """Run a sampler's chains and return an ArviZ object with a convergence report.
 
     Parameters
@@ -562,7 +571,10 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
     n_jobs : int, optional
         Threads; default ``min(n_chains, cpu_count)``.
     attrs : dict, optional
-        The method's metadata (method name, prior, epsilon, ...) for the result's ``attrs``.
+        The method's metadata (``method``, prior, ...) for the result's ``attrs``.
+    privacy : dict, optional
+        The privacy part of the result contract, from :func:`dplit.results.privacy_attrs` (default:
+        not stated, ``eps_total = nan``).
     observed_data : dict, optional
         The statistic(s) the posterior conditions on.
     report_vars : list of str, optional
@@ -580,9 +592,9 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
     Returns
     -------
     arviz.InferenceData
-        Posterior and sample stats with ``(chain, draw)`` axes; ``attrs`` with the run settings
-        (``n_iter`` as run), ``seeds``, ``runtime`` and the report (``rhat_max``, ``ess_bulk_min``,
-        ``ess_tail_min``, ``mpsrf``, ``converged``, ``failed``).
+        Posterior and sample stats with ``(chain, draw)`` axes; ``attrs`` with every key of the
+        result contract (:data:`dplit.results.CONTRACT_ATTRS`), the run settings (``n_iter`` as
+        run) and the rest of the report (``ess_tail_min``, ``mpsrf``, ``failed``).
 
     Examples
     --------
@@ -603,8 +615,9 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
                                             rng=rng, progress=progress, n_jobs=n_jobs, desc=desc, auto=auto,
                                             names=report_vars)
     kept = next(iter(draws.values())).shape[1] * thin
-    meta = dict(attrs or {}, n_iter=int(kept), n_iter_requested=str(n_iter), n_warmup=int(n_warmup),
-                n_chains=int(n_chains), thin=int(thin), seeds=labels, runtime=float(runtime))
+    meta = dict({"method": "custom"}, **(attrs or {}), **(privacy or results.privacy_attrs()), n_iter=int(kept),
+                n_iter_requested=str(n_iter), n_warmup=int(n_warmup), n_chains=int(n_chains), thin=int(thin),
+                seeds=labels, runtime=float(runtime))
     result = to_arviz(draws, dims=sampler.dims, coords=sampler.coords, sample_stats=stats or None,
                       attrs=meta, observed_data=observed_data)
     report = convergence_report(result, report_vars or [next(iter(draws))], warn=check, max_rhat=max_rhat,

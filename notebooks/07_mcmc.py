@@ -168,8 +168,8 @@ from dplit.priors import (
     make_prior,
 )
 from dplit.release import Release
-from dplit.results import name_components
-from dplit.sampling import Sampler, run, run_chains
+from dplit.results import name_components, privacy_attrs
+from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 
 # %% [markdown]
@@ -1459,9 +1459,6 @@ _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
 def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs=None):
     """Check the keywords shared by every sampler (dplit._validate.run_settings) and n_slice."""
-    if isinstance(n_iter, str):                 # "auto": dplit.sampling checks the until-converged settings
-        V.choice(n_iter, "n_iter", ("auto",))
-        n_iter = V.count(thin, "thin")
     V.run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs)
     return V.count(n_slice, "n_slice")
 
@@ -1475,15 +1472,6 @@ def _check_release(release):
 
 
 _MONITORED = ["alpha", "mean_composition"]     # what the convergence report (and n_iter="auto") watches
-_UNTIL = ("target_ess", "max_rhat", "max_iter", "max_time")
-
-
-def _until(options):
-    """The until-converged keywords of dplit.sampling.run (n_iter="auto"); anything else is an error."""
-    unknown = sorted(set(options) - set(_UNTIL))
-    if unknown:
-        raise TypeError(f"unexpected keyword argument(s) {unknown}; the sampler takes {_UNTIL} besides its own")
-    return options
 
 
 def _kernel_form(prior, d):
@@ -1549,7 +1537,7 @@ def _spec_from_blocks(blocks, a, form, n_slice, mode=_UPDATE_JU):
 
 
 def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, thin=1, n_slice=2,
-         rng=None, progress=True, n_jobs=None, **until):
+         rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
     """MCMC_p1: sample the non-private posterior pi(alpha | S0(D)) of eq. (1) (Guo et al., Sec. 5.1).
 
     Parameters
@@ -1576,15 +1564,15 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
         Show a progress bar.
     n_jobs : int, optional
         Threads to use; default ``min(n_chains, cpu_count)``. The draws do not depend on it.
-    **until
-        ``n_iter="auto"`` and its ``target_ess``, ``max_rhat``, ``max_iter``, ``max_time``, as in
-        :func:`dp_mcmc`.
+    target_ess, max_rhat, max_iter, max_time
+        The stopping rule of ``n_iter="auto"``, as in :func:`dp_mcmc`.
 
     Returns
     -------
     arviz.InferenceData
         Posterior ``alpha`` and ``mean_composition`` (chain, draw, component), sample stats
-        ``slice_evaluations``, attrs ``method="MCMC"``, ``prior``, ``n``, ``seeds``, ``runtime``.
+        ``slice_evaluations``, attrs of the result contract (``method="MCMC"``, ``eps_total = inf``:
+        no noise; :data:`dplit.results.CONTRACT_ATTRS`), ``prior``, ``n``.
     """
     s = np.asarray(statistic, dtype=float)
     if s.ndim != 1 or s.size < 2 or not np.all(np.isfinite(s)):
@@ -1600,14 +1588,16 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
     form = _kernel_form(_resolve_prior(prior, None, s.size, rng)[0], s.size)
     spec = _Spec(s_L=np.zeros((0, s.size)), m=np.zeros(0, dtype=np.int64), power=np.zeros(0),
                  inv_scale=np.zeros(0), log_a=0.0, T0=n * s, n0=float(n), prior=form, init_s=s, n_slice=n_slice)
-    attrs = {"method": "MCMC", "prior": _prior_name(prior), "eps": float("inf"), "n": n, "n_slice": n_slice}
+    attrs = {"method": "MCMC", "prior": _prior_name(prior), "n": n, "n_slice": n_slice}
     return run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"statistic": s},
-               report_vars=_MONITORED, desc="MCMC iterations", **_until(until))
+               privacy=privacy_attrs(eps_total=math.inf), report_vars=_MONITORED, desc="MCMC iterations",
+               target_ess=target_ess, max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
 
 
 def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs,
             method, until):
+    # until: the stopping rule of n_iter="auto" (target_ess, max_rhat, max_iter, max_time), passed to run
     """Shared body of dp_mcmc and dp_remcmc."""
     release = _check_release(release)
     if thin is None:                            # see dp_mcmc's docstring
@@ -1619,7 +1609,7 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
     blocks = _blocks(release, both, b)
     spec = _spec_from_blocks(blocks, release.a, _kernel_form(prior_obj, release.d), n_slice,
                              mode=_RECORD_UPDATES[record_update])
-    attrs = {"method": method, "prior": _prior_name(prior), "eps": release.eps1, "a": release.a,
+    attrs = {"method": method, "prior": _prior_name(prior), "eps1": release.eps1, "a": release.a,
              "n": release.n, "n1": release.n1, "n2": release.n2, "parts": "+".join(
                  ["D1", "D2"] if len(blocks) == 2 else (["D2"] if release.split else ["D"])),
              "latent_records": int(spec.m.sum()), "n_slice": n_slice,
@@ -1631,12 +1621,13 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
         observed["s_L1"] = np.asarray(release.s_L1)
     result = run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                  progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data=observed, report_vars=_MONITORED,
-                 desc="MCMC iterations", **_until(until))
+                 privacy=privacy_attrs(release), desc="MCMC iterations", **until)
     return name_components(result, release.names)      # the release's component names, when it has them
 
 
 def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=None, n_slice=20,
-            rng=None, progress=True, n_jobs=None, **until):
+            rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000,
+            max_time=None):
     """DPMCMC: sample pi(alpha | released statistic) by data augmentation (Guo et al., Sec. 4.2.2).
 
     Alternates ``n_slice`` cycles of a hyperrectangle slice sampler for alpha given the latent
@@ -1679,8 +1670,9 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
         Show a progress bar.
     n_jobs : int, optional
         Threads; default ``min(n_chains, cpu_count)``. The draws do not depend on it.
-    **until
-        ``target_ess``, ``max_rhat``, ``max_iter``, ``max_time`` for ``n_iter="auto"``.
+    target_ess, max_rhat, max_iter, max_time
+        The stopping rule of ``n_iter="auto"`` (see ``n_iter``); the report of a fixed ``n_iter``
+        also uses ``max_rhat``.
 
     Returns
     -------
@@ -1689,10 +1681,11 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
         coordinate carries ``release.names`` when the release has them); sample stats
         ``record_acceptance`` (per iteration, averaged over the thinning window),
         ``slice_evaluations``, ``ancillary_acceptance``, ``scale_acceptance`` and
-        ``shift_acceptance`` (NaN where the move did not run); attrs ``method="DPMCMC"``, ``prior``, ``eps``, ``a``, ``n``,
-        ``n1``, ``n2``, ``parts``, ``seeds``, ``runtime``, and the convergence report of
-        :func:`dplit.sampling.run` (``rhat_max``, ``ess_bulk_min``, ``mpsrf``, ``converged``;
-        a ``ConvergenceWarning`` when the chains have not converged).
+        ``shift_acceptance`` (NaN where the move did not run); attrs of the result contract
+        (:data:`dplit.results.CONTRACT_ATTRS`: ``method="DPMCMC"``, ``eps_total`` and ``eps_by_part``
+        from the release's ledger, ``seeds``, ``runtime``, ``converged`` and the diagnostics; a
+        ``ConvergenceWarning`` when the chains have not converged) and ``prior``, ``eps1``, ``a``,
+        ``n``, ``n1``, ``n2``, ``parts``.
 
     Examples
     --------
@@ -1705,12 +1698,14 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     >>> bool(np.abs(mean - np.array([2.0, 3.0, 4.0]) / 9).max() < 0.05)      # E[x] recovered
     True
     """
+    until = dict(target_ess=target_ess, max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
     return _dp_run(release, prior, None, "ju", n_iter, n_warmup, n_chains, thin, n_slice, rng,
                    progress, n_jobs, "DPMCMC", until)
 
 
 def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n_warmup=2_000, n_chains=4,
-              thin=None, n_slice=20, rng=None, progress=True, n_jobs=None, **until):
+              thin=None, n_slice=20, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX,
+              max_iter=200_000, max_time=None):
     """DPreMCMC: model (5) of Guo et al. (Sec. 4.2.2), b latent records each with power n_part / b.
 
     Parameters
@@ -1727,8 +1722,8 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
         ``"model5"``: exact Metropolis-Hastings for the joint density (5), acceptance
         ``[p_Dir(x*)/p_Dir(x)]^(p-1)`` times the Laplace ratio; that joint law drifts to large
         alpha when ``p = n_part / b`` is large (see the notebook), kept for the demonstration.
-    n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs, **until
-        As in :func:`dp_mcmc` (``n_iter="auto"`` runs until converged).
+    n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs, target_ess, max_rhat, max_iter, max_time
+        As in :func:`dp_mcmc`.
 
     Returns
     -------
@@ -1736,6 +1731,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
         As :func:`dp_mcmc`, with ``method="DPreMCMC"`` and attrs ``b`` and ``record_update``.
     """
     b = V.count(b, "b")
+    until = dict(target_ess=target_ess, max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
     return _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress,
                    n_jobs, "DPreMCMC", until)
 

@@ -106,7 +106,7 @@ from dplit.dirichlet import (
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
 from dplit.release import Release
-from dplit.results import to_arviz
+from dplit.results import composition_draws, name_components, privacy_attrs, to_arviz
 from dplit.sampling import map_blocks
 
 
@@ -514,9 +514,12 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
     -------
     arviz.InferenceData
         One chain: posterior ``alpha`` and ``mean_composition`` (chain, draw, component); sample
-        stats ``distance`` (and ``weight`` when adjusted); attrs ``method="DPABC"``, ``prior``,
-        ``parts``, ``eps``, ``a``, ``n``, ``n1``, ``n2``, ``accept_rate``, ``delta`` (the tolerance
-        reached), ``n_simulations``, ``adjust``, ``block_size``, ``seed``, ``runtime``.
+        stats ``distance`` (and ``weight`` when adjusted); attrs of the result contract
+        (:data:`dplit.results.CONTRACT_ATTRS`: ``method="DPABC"``, the release's ledger, ``seeds``,
+        ``runtime``; the draws are independent, so ``converged = 1``, ``rhat_max = nan`` and
+        ``ess_bulk_min = n_accept``) and ``prior``, ``parts``, ``eps1``, ``a``, ``n``, ``n1``, ``n2``,
+        ``accept_rate``, ``tolerance`` (the largest accepted distance), ``n_simulations``, ``adjust``,
+        ``block_size``.
 
     Examples
     --------
@@ -560,18 +563,19 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
         kept = np.exp(theta)
         stats["weight"] = w[None]
     seq = g_sim.bit_generator.seed_seq
-    attrs = {"method": "DPABC", "prior": str(prior_obj.name), "parts": "+".join(parts), "eps": release.eps1,
-             "a": release.a, "n": release.n, "n1": release.n1, "n2": release.n2, "n_accept": n_accept,
-             "accept_rate": accept_rate, "delta": delta, "n_simulations": n_sim, "adjust": str(adjust),
-             "block_size": BLOCK_SIZE, "seed": f"{seq.entropy}/{seq.spawn_key}",
-             "runtime": time.perf_counter() - t0, "plausibility_checked": int(release.checked)}
+    attrs = {"method": "DPABC", **privacy_attrs(release), "prior": str(prior_obj.name), "parts": "+".join(parts),
+             "eps1": release.eps1, "a": release.a, "n": release.n, "n1": release.n1, "n2": release.n2,
+             "n_accept": n_accept, "accept_rate": accept_rate, "tolerance": delta, "n_simulations": n_sim,
+             "adjust": str(adjust), "block_size": BLOCK_SIZE, "seeds": [f"{seq.entropy}/{seq.spawn_key}"],
+             "runtime": time.perf_counter() - t0, "converged": 1, "rhat_max": float("nan"),
+             "ess_bulk_min": float(n_accept), "plausibility_checked": int(release.checked)}
     observed = {"s_L": np.asarray(release.s_L)}
     if release.split:
         observed["s_L1"] = np.asarray(release.s_L1)
-    post = {"alpha": kept[None], "mean_composition": (kept / kept.sum(axis=1, keepdims=True))[None]}
-    return to_arviz(post, dims={"alpha": ["component"], "mean_composition": ["component"]},
-                    coords={"component": np.arange(release.d)}, sample_stats=stats, attrs=attrs,
-                    observed_data=observed)
+    result = to_arviz(composition_draws(kept[None]), dims={"alpha": ["component"], "mean_composition": ["component"]},
+                      coords={"component": np.arange(release.d)}, sample_stats=stats, attrs=attrs,
+                      observed_data=observed)
+    return name_components(result, release.names)
 
 
 # %% [markdown]
@@ -584,7 +588,7 @@ res1 = dp_abc(rel, rng=5, n_jobs=1, **kw_chk)
 res2 = dp_abc(rel, rng=5, n_jobs=2, **kw_chk)
 assert np.array_equal(res1.posterior["alpha"].values, res2.posterior["alpha"].values)
 assert res1.posterior["alpha"].shape == (1, 200, 3) and res1.posterior.attrs["n_simulations"] == 2000
-assert np.all(res1.sample_stats["distance"].values <= res1.posterior.attrs["delta"])
+assert np.all(res1.sample_stats["distance"].values <= res1.posterior.attrs["tolerance"])
 print({k: res1.posterior.attrs[k] for k in ("method", "prior", "parts", "delta", "n_simulations", "runtime")})
 for bad, err in [(dict(accept_rate=0.0), ValueError), (dict(accept_rate=1.5), ValueError),
                  (dict(n_accept=0), ValueError), (dict(n_accept=10.0), TypeError), (dict(adjust="ridge"), ValueError),
@@ -636,7 +640,7 @@ for rate in rates_conv:
         r_ = dp_abc(rel_inf, prior=p3_inf, n_accept=n_accept_conv, accept_rate=rate, adjust=adj, rng=24,
                     progress=False)
         dr = r_.posterior["alpha"].values[0]
-        conv.append((rate, adj, r_.posterior.attrs["delta"], np.max(np.abs(dr.mean(0) - m_ref) / sd_ref),
+        conv.append((rate, adj, r_.posterior.attrs["tolerance"], np.max(np.abs(dr.mean(0) - m_ref) / sd_ref),
                      np.max(np.abs(np.log(dr.std(0) / sd_ref)))))
 print(f"{sum(r_[0] and n_accept_conv / r_[0] for r_ in conv):.0f} simulations in {time.perf_counter() - t0:.1f} s")
 print("MCMC_p3 (non-private): mean", m_ref.round(3), "sd", sd_ref.round(3))
@@ -779,8 +783,8 @@ for _rep in range(n_rep_study):
     r_p4 = dp_abc(rel_s, prior=p4_r, n_accept=500, rng=g_study, progress=False)
     for name, res in [("MCMC_p1", r_mc), ("DPABC_p1", r_p1), ("DPABC_p4", r_p4), ("DPABC_p1 loclinear", r_p1a)]:
         study[name].append(np.sum((res.posterior["alpha"].values.reshape(-1, 3).mean(0) - alpha_true) ** 2))
-    deltas["DPABC_p1"].append(r_p1.posterior.attrs["delta"])
-    deltas["DPABC_p4"].append(r_p4.posterior.attrs["delta"])
+    deltas["DPABC_p1"].append(r_p1.posterior.attrs["tolerance"])
+    deltas["DPABC_p4"].append(r_p4.posterior.attrs["tolerance"])
 print(f"{n_rep_study} data sets in {time.perf_counter() - t0:.1f} s")
 for name, se in study.items():
     print(f"{name:20s} median squared error of the posterior mean of alpha: {np.median(se):8.3f}")
@@ -869,7 +873,7 @@ interactive(lambda accept_rate, eps: explore(accept_rate, eps)[1],
 # * **Its error is the tolerance**, not the Monte Carlo error: at the paper's rate 0.1 the posterior is wider than the target
 #   and pulled towards the prior, unless the prior is already close to the data. Use an informative prior learnt from
 #   $\mathbf D_1$ (**p4, p5**, as the paper recommends), not p1, and a smaller rate when the budget allows; `adjust="loclinear"`
-#   costs nothing and removed most of the error in every check above. Read `attrs["delta"]` against the release's Laplace
+#   costs nothing and removed most of the error in every check above. Read `attrs["tolerance"]` against the release's Laplace
 #   scale and the sampling spread of $S_0$ (about $\sqrt{\psi_1(\alpha_j)/n}$): a $\delta$ of several times those means the
 #   tolerance dominates.
 # * **For exact answers use DPMCMC$_{p1}$** (notebook 07), which is calibrated (SBC) and at these sizes fast; DPABC is a quick

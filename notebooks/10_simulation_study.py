@@ -531,14 +531,14 @@ def run_method(method, replicate, config_like, rng):
     fam, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
     rel = replicate["unsplit"] if prior in (None, "p1") else replicate["split"]
     if fam == "boots":
-        return bootstrap.boots(replicate["X"], c["n_boot"], rng=rng).alpha, {}
+        return bootstrap.BootResult.of(bootstrap.boots(replicate["X"], n_boot=c["n_boot"], rng=rng)).alpha, {}
     if fam == "dpboots":
-        r = bootstrap.dp_boots(rel, c["n_boot"], rng=rng)
+        r = bootstrap.BootResult.of(bootstrap.dp_boots(rel, n_boot=c["n_boot"], rng=rng))
         return r.alpha, {"n_failed": int(r.n_failed)}
     if fam == "dpabc":
         res = abc.dp_abc(rel, prior=prior, n_accept=c["n_accept"], accept_rate=c["accept_rate"], rng=rng,
                          n_jobs=1, progress=False)
-        return res.posterior["alpha"].values.reshape(-1, rel.d), {"delta": float(res.posterior.attrs["delta"])}
+        return res.posterior["alpha"].values.reshape(-1, rel.d), {"delta": float(res.posterior.attrs["tolerance"])}
     chains = dict(n_iter=c["n_iter"], n_warmup=c["n_warmup"], n_chains=c["n_chains"], rng=rng,
                   progress=False, n_jobs=1)
     if fam == "mcmc":

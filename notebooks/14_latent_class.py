@@ -324,6 +324,11 @@ class MarginRelease(_MarginReleaseIO):
             _plausible_margins(self)
 
     @property
+    def eps_total(self):
+        """Total privacy budget spent (``inf``: exact counts, no noise)."""
+        return float(self.eps)
+
+    @property
     def eps_per_table(self):
         """The budget of each table, ``eps / T``."""
         return self.eps / len(self.margins)

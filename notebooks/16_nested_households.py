@@ -596,6 +596,11 @@ class SummaryRelease:
             _plausible_summaries(c, n, geometric_reach(self.t, 5), self.size)
 
     @property
+    def eps_total(self):
+        """Total privacy budget spent (``inf``: exact counts, no noise)."""
+        return float(self.eps)
+
+    @property
     def eps_per_count(self):
         """The budget of each count, ``eps / 5``."""
         return self.eps / 5

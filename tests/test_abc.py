@@ -120,8 +120,8 @@ def test_dp_abc_result_shape_attrs_and_reproducibility():
     assert np.allclose(m.sum(-1), 1)
     at = r1.posterior.attrs
     assert at["method"] == "DPABC" and at["prior"] == "p1" and at["parts"] == "D" and at["n_simulations"] == 500
-    assert at["delta"] == pytest.approx(float(r1.sample_stats["distance"].max()))
-    assert at["runtime"] > 0 and "/" in at["seed"]
+    assert at["tolerance"] == pytest.approx(float(r1.sample_stats["distance"].max()))
+    assert at["runtime"] > 0 and "/" in at["seeds"]
 
 
 def test_accept_rate_one_keeps_every_simulation():
@@ -204,7 +204,7 @@ def test_eps_1e10_stays_finite_and_is_near_the_truth():
     assert rel.scale < 1e-10
     res = A.dp_abc(rel, n_accept=200, accept_rate=0.02, rng=11, adjust="loclinear", **QUICK)
     m = res.posterior["mean_composition"].values[0]
-    assert np.all(np.isfinite(res.posterior["alpha"].values)) and np.isfinite(res.posterior.attrs["delta"])
+    assert np.all(np.isfinite(res.posterior["alpha"].values)) and np.isfinite(res.posterior.attrs["tolerance"])
     assert np.all(np.abs(m.mean(0) - np.array([2.2, 3.3, 4.4]) / 9.9) < 0.03)
 
 

@@ -148,12 +148,12 @@ def test_out_of_range_policies_are_counted():
 def test_boots_centres_on_the_mle_with_the_asymptotic_variance():
     from dplit.dirichlet import fisher_information
 
-    res = boots(logx_mean(ALPHA), 800, n=4000, rng=3)
+    res = BootResult.of(boots(logx_mean(ALPHA), n_boot=800, n=4000, rng=3))
     cov = np.linalg.inv(fisher_information(ALPHA)) / 4000
     ratio = np.diag(np.cov(res.alpha.T)) / np.diag(cov)
     assert np.all(np.abs(ratio - 1) < 0.2)
     assert np.all(np.abs(res.alpha.mean(axis=0) - ALPHA) < 5 * np.sqrt(np.diag(cov) / 800) + 0.01 * ALPHA)
-    wrong = boots(logx_mean(ALPHA), 800, n=2000, rng=3)
+    wrong = BootResult.of(boots(logx_mean(ALPHA), n_boot=800, n=2000, rng=3))
     assert np.all(np.diag(np.cov(wrong.alpha.T)) / np.diag(cov) > 1.5)
 
 
@@ -161,9 +161,9 @@ def test_dp_boots_with_huge_epsilon_matches_boots():
     g = np.random.default_rng(4)
     X = dirichlet_draws(ALPHA, 3000, rng=g)
     rel = release(X, 0.75e10, 0.25e10, CANDS, 0.01, rng=g, secure=False)
-    dp = dp_boots(rel, 600, rng=5)
-    same = boots(X, 600, a=rel.a, rng=6)
-    wrong = boots(X, 600, n=750, a=rel.a, rng=7)
+    dp = BootResult.of(dp_boots(rel, n_boot=600, rng=5))
+    same = BootResult.of(boots(X, n_boot=600, a=rel.a, rng=6))
+    wrong = BootResult.of(boots(X, n_boot=600, n=750, a=rel.a, rng=7))
     p_same = min(stats.ks_2samp(dp.alpha[:, j], same.alpha[:, j]).pvalue for j in range(3))
     p_wrong = min(stats.ks_2samp(dp.alpha[:, j], wrong.alpha[:, j]).pvalue for j in range(3))
     assert p_same > 1e-3 and p_wrong < 1e-6
@@ -176,7 +176,7 @@ def test_intervals_cover_near_nominal_at_eps_1_reduced_size():
     for _ in range(n_rep):
         X = dirichlet_draws(ALPHA, 5000, rng=g)
         rel = release(X, 0.75, 0.25, CANDS, 0.01, rng=g, secure=False)
-        lo_hi = dp_boots(rel, 150, rng=g).interval(0.95)
+        lo_hi = BootResult.of(dp_boots(rel, n_boot=150, rng=g)).interval(0.95)
         hits += (lo_hi[:, 0] <= truth) & (truth <= lo_hi[:, 1])
     assert all(stats.binomtest(int(h), n_rep, 0.95).pvalue > 1e-3 for h in hits)
     # too-narrow intervals (level 0.5) must be caught by the same check
@@ -184,7 +184,7 @@ def test_intervals_cover_near_nominal_at_eps_1_reduced_size():
     for _ in range(n_rep):
         X = dirichlet_draws(ALPHA, 5000, rng=g)
         rel = release(X, 0.75, 0.25, CANDS, 0.01, rng=g, secure=False)
-        lo_hi = dp_boots(rel, 150, rng=g).interval(0.5)
+        lo_hi = BootResult.of(dp_boots(rel, n_boot=150, rng=g)).interval(0.5)
         narrow += int((lo_hi[0, 0] <= truth[0]) & (truth[0] <= lo_hi[0, 1]))
     assert stats.binomtest(narrow, n_rep, 0.95).pvalue < 1e-3
 
@@ -192,29 +192,29 @@ def test_intervals_cover_near_nominal_at_eps_1_reduced_size():
 def test_dp_boots_on_parts_of_a_split_release_and_reproducibility():
     g = np.random.default_rng(12)
     rel = release(dirichlet_draws(ALPHA, 4000, rng=g), 0.75, 0.25, CANDS, 0.01, n1=1000, rng=g, secure=False)
-    r1 = dp_boots(rel, 50, part="D1", rng=1)
-    r2 = dp_boots(rel, 50, part="D2", rng=1)
+    r1 = BootResult.of(dp_boots(rel, n_boot=50, part="D1", rng=1))
+    r2 = BootResult.of(dp_boots(rel, n_boot=50, part="D2", rng=1))
     assert r1.n == 1000 and r2.n == 3000
-    assert np.array_equal(r1.alpha, dp_boots(rel, 50, part="D1", rng=1).alpha)
+    assert np.array_equal(r1.alpha, BootResult.of(dp_boots(rel, n_boot=50, part="D1", rng=1)).alpha)
     assert np.std(r1.mean_composition[:, 0]) > np.std(r2.mean_composition[:, 0])
     with pytest.raises(ValueError):
-        dp_boots(rel, 10, part="D")
+        BootResult.of(dp_boots(rel, n_boot=10, part="D"))
     with pytest.raises(TypeError, match="release"):
-        dp_boots({"s_L": [0, 0]}, 10)
+        BootResult.of(dp_boots({"s_L": [0, 0]}, n_boot=10))
     with pytest.raises(ValueError, match="out_of_range"):
-        dp_boots(rel, 10, out_of_range="clip")
+        BootResult.of(dp_boots(rel, n_boot=10, out_of_range="clip"))
     with pytest.raises(ValueError, match="part must be"):
-        dp_boots(rel, 10, part="D3")
+        BootResult.of(dp_boots(rel, n_boot=10, part="D3"))
     with pytest.raises(ValueError, match="tol"):
-        dp_boots(rel, 10, tol=-1e-10)
+        BootResult.of(dp_boots(rel, n_boot=10, tol=-1e-10))
     with pytest.raises(TypeError, match="max_iter"):
-        dp_boots(rel, 10, max_iter=2.5)
+        BootResult.of(dp_boots(rel, n_boot=10, max_iter=2.5))
     with pytest.raises(ValueError, match="min_acceptance"):
-        dp_boots(rel, 10, min_acceptance=5.0)
+        BootResult.of(dp_boots(rel, n_boot=10, min_acceptance=5.0))
 
 
 def test_bootresult_interval_and_summary():
-    res = boots(logx_mean(ALPHA), 200, n=1000, rng=1)
+    res = BootResult.of(boots(logx_mean(ALPHA), n_boot=200, n=1000, rng=1))
     assert isinstance(res, BootResult) and res.method == "boots" and res.n_failed == 0
     iv = res.interval(0.9, of="alpha")
     assert iv.shape == (3, 2) and np.all(iv[:, 0] < ALPHA) and np.all(ALPHA < iv[:, 1])
@@ -231,16 +231,16 @@ def test_too_few_replicates_for_the_interval_refuse_or_warn():
 
     rel = Release.from_statistic(logx_mean(ALPHA), 2000, 1e-3, 1.0)
     with pytest.raises(ValueError, match=r"95% interval needs at least 2 valid replicates, got 1; use n_boot >= 40"):
-        dp_boots(rel, 1, rng=1).interval(0.95)                  # was a zero-width "95%" interval
-    few = dp_boots(rel, 10, rng=1)
+        BootResult.of(dp_boots(rel, n_boot=1, rng=1)).interval(0.95)                  # was a zero-width "95%" interval
+    few = BootResult.of(dp_boots(rel, n_boot=10, rng=1))
     with pytest.warns(UserWarning, match=r"only 10 valid replicates for a 95% .*n_boot >= 40"):
         few.interval(0.95)
     with pytest.warns(UserWarning, match="only 10 pairs of valid replicates"):
         two_sample_test(few, few)
     with pytest.raises(ValueError, match="at least 2 pairs"):
-        two_sample_test(few, dp_boots(rel, 1, rng=2))
+        two_sample_test(few, BootResult.of(dp_boots(rel, n_boot=1, rng=2)))
     assert [min_replicates(v) for v in (0.95, 0.9, 0.99, 0.5)] == [40, 20, 200, 4]
-    enough = dp_boots(rel, 40, rng=1)
+    enough = BootResult.of(dp_boots(rel, n_boot=40, rng=1))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         enough.interval(0.95)
@@ -249,20 +249,20 @@ def test_too_few_replicates_for_the_interval_refuse_or_warn():
 
 def test_boots_rejects_bad_input():
     with pytest.raises(ValueError, match="n is required"):
-        boots(logx_mean(ALPHA), 10)
+        BootResult.of(boots(logx_mean(ALPHA), n_boot=10))
     with pytest.raises(ValueError, match="outside Range"):
-        boots(np.log([0.6, 0.6]), 10, n=100)
+        BootResult.of(boots(np.log([0.6, 0.6]), n_boot=10, n=100))
     with pytest.raises(ValueError, match="a must"):
-        boots(logx_mean(ALPHA), 10, n=100, a=2.0)
+        BootResult.of(boots(logx_mean(ALPHA), n_boot=10, n=100, a=2.0))
     with pytest.raises(TypeError, match="a must"):
-        boots(logx_mean(ALPHA), 10, n=100, a="0.01")
+        BootResult.of(boots(logx_mean(ALPHA), n_boot=10, n=100, a="0.01"))
     with pytest.raises(ValueError, match="max_iter"):
-        boots(logx_mean(ALPHA), 10, n=100, max_iter=0)
+        BootResult.of(boots(logx_mean(ALPHA), n_boot=10, n=100, max_iter=0))
 
 
 def test_two_sample_test_detects_differences_and_respects_delta():
-    a = boots(logx_mean(ALPHA), 500, n=5000, rng=1)
-    b = boots(logx_mean(np.array([2.2, 3.3, 5.0])), 500, n=5000, rng=2)
+    a = BootResult.of(boots(logx_mean(ALPHA), n_boot=500, n=5000, rng=1))
+    b = BootResult.of(boots(logx_mean(np.array([2.2, 3.3, 5.0])), n_boot=500, n=5000, rng=2))
     t = two_sample_test(a, b, delta=0.01)
     assert isinstance(t, TwoSampleTest) and t.n_pairs == 500
     assert t.reject[2] and np.all((t.p_value < 0.05) == t.reject)
@@ -281,16 +281,16 @@ def test_two_sample_test_size_under_the_null():
     g = np.random.default_rng(13)
     rejections, reps = 0, 60
     for _ in range(reps):
-        ra = boots(dirichlet_draws(ALPHA, 1000, rng=g), 200, rng=g)
-        rb = boots(dirichlet_draws(ALPHA, 1000, rng=g), 200, rng=g)
+        ra = BootResult.of(boots(dirichlet_draws(ALPHA, 1000, rng=g), n_boot=200, rng=g))
+        rb = BootResult.of(boots(dirichlet_draws(ALPHA, 1000, rng=g), n_boot=200, rng=g))
         rejections += int(two_sample_test(ra, rb, delta=0.0).reject[0])
     assert stats.binomtest(rejections, reps, 0.05, alternative="greater").pvalue > 1e-3
 
 
 def test_from_statistic_release_works():
     rel = Release.from_statistic(logx_mean(ALPHA), 2000, 1e-3, 1.0)
-    res = dp_boots(rel, 100, rng=1)
-    assert res.alpha.shape == (100, 3) and res.n_failed == 0 and res.noise["method"] == res.method
+    res = BootResult.of(dp_boots(rel, n_boot=100, rng=1))
+    assert res.alpha.shape == (100, 3) and res.n_failed == 0 and res.method in ("rejection", "gibbs", "rejection+gibbs")
     assert res.n_out_of_range == res.n_replicates_out_of_range == 0
 
 
@@ -300,12 +300,12 @@ def test_dp_boots_reports_out_of_range_replicates_in_the_s5_case():
     s_L = np.log(np.maximum(X, 0.1)).mean(axis=0)
     rel = Release.from_statistic(s_L, 5000, 0.1, 1.0)
     with pytest.warns(RuntimeWarning, match="replicates failed"):
-        res = dp_boots(rel, 40, rng=15, max_redraw=2)
+        res = BootResult.of(dp_boots(rel, n_boot=40, rng=15, max_redraw=2))
     assert res.method == "gibbs" and res.n_replicates_out_of_range > 0
     assert res.n_out_of_range >= res.n_replicates_out_of_range >= res.n_failed
-    assert np.isnan(res.alpha).any(axis=1).sum() == res.n_failed
+    assert len(res.alpha) == 40 - res.n_failed and np.isfinite(res.alpha).all()   # failed ones left out
     with pytest.warns(RuntimeWarning, match="replicates failed"):
-        nan_policy = dp_boots(rel, 40, rng=15, out_of_range="nan")
+        nan_policy = BootResult.of(dp_boots(rel, n_boot=40, rng=15, out_of_range="nan"))
     assert nan_policy.n_failed == nan_policy.n_replicates_out_of_range == nan_policy.n_out_of_range
 
 
@@ -315,12 +315,12 @@ def test_first_user_slips_seed_keyword_and_failed_replicates():
     X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=1000)
     rel = release(X, 0.75e10, 0.25e10, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, rng=0, secure=False)
     with pytest.raises(TypeError, match=r"seed.*rng=seed"):
-        dp_boots(rel, 10, seed=1)
+        BootResult.of(dp_boots(rel, n_boot=10, seed=1))
     with pytest.raises(TypeError, match="min_acceptance"):
-        dp_boots(rel, 10, n_pilots=5)
-    with pytest.warns(RuntimeWarning, match="20 of 20 replicates failed"):
-        res = dp_boots(rel, 20, rng=0, max_iter=1)
-    assert res.n_failed == 20
+        BootResult.of(dp_boots(rel, n_boot=10, n_pilots=5))
+    with pytest.warns(RuntimeWarning, match="20 of 20 replicates failed"), \
+            pytest.raises(ValueError, match="every bootstrap replicate failed"):
+        dp_boots(rel, n_boot=20, rng=0, max_iter=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert dp_boots(rel, 20, rng=0).n_failed == 0  # no warning when every replicate succeeds
+        assert BootResult.of(dp_boots(rel, n_boot=20, rng=0)).n_failed == 0  # no warning when every replicate succeeds

@@ -27,7 +27,7 @@ from dplit import results
 from dplit.abc import dp_abc
 from dplit.approx import dp_approx
 from dplit.augmentation import PrivacyModel, dapper_sample
-from dplit.bootstrap import dp_boots
+from dplit.bootstrap import BootResult, dp_boots
 from dplit.cli import main
 from dplit.dirichlet_mechanism import (
     dirichlet_mechanism,
@@ -312,17 +312,16 @@ def _check_sampler(fn, rel, kw, **extra):
        method=maybe(st.sampled_from(["auto", "rejection", "mcmc"]), st.sampled_from(["bad"]) | junk),
        out_of_range=maybe(st.sampled_from(["redraw", "nan", "uncensored"]), st.sampled_from(["keep", "bad"]) | junk))
 def test_fuzz_dp_boots(rel, n_boot, part, rng, method, out_of_range):
-    out = call(dp_boots, rel, n_boot, part=part, rng=rng, method=method, out_of_range=out_of_range)
+    out = call(dp_boots, rel, n_boot=n_boot, part=part, rng=rng, method=method, out_of_range=out_of_range)
     if out is not None:
-        alpha = np.asarray(out.alpha)                  # failed replicates are NaN rows, counted and warned
-        assert alpha.shape == (n_boot, rel.d)
-        failed = np.isnan(alpha).any(axis=1)
-        assert failed.sum() == out.n_failed and np.isnan(alpha[failed]).all()
-        assert np.isfinite(alpha[~failed]).all() and (alpha[~failed] > 0).all()
-        valid = np.asarray(out.draws("mean"))
-        assert len(valid) == n_boot - out.n_failed and np.isfinite(valid).all()
+        alpha = np.asarray(out.posterior["alpha"].values)   # failed replicates are left out, counted and warned
+        n_failed = int(out.posterior.attrs["n_failed"])
+        assert alpha.shape == (1, n_boot - n_failed, rel.d) and np.all(np.isfinite(alpha) & (alpha > 0))
+        view = BootResult.of(out)
+        valid = np.asarray(view.draws("mean"))
+        assert len(valid) == n_boot - n_failed and np.isfinite(valid).all()
         for level in (0.5, 0.95):
-            iv = call(out.interval, level)
+            iv = call(view.interval, level)
             if iv is not None:
                 assert not np.isnan(np.asarray(iv, dtype=float)).any()
 

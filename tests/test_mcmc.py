@@ -353,7 +353,7 @@ def test_result_structure_and_determinism():
     acc = res.sample_stats["record_acceptance"].values
     assert acc.shape == (2, 500) and np.all((acc > 0) & (acc <= 1))
     assert np.all(res.sample_stats["slice_evaluations"].values >= M.dp_mcmc.__kwdefaults__["n_slice"] + 1)
-    for key in ("method", "prior", "eps", "a", "n", "seeds", "runtime", "n_slice"):
+    for key in ("method", "prior", "eps1", "eps_total", "eps_by_part", "a", "n", "seeds", "runtime", "n_slice"):
         assert key in post.attrs
     assert post.attrs["method"] == "DPMCMC" and len(post.attrs["seeds"].split("; ")) == 2
     again = M.dp_mcmc(rel, rng=4, n_jobs=1, **FAST)

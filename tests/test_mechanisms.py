@@ -296,18 +296,68 @@ def test_scalar_arguments_types():
         M.geometric_mechanism([1], True, 1.0)
 
 
-def _float_acceptance_error(sigma, y_max):
-    """Largest relative error of the kernel's float acceptance probability over |y| <= y_max (40 digits)."""
+class _Rejected(Exception):
+    """The kernel rejected its scripted proposal and asked for another."""
+
+
+class _ScriptedRng:
+    """Stands in for the Generator of the kernel's plain-Python body (``py_func``): its two exponentials
+    make the proposal ``y`` (``floor(E t) = g`` for ``E = (g + 1/2) / t``) and its uniform is ``u``; a second
+    proposal (the kernel rejected ``y``) raises ``_Rejected``."""
+
+    def __init__(self, t, y, u):
+        g1, g2 = (y, 0) if y >= 0 else (0, -y)
+        self._exponentials = [(g1 + 0.5) / t, (g2 + 0.5) / t]
+        self._u = u
+
+    def standard_exponential(self):
+        if not self._exponentials:
+            raise _Rejected
+        return self._exponentials.pop(0)
+
+    def random(self):
+        return self._u
+
+
+def _kernel_accepts(sigma, y, u):
+    """Whether the discrete Gaussian kernel itself keeps the proposal ``y`` when its uniform draw is ``u``."""
+    kernel = py_func(M._discrete_gaussian_kernel)
+    try:
+        out = kernel(sigma, 1, _ScriptedRng(math.floor(sigma) + 1.0, y, u))
+    except _Rejected:
+        return False
+    assert out[0] == y
+    return True
+
+
+def _kernel_acceptance(sigma, y):
+    """The float ``p`` the kernel compares its uniform with (it keeps ``y`` iff ``u < p``), found by bisecting
+    the bit patterns of the doubles in [0, 1]: the smallest uniform it rejects."""
+    if not _kernel_accepts(sigma, y, 0.0):
+        return 0.0
+    lo, hi = 0, int(np.float64(1.0).view(np.int64))     # the kernel accepts at lo and rejects at hi
+    assert not _kernel_accepts(sigma, y, 1.0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _kernel_accepts(sigma, y, float(np.int64(mid).view(np.float64))):
+            lo = mid
+        else:
+            hi = mid
+    return float(np.int64(hi).view(np.float64))
+
+
+def _float_acceptance_error(sigma, ys):
+    """Largest relative error of the kernel's float acceptance probability over the proposals ``ys``, against
+    ``exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2))`` (CKS 2020, Algorithm 3, ``t = floor(sigma) + 1``) in 40 digits."""
     import decimal
     ctx = decimal.Context(prec=40)
-    t, s2 = math.floor(sigma) + 1.0, sigma * sigma
     S2 = ctx.multiply(decimal.Decimal(sigma), decimal.Decimal(sigma))
+    T = decimal.Decimal(math.floor(sigma) + 1)
     worst = 0.0
-    for y in range(y_max + 1):
-        d = abs(y) - s2 / t
-        fast = math.exp(-d * d / (2.0 * s2))  # the kernel's expression
-        D = ctx.subtract(decimal.Decimal(y), ctx.divide(S2, decimal.Decimal(t)))
+    for y in ys:
+        D = ctx.subtract(decimal.Decimal(abs(y)), ctx.divide(S2, T))
         exact = ctx.exp(ctx.divide(-ctx.multiply(D, D), 2 * S2))
+        fast = _kernel_acceptance(sigma, y)
         worst = max(worst, abs(float(ctx.divide(decimal.Decimal(fast), exact)) - 1.0))
     return worst
 
@@ -315,9 +365,14 @@ def _float_acceptance_error(sigma, y_max):
 @pytest.mark.parametrize("sigma", [0.6, 1.7, 6.32, 100.3])
 def test_discrete_gaussian_fast_path_is_close_not_exact(sigma):
     # the fast path runs CKS Algorithm 3 in floating point: its acceptance probabilities differ from
-    # the exact ones by rounding (nonzero, so "exact" would be false) of order 1e-14 at most
-    err = _float_acceptance_error(sigma, int(20 * sigma))
+    # the exact ones by rounding (nonzero, so "exact" would be false) of order 1e-14 at most. The
+    # probabilities are read off the kernel itself (its plain-Python body driven by scripted draws), and
+    # the compiled kernel is the same code: it makes the same choices on the same stream of draws.
+    y_max = int(20 * sigma)
+    err = _float_acceptance_error(sigma, list(range(-3, y_max + 1)))
     assert 0.0 < err < 1e-12
+    compiled = M._discrete_gaussian_kernel(sigma, 2000, np.random.default_rng(5))
+    np.testing.assert_array_equal(compiled, py_func(M._discrete_gaussian_kernel)(sigma, 2000, np.random.default_rng(5)))
     # and the documentation says so: only the secure (OpenDP) path is called exact
     doc = M.sample_discrete_gaussian.__doc__
     assert not doc.lstrip().lower().startswith("exact")

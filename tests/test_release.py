@@ -103,7 +103,7 @@ def test_seed_and_secure_path(X3):
     assert r == release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False)
     assert r != release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=4, secure=False)
     s = release(X3, 0.75, 0.25, CANDS, TC, n1=250)
-    assert s.budget == 1.0 and s.split and np.array_equal(s.candidates, np.sort(CANDS))
+    assert s.eps_total == 1.0 and s.budget.spent == 1.0 and s.split and np.array_equal(s.candidates, np.sort(CANDS))
     assert s.s_G.dtype == np.int64 and np.all(s.s_G >= 0) and s.p_hat_G.shape == (6,)
 
 
@@ -123,7 +123,7 @@ def test_json_round_trip_is_exact(X3):
         assert back == r and back.to_json() == text
         assert back.s_L.tobytes() == r.s_L.tobytes()
     fixed = Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5, s_L1=[-1.0, -1.0, -1.0], n1=200)
-    assert fixed.budget == 0.5 and fixed.scale == laplace_scale(3, 1e-3, 800, 0.5)
+    assert fixed.eps_total == 0.5 and fixed.scale == laplace_scale(3, 1e-3, 800, 0.5)
     assert fixed.part("D1")[1] == 200 and fixed.part("D2")[1] == 800
     with pytest.raises(ValueError, match="not released"):
         fixed.part("D")
@@ -256,7 +256,7 @@ def test_cli_release(tmp_path, capsys):
     assert main(["release", str(data), "--eps1", "0.75", "--eps2", "0.25", "--split", "0.25",
                  "--out", str(out), "--seed", "1"]) == 0
     r = Release.from_json(out.read_text())
-    assert (r.n, r.n1, r.n2, r.d, r.budget) == (400, 100, 300, 3, 1.0)
+    assert (r.n, r.n1, r.n2, r.d, r.eps_total) == (400, 100, 300, 3, 1.0)
     assert "budget" in capsys.readouterr().out
     # raw amounts need --close
     _write(data, X * 24.0)
