@@ -10,7 +10,7 @@ import pytest
 from dplit.mechanisms import AuditResult, laplace_mechanism
 from dplit.testing import audit_mechanism
 
-AUDIT_N = 10_000   # releases per neighbour
+AUDIT_N = 20_000   # releases per neighbour
 AUDIT_EPS = 1.0    # the epsilon the mechanism claims
 # audit_mechanism's default confidence is 0.95: a correct mechanism's bound exceeds its epsilon with
 # probability <= 0.05 (the false-alarm level; the audit is conservative, the measured rate is far lower)
