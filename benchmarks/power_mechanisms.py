@@ -8,7 +8,7 @@ own checks: the Dirichlet mechanism's Beta-margin KS test and its Renyi-divergen
 rule: >= 0.9); a genuine check's rate of rejection is its false-alarm rate (at most its level). The tests run each
 once, with a fixed seed; the seeds here start at 10,000, apart from theirs.
 
-Usage (one core, about five minutes)::
+Usage (one core, about seven minutes)::
 
     NUMBA_NUM_THREADS=1 .venv/bin/python benchmarks/power_mechanisms.py [--seeds 1.0] [--out PATH]
 
