@@ -26,7 +26,7 @@ def mle_many(S, tol, max_iter):
     """MLE of every row of S inside numba (what a bootstrap loop does)."""
     out = np.empty_like(S)
     for i in range(S.shape[0]):
-        out[i] = dr._dirichlet_mle_kernel(S[i], tol, max_iter)
+        out[i] = dr.dirichlet_mle_kernel(S[i], tol, max_iter)
     return out
 
 
@@ -63,8 +63,8 @@ def bench_mle(rng):
     for name, S in cases:
         S = np.ascontiguousarray(S)
         mle_many(S[:2], 1e-10, 100)                     # compile / load cache
-        t_ref = best_of(lambda S=S: [dr._dirichlet_mle_reference(s) for s in S[:N_REF]], 1) / N_REF
-        t_py = best_of(lambda S=S: [dr._dirichlet_mle_kernel(s, 1e-10, 100) for s in S]) / len(S)
+        t_ref = best_of(lambda S=S: [dr.dirichlet_mle_reference(s) for s in S[:N_REF]], 1) / N_REF
+        t_py = best_of(lambda S=S: [dr.dirichlet_mle_kernel(s, 1e-10, 100) for s in S]) / len(S)
         t_nb = best_of(lambda S=S: mle_many(S, 1e-10, 100)) / len(S)
         out = mle_many(S, 1e-10, 100)
         assert not np.isnan(out).any()
@@ -82,20 +82,20 @@ def bench_mle(rng):
 
 def bench_draws(rng):
     print("\n== Dirichlet draws: records per second (n = 200,000 per call, best of 3)")
-    print("   default = _dirichlet_draws_kernel (rng.standard_gamma, NumPy's stream); "
-          "fast = _dirichlet_draws_fast_kernel (Marsaglia-Tsang)")
+    print("   default = dirichlet_draws_kernel (rng.standard_gamma, NumPy's stream); "
+          "fast = dirichlet_draws_fast_kernel (Marsaglia-Tsang)")
     print(f"{'alpha':16s} {'numpy dirichlet':>16s} {'default':>12s} {'fast':>12s} "
           f"{'default/numpy':>14s} {'fast/numpy':>11s} {'default/floor':>14s} {'fast/floor':>11s}")
     n = 200_000
     for alpha in (np.array([3.3, 4.4]), np.array([0.5, 0.5, 0.5]), np.array([2.2, 3.3, 4.4, 5.5, 6.6]),
                   np.array([2.0, 20.0, 2.0]), np.full(18, 0.8), np.full(10, 0.05)):
         g = np.random.default_rng(SEED)
-        for kernel in (dr._dirichlet_draws_kernel, dr._dirichlet_draws_fast_kernel,
+        for kernel in (dr.dirichlet_draws_kernel, dr.dirichlet_draws_fast_kernel,
                        dr._gamma_draws_kernel, dr._gamma_draws_fast_kernel):
             kernel(alpha, 10, g)                                  # compile / load cache
         t_np = best_of(lambda a=alpha, g=g: g.dirichlet(a, size=n))
-        t_def = best_of(lambda a=alpha, g=g: dr._dirichlet_draws_kernel(a, n, g))
-        t_fast = best_of(lambda a=alpha, g=g: dr._dirichlet_draws_fast_kernel(a, n, g))
+        t_def = best_of(lambda a=alpha, g=g: dr.dirichlet_draws_kernel(a, n, g))
+        t_fast = best_of(lambda a=alpha, g=g: dr.dirichlet_draws_fast_kernel(a, n, g))
         f_def = best_of(lambda a=alpha, g=g: dr._gamma_draws_kernel(a, n, g))
         f_fast = best_of(lambda a=alpha, g=g: dr._gamma_draws_fast_kernel(a, n, g))
         name = f"d={len(alpha)}, {alpha[0]}" + ("" if np.all(alpha == alpha[0]) else "...")

@@ -161,7 +161,7 @@ def bench_sbc_thinned_by_ess(n_rep, L=19):
           f"{L} equally spaced draws")
     import warnings
 
-    from dplit.dirichlet import _log_dirichlet_draws_reference
+    from dplit.dirichlet import log_dirichlet_draws_reference
     from dplit.sampling import ConvergenceWarning
 
     n, d, a, eps = 200, 3, 1e-3, 1.0
@@ -169,7 +169,7 @@ def bench_sbc_thinned_by_ess(n_rep, L=19):
 
     def simulate(g):
         alpha = g.gamma(np.ones(d), 10.0)
-        s_L = np.maximum(_log_dirichlet_draws_reference(alpha, n, g), np.log(a)).mean(axis=0) + g.laplace(0, scale, d)
+        s_L = np.maximum(log_dirichlet_draws_reference(alpha, n, g), np.log(a)).mean(axis=0) + g.laplace(0, scale, d)
         return alpha, Release.from_statistic(s_L, n, a, eps)
 
     def posterior(rel, n_draws, g):

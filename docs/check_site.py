@@ -18,6 +18,7 @@ import http.server
 import json
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -137,8 +138,23 @@ def check_page(context, base: str, page: str) -> tuple[list[str], dict]:
     return problems, facts
 
 
+def write_compare_report(folder: Path) -> Path:
+    """Run `dplit release` and `dplit compare` on the shipped example as a user would; the report goes into the
+    site folder, so that it is opened and checked like every page (its figure must decode)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rel, out = folder / "release.json", folder / "compare.html"
+    cli = [sys.executable, "-m", "dplit"]
+    subprocess.run(cli + ["release", str(ROOT / "examples" / "minutes.csv"), "--close", "--eps1", "0.75", "--eps2",
+                          "0.25", "--seed", "1", "--out", str(rel), "--force"], check=True, capture_output=True)
+    subprocess.run(cli + ["compare", str(rel), "--seed", "1", "--n-iter", "1000", "--out", str(out), "--force"],
+                   check=True, capture_output=True)
+    return out
+
+
 def expected_figures(page: str) -> int:
-    """Images in the committed notebook behind a notebook page (0 for other pages)."""
+    """Images in the committed notebook behind a notebook page, 1 for a compare report (0 for other pages)."""
+    if page.startswith("reports/"):
+        return 1
     if not page.startswith("notebooks/"):
         return 0
     nb = ROOT / "notebooks" / (Path(page).stem + ".ipynb")
@@ -155,6 +171,7 @@ def main() -> int:
         sys.exit("check-docs: build/site/index.html is missing: run `make docs` first")
     executable = ensure_chromium()
     SHOTS.mkdir(parents=True, exist_ok=True)
+    write_compare_report(SITE / "reports")
     pages = sorted(str(p.relative_to(SITE)) for p in SITE.rglob("*.html"))
     server, base = serve(SITE)
     profile = tempfile.mkdtemp(prefix="dplit-chromium-")

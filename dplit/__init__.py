@@ -5,38 +5,54 @@ Most modules in this package are generated from the notebooks in ``notebooks/``
 (see the header of each file); ``config``, ``results``, ``_validate``, ``testing``,
 ``export`` and ``cli`` are written by hand.
 
-``LAYERS`` declares the module order once: a module may import only modules of a
-lower layer (never one of its own layer or above), so there are no import cycles.
-``tests/test_layering.py`` checks every module of the package against it.
+``TIERS`` groups the modules in six named tiers (infrastructure, privacy, models, methods,
+applications, interfaces), each a sequence of layers; ``LAYERS`` is their concatenation. A module
+may import only modules of a lower layer (never one of its own layer or above), so there are no
+import cycles, and never another module's private (``_``) names: what two modules share is public
+in the lower one. ``tests/test_layering.py`` checks every module of the package against both rules.
 """
 
 __version__ = "0.1.0"
 
-LAYERS = (
-    ("config", "export"),                   # hand-written, no dplit imports
-    ("_validate", "results"),               # argument checks; the one ArviZ adapter
-    ("mechanisms",),                        # 01: noise
-    ("accounting",),                        # 01b: budgets, RDP, zCDP
-    ("testing",),                           # statistical checks (SBC, goodness of fit, audits)
-    ("dirichlet",),                         # 02: the model, numba special functions, draws
-    ("censoring",),                         # 03
-    ("release",),                           # 04: the curator's side
-    ("bootstrap",),                         # 05
-    ("priors",),                            # 06: p1-p4, each owns its kernel density
-    ("sampling",),                          # 06b: the one multi-chain driver
-    ("mcmc",),                              # 07: MCMC, DPMCMC, DPreMCMC, p5
-    ("abc", "approx"),                      # 08-09
-    ("datasets",),                          # data loaders (hand-written, one user cache)
-    ("study",),                             # 10: the simulation study runner
-    ("atus",),                              # 11: the ATUS application (uses datasets, study)
-    ("dirichlet_mechanism",),               # 12
-    ("augmentation",),                      # 13
-    ("latent_class",),                      # 14
-    ("margin_selection", "nested"),         # 15: PrivBayes' structure stage; 16: nested households
-    ("peers",),                             # 15b: private-pgm and PrivBayes side by side
-    ("cli",),                               # the command line: may use anything
-    ("__main__",),                          # `python -m dplit`: the command line
+TIERS = (
+    ("infrastructure", (
+        ("config", "export"),               # hand-written, no dplit imports
+        ("_validate", "results"),           # argument checks; the one ArviZ adapter and the result contract
+    )),
+    ("privacy", (
+        ("mechanisms",),                    # 01: noise
+        ("accounting",),                    # 01b: budgets, RDP, zCDP
+        ("testing",),                       # statistical checks (SBC, goodness of fit, audits)
+    )),
+    ("models", (
+        ("dirichlet",),                     # 02: the model, numba special functions, draws
+        ("censoring",),                     # 03
+        ("release",),                       # 04: the curator's side
+    )),
+    ("methods", (
+        ("bootstrap",),                     # 05
+        ("priors",),                        # 06: p1-p5, each owns its kernel density (p2 from DPBoots)
+        ("sampling",),                      # 06b: the one multi-chain driver
+        ("mcmc",),                          # 07: MCMC, DPMCMC, DPreMCMC, p5
+        ("abc", "approx"),                  # 08-09
+        ("dirichlet_mechanism",),           # 12
+        ("augmentation",),                  # 13
+        ("latent_class",),                  # 14
+        ("margin_selection", "nested"),     # 15: PrivBayes' structure stage; 16: nested households
+        ("methods",),                       # 17: the registry, one dispatcher, compare
+    )),
+    ("applications", (
+        ("datasets",),                      # data loaders (hand-written, one user cache)
+        ("study",),                         # 10: the simulation study runner
+        ("atus",),                          # 11: the ATUS application (uses datasets, study)
+        ("peers",),                         # 15b: private-pgm and PrivBayes side by side
+    )),
+    ("interfaces", (
+        ("cli",),                           # the command line: may use anything
+        ("__main__",),                      # `python -m dplit`: the command line
+    )),
 )
+LAYERS = tuple(layer for _, layers in TIERS for layer in layers)
 
 # The main entry points, importable as ``dplit.<name>``. They load lazily (module ``__getattr__``),
 # so ``import dplit`` stays cheap (no numba, ArviZ or SciPy until a name is used). Names that are
@@ -51,7 +67,7 @@ _ENTRY_POINTS = {
     "release_margins": "latent_class", "fit_latent_class": "latent_class",
     "select_margins": "margin_selection", "select_and_release": "margin_selection",
     "fit_nested": "nested", "release_summaries": "nested", "synthesize_households": "nested",
-    "NestedParams": "nested",
+    "NestedParams": "nested", "compare": "methods", "fit": "methods", "REGISTRY": "methods",
 }
 def _present(module):
     """True when the module's file is in the package (later layers appear as their notebooks land)."""

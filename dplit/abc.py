@@ -22,10 +22,10 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit.dirichlet import (
-    _any_below_one,
-    _gamma_large_kernel,
-    _log_gamma_draw_kernel,
-    _logsumexp_kernel,
+    any_below_one,
+    gamma_large_kernel,
+    log_gamma_draw_kernel,
+    logsumexp_kernel,
 )
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
@@ -39,7 +39,7 @@ def _censored_stat_sim_kernel(alpha, n, log_a, rng):
     """S0(D~, a) of n records drawn from Dirichlet(alpha), records never stored: (d,) column means of log max(x, a)."""
     d = alpha.shape[0]
     out = np.zeros(d)
-    if not _any_below_one(alpha):            # products of max(x_ij, a) in [a, 1], one log every k records
+    if not any_below_one(alpha):            # products of max(x_ij, a) in [a, 1], one log every k records
         a = math.exp(log_a)
         k = max(1, min(32, int(700.0 / -log_a)))
         prod = np.ones(d)
@@ -47,7 +47,7 @@ def _censored_stat_sim_kernel(alpha, n, log_a, rng):
         for i in range(n):
             tot = 0.0
             for j in range(d):
-                g[j] = _gamma_large_kernel(alpha[j], rng)
+                g[j] = gamma_large_kernel(alpha[j], rng)
                 tot += g[j]
             inv = 1.0 / tot
             for j in range(d):
@@ -62,8 +62,8 @@ def _censored_stat_sim_kernel(alpha, n, log_a, rng):
         lg = np.empty(d)
         for _ in range(n):
             for j in range(d):
-                lg[j] = _log_gamma_draw_kernel(alpha[j], rng)
-            lnorm = _logsumexp_kernel(lg)
+                lg[j] = log_gamma_draw_kernel(alpha[j], rng)
+            lnorm = logsumexp_kernel(lg)
             for j in range(d):
                 out[j] += max(lg[j] - lnorm, log_a)
     for j in range(d):

@@ -140,6 +140,35 @@ class PrivacyBudget(_Ledger):
             raise ValueError("epsilons must hold at least one cost")
         return self._charge(max(parts), label, "parallel", parts)
 
+    def absorb(self, ledger):
+        """Charge every entry of another ledger (a release's own account) to this one, all or nothing.
+
+        Parameters
+        ----------
+        ledger : PrivacyBudget or None
+            What a release spent (``release.budget``); None (an exact release) charges nothing.
+
+        Returns
+        -------
+        float
+            The remaining budget.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the whole ledger does not fit; nothing is recorded then.
+        """
+        if ledger is None:
+            return self.remaining
+        if not isinstance(ledger, PrivacyBudget):
+            raise TypeError(f"ledger must be a PrivacyBudget, got {type(ledger).__name__}")
+        if not self.can_spend(ledger.spent):
+            raise BudgetExceededError(f"the release spent epsilon = {ledger.spent:.6g} but only {self.remaining:.6g} "
+                                      f"of the total {self.total:.6g} is left")
+        for e in ledger.entries:
+            self._charge(e.epsilon, e.label, e.composition, e.parts)
+        return self.remaining
+
     def __repr__(self):
         lines = [f"PrivacyBudget(total={self.total:g}, spent={self.spent:g}, remaining={self.remaining:g})"]
         lines += [f"  {e.composition:>10}: {e.epsilon:g}  {e.label}" for e in self._entries]

@@ -21,19 +21,20 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
-from dplit.dirichlet import _logx_cov_kernel, _logx_mean_kernel, _trigamma
+from dplit.dirichlet import logx_cov_kernel, logx_mean_kernel, trigamma_kernel
 from dplit.mcmc import (
-    _blocks,
-    _check_release,
-    _kernel_form,
-    _mode_theta,
-    _prior_name,
-    _resolve_prior,
-    _slice_transform,
-    _spec_from_blocks,
-    _start_statistic,
+    check_release,
+    kernel_form_of,
+    mode_theta,
+    prior_name,
+    release_blocks,
+    resolve_prior,
+    slice_transform,
+    spec_from_blocks,
+    start_statistic,
 )
-from dplit.priors import _prior_logpdf_kernel
+from dplit.priors import prior_logpdf_kernel
+from dplit.release import laplace_scale
 from dplit.results import name_components, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
@@ -73,12 +74,12 @@ def _log_alpha_kernel(theta, y, n, c, kind, shape, rate, prec):
             return -np.inf
         alpha[j] = math.exp(theta[j])
         jac += theta[j]
-    mu = _logx_mean_kernel(alpha)
+    mu = logx_mean_kernel(alpha)
     tri = np.empty(d)
     for j in range(d):
-        tri[j] = _trigamma(alpha[j])
-    t0 = _trigamma(alpha.sum())
-    out = jac + _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
+        tri[j] = trigamma_kernel(alpha[j])
+    t0 = trigamma_kernel(alpha.sum())
+    out = jac + prior_logpdf_kernel(alpha, kind, shape, rate, prec)
     dvec = np.empty(d)
     for k in range(n.size):
         for j in range(d):
@@ -111,13 +112,13 @@ def _alpha_mh_kernel(theta, n_steps, step, chol, y, n, c, kind, shape, rate, pre
 def _residual_kernel(alpha, s_L, n, b, v, rng):
     """Draw rho = (s_L - S0) / b from N(Q^-1 h, Q^-1), Q = b^2 n Sigma^-1 + diag(1/v), h = b n Sigma^-1 (s_L - mu)."""
     d = alpha.size
-    mu = _logx_mean_kernel(alpha)
+    mu = logx_mean_kernel(alpha)
     w = np.empty(d)
     s_w = 0.0
     for j in range(d):
-        w[j] = 1.0 / _trigamma(alpha[j])
+        w[j] = 1.0 / trigamma_kernel(alpha[j])
         s_w += w[j]
-    t0 = _trigamma(alpha.sum())
+    t0 = trigamma_kernel(alpha.sum())
     kappa = t0 / max(1.0 - t0 * s_w, 1e-300)
     wx = 0.0
     for j in range(d):
@@ -210,19 +211,19 @@ class _ApproxState:
 
 
 def _approx_sampler(blocks, a, form, update="blocked", n_mh=5):
-    """The DPapprox chain for dplit.sampling: blocks are (s_L, n, m, scale) as dplit.mcmc._blocks gives them."""
+    """The DPapprox chain for dplit.sampling: blocks are (s_L, n, m, scale) as dplit.mcmc.release_blocks gives them."""
     s_L = np.array([blk[0] for blk in blocks], dtype=float)
     n = np.array([blk[1] for blk in blocks], dtype=float)
     b = np.array([blk[3] for blk in blocks], dtype=float)
-    spec = _spec_from_blocks(blocks, a, form, 1)            # DPMCMC's start: mode of eq. (1) at a plausible S0
+    spec = spec_from_blocks(blocks, a, form, 1)            # DPMCMC's start: mode of eq. (1) at a plausible S0
     blocked = update == "blocked"
     d = s_L.shape[1]
 
     def init(rng):
-        theta = _mode_theta(spec, _start_statistic(spec, rng)) + 0.3 * rng.standard_normal(d)
+        theta = mode_theta(spec, start_statistic(spec, rng)) + 0.3 * rng.standard_normal(d)
         v = rng.exponential(2.0, size=s_L.shape)
         rho = np.array([_residual_kernel(np.exp(theta), s_L[k], n[k], b[k], v[k], rng) for k in range(len(n))])
-        return _ApproxState(theta, rho, v, 2.38 / math.sqrt(d), _slice_transform(np.exp(theta), spec)[0])
+        return _ApproxState(theta, rho, v, 2.38 / math.sqrt(d), slice_transform(np.exp(theta), spec)[0])
 
     def run_chain(st, n_steps, thin, rng):
         draws, acc = _approx_chain_kernel(st.theta, st.rho, st.v, s_L, n, b, blocked, n_steps, thin, n_mh, st.step,
@@ -234,7 +235,7 @@ def _approx_sampler(blocks, a, form, update="blocked", n_mh=5):
         st.step *= math.exp(2.0 * (float(np.mean(stats["alpha_acceptance"])) - 0.3))
         th = np.log(draws["alpha"][len(draws["alpha"]) // 2:])
         if not blocked:
-            st.chol = _slice_transform(np.exp(th.mean(axis=0)), spec)[0]
+            st.chol = slice_transform(np.exp(th.mean(axis=0)), spec)[0]
         elif len(th) >= 10 * d:
             cov = np.cov(th.T) + 1e-10 * np.eye(d)
             st.chol, st.step = np.linalg.cholesky(cov), 2.38 / math.sqrt(d)
@@ -319,7 +320,7 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
     >>> bool(np.abs(mean - np.array([2.0, 3.0, 4.0]) / 9).max() < 0.05)      # E[x] recovered
     True
     """
-    release = _check_release(release)
+    release = check_release(release)
     V.run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs)
     V.choice(update, "update", _UPDATES)
     n_mh = V.count(n_mh, "n_mh")
@@ -327,15 +328,15 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
     if isinstance(prior, str) and prior.lower() == "p5":
         raise ValueError("prior 'p5' has no density, and the paper defines no DPapprox_p5: use prior='p1' on the "
                          "split release, which uses both parts (what p5 amounts to in DPMCMC)")
-    prior_obj, both = _resolve_prior(prior, release, release.d, rng)
-    blocks = _blocks(release, both)
+    prior_obj, both = resolve_prior(prior, release, release.d, rng)
+    blocks = release_blocks(release, both)
     small = [blk[1] for blk in blocks if blk[1] < MIN_N]
     if small:
         warnings.warn(f"a part of the release has only {min(small)} records (< MIN_N = {MIN_N}): the normal "
                       "approximation of S_0 behind DPapprox is unreliable there; use dp_mcmc",
                       ApproximationWarning, stacklevel=2)
-    sampler = _approx_sampler(blocks, release.a, _kernel_form(prior_obj, release.d), update, n_mh)
-    attrs = {"method": "DPapprox", "prior": _prior_name(prior), "update": update, "eps1": release.eps1,
+    sampler = _approx_sampler(blocks, release.a, kernel_form_of(prior_obj, release.d), update, n_mh)
+    attrs = {"method": "DPapprox", "prior": prior_name(prior), "update": update, "eps1": release.eps1,
              "a": release.a, "n": release.n, "n1": release.n1, "n2": release.n2, "n_mh": n_mh,
              "parts": "+".join(["D1", "D2"] if len(blocks) == 2 else (["D2"] if release.split else ["D"])),
              "plausibility_checked": int(release.checked)}
@@ -361,12 +362,12 @@ def _sbc_ranks(n_rep, *, n, d, a, eps, update="blocked", L=19, thin=20, n_warmup
 
     p1 = GammaPrior(1.0, 0.1, d=d)
     form = p1.kernel_form()
-    scale = -d * np.log(a) / (n * eps)
+    scale = laplace_scale(d, a, n, eps)
     told = n if n_told is None else n_told
 
     def simulate(g):
         alpha = g.gamma(p1.shape, 1.0 / p1.rate)
-        s0 = g.multivariate_normal(_logx_mean_kernel(alpha), _logx_cov_kernel(alpha) / n)
+        s0 = g.multivariate_normal(logx_mean_kernel(alpha), logx_cov_kernel(alpha) / n)
         return alpha, s0 + g.laplace(0.0, scale, d)
 
     def posterior(s_L, n_draws, g):

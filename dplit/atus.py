@@ -23,6 +23,7 @@ __all__ = [
 import numpy as np
 
 from dplit import _validate as V
+from dplit.bootstrap import interval_test
 from dplit.datasets import AtusTable
 from dplit.study import METHODS, StudyConfig, make_releases, run_method
 
@@ -84,8 +85,7 @@ def interval_reject(mu_a, mu_b, *, delta=0.01, level=0.95):
     """Reject H0_j when the percentile interval of mu_a,j - mu_b,j (replicates paired by index) misses [-delta, delta]."""
     m = min(len(mu_a), len(mu_b))
     diff = np.asarray(mu_a, float)[:m] - np.asarray(mu_b, float)[:m]
-    lo, hi = np.quantile(diff, [(1 - level) / 2, (1 + level) / 2], axis=0)
-    return (lo > delta) | (hi < -delta)
+    return interval_test(diff, delta=delta, level=level)[1]
 
 
 def analyse(groups, method, eps, *, effort=None, rng=None, delta=0.01, return_draws=False):

@@ -23,7 +23,7 @@ from numba.core.dispatcher import Dispatcher
 
 from dplit import _validate as V
 from dplit import results
-from dplit.sampling import ESS_PER_CHAIN_MIN, RHAT_MAX, ConvergenceWarning, Sampler, run
+from dplit.sampling import RHAT_MAX, Sampler, run
 
 _MODULES = ("latent_f", "post_f", "priv_f", "st_f")
 
@@ -313,23 +313,9 @@ def _rhat(x):
     return r if math.isfinite(r) else math.inf
 
 
-def _single_chain_report(result, names):
-    """R-hat of one chain from its two halves (dapper/posterior's reading), ESS of the chain; warns if poor."""
-    rhat = max(_rhat(result.posterior[v].values) for v in names)
-    ess = min(results.ess(result.posterior[v].values) for v in names)
-    tail = min(results.ess(result.posterior[v].values, method="tail") for v in names)
-    failed = [m for m, bad in [(f"R-hat of its two halves {rhat:.3f} > {RHAT_MAX}", rhat > RHAT_MAX),
-                               (f"bulk ESS {ess:.0f} < {ESS_PER_CHAIN_MIN}", ess < ESS_PER_CHAIN_MIN),
-                               (f"tail ESS {tail:.0f} < {ESS_PER_CHAIN_MIN}", tail < ESS_PER_CHAIN_MIN)] if bad]
-    results.update_attrs(result, rhat_max=rhat, ess_bulk_min=ess, ess_tail_min=tail, converged=int(not failed),
-                         failed="; ".join(failed))
-    if failed:
-        warnings.warn(f"the chain has not converged ({'; '.join(failed)}): run longer (n_iter) or more chains",
-                      ConvergenceWarning, stacklevel=3)
-
-
-def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=1, thin=1, rng=None,
-                  progress=True, n_jobs=None, engine="auto"):
+def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=4, thin=1, rng=None,
+                  progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None,
+                  engine="auto", budget=None):
     """Sample the posterior given a privatised statistic by data augmentation (dapper's ``dapper_sample``).
 
     Alternates a draw of ``theta`` from the confidential-data posterior (``post_f``) with a
@@ -348,11 +334,11 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     n_iter : int or "auto", default 2000
         Kept iterations per chain (before thinning); dapper's ``niter - warmup``. ``"auto"``:
         extend the chains until converged (:func:`dplit.sampling.run`; needs ``n_chains >= 2``).
-    n_warmup : int, optional
-        Discarded iterations per chain; default ``n_iter // 2`` (dapper: half of ``niter``), 1000
-        with ``n_iter="auto"``.
-    n_chains : int, default 1
-        Chains, each from its own Generator spawned from ``rng``.
+    n_warmup : int, default 1000
+        Discarded iterations per chain (dapper's ``warmup``).
+    n_chains : int, default 4
+        Chains, each from its own Generator spawned from ``rng`` (dapper runs one by default; one
+        chain is judged by the R-hat of its two halves).
     thin : int, default 1
         Keep every ``thin``-th iteration.
     rng : None, int or numpy.random.Generator
@@ -362,17 +348,22 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     n_jobs : int, optional
         Threads; default ``min(n_chains, cpu_count)``. Compiled modules run chains in parallel;
         Python modules hold the GIL. The draws do not depend on it.
+    target_ess, max_rhat, max_iter, max_time
+        The stopping rule of ``n_iter="auto"`` (:func:`dplit.sampling.run`).
     engine : {"auto", "python", "numba"}, default "auto"
         ``"numba"``: the compiled kernel (all four modules numba functions, additive statistic);
         ``"python"``: a Python loop; ``"auto"``: numba when possible.
+    budget : PrivacyBudget or RdpBudget, optional
+        The ledger of the release ``sdp`` (the modules do not say what it cost); copied into the
+        result's ``eps_total`` and ``eps_by_part`` (``nan`` and ``{}`` when not given).
 
     Returns
     -------
     arviz.InferenceData
         One posterior variable per parameter (``model.varnames``); sample stats ``acceptance``
-        (fraction of record proposals accepted per iteration); attrs ``method="dapper"``,
-        ``engine``, ``n_records``, ``seeds``, ``runtime`` and the convergence report of
-        :func:`dplit.sampling.run`. :func:`summary` gives dapper's summary table.
+        (fraction of record proposals accepted per iteration); attrs of the result contract
+        (:data:`dplit.results.CONTRACT_ATTRS`, ``method="dapper"``, the ledger of ``budget``),
+        ``engine`` and ``n_records``. :func:`summary` gives dapper's summary table.
 
     Examples
     --------
@@ -390,13 +381,11 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     """
     if not isinstance(model, PrivacyModel):
         raise TypeError(f"model must be a PrivacyModel, got {type(model).__name__}")
-    if n_iter == "auto":
-        n_warmup = 1000 if n_warmup is None else n_warmup
-        if n_chains == 1:
-            raise ValueError("n_iter='auto' needs n_chains >= 2 (convergence is judged across chains)")
-    else:
-        n_warmup = V.count(n_iter, "n_iter") // 2 if n_warmup is None else n_warmup
-        V.run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs)
+    V.run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs)
+    if n_iter == "auto" and n_chains == 1:
+        raise ValueError("n_iter='auto' needs n_chains >= 2 (convergence is judged across chains)")
+    if budget is not None and not hasattr(budget, "entries"):
+        raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget or RdpBudget, got {type(budget).__name__}")
     V.choice(engine, "engine", _ENGINES)
     can_compile = model.compiled and model.additive
     if engine == "numba" and not can_compile:
@@ -407,12 +396,11 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     n_rec = _latent(model, init_par, np.random.default_rng(0)).shape[0]
     attrs = {"method": "dapper", "engine": engine, "n_records": n_rec, "npar": model.npar,
              "additive": model.additive}
-    one = n_chains == 1
     res = run(_sampler(model, sdp, init_par, engine), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
-              thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, attrs=attrs, check=not one,
-              observed_data={"sdp": np.atleast_1d(sdp)}, report_vars=model.varnames, desc="dapper iterations")
-    if one:
-        _single_chain_report(res, model.varnames)
+              thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, attrs=attrs,
+              privacy=results.privacy_attrs(budget=budget), observed_data={"sdp": np.atleast_1d(sdp)},
+              report_vars=model.varnames, desc="dapper iterations", target_ess=target_ess, max_rhat=max_rhat,
+              max_iter=max_iter, max_time=max_time)
     _check_acceptance(res)
     return res
 

@@ -9,6 +9,7 @@ __all__ = [
     "TRUNCATION_METHODS",
     "OUT_OF_RANGE",
     "truncated_statistic",
+    "BOOT_BLOCK",
     "min_replicates",
     "BootResult",
     "boots",
@@ -21,6 +22,7 @@ __all__ = [
 
 # %% notebooks/05_dpboots.py, cell 6: Step 1: the truncated noise
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -30,15 +32,15 @@ from numba import njit
 
 from dplit import _validate as check
 from dplit.dirichlet import (
-    _censored_stat_kernel,
-    _check_stat,
-    _dirichlet_draws_fast_kernel,
-    _dirichlet_draws_kernel,
-    _dirichlet_mle_kernel,
-    _dirichlet_mle_reference,
-    _in_stat_range_kernel,
     censored_stat,
+    censored_stat_kernel,
     check_compositions,
+    check_stat,
+    dirichlet_draws_fast_kernel,
+    dirichlet_draws_kernel,
+    dirichlet_mle_kernel,
+    dirichlet_mle_reference,
+    in_stat_range_kernel,
     sufficient_stat,
 )
 from dplit.release import Release
@@ -271,7 +273,7 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
     info : dict
         Only with ``return_info=True``.
     """
-    s_L = _check_stat(s_L, "s_L", finite=True)
+    s_L = check_stat(s_L, "s_L", finite=True)
     scale = check.positive(scale, "scale")
     size = check.count(size, "size")
     check.choice(method, "method", TRUNCATION_METHODS)
@@ -312,7 +314,7 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
 
 
 # %% notebooks/05_dpboots.py, cell 34: Steps 2-4: the bootstrap loop
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
 
@@ -324,24 +326,24 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     n_out = np.zeros(B, np.int64)
     n_failed = 0
     for b in range(B):
-        alpha_star = _dirichlet_mle_kernel(s_tilde[b], tol, max_iter)
+        alpha_star = dirichlet_mle_kernel(s_tilde[b], tol, max_iter)
         if not np.all(np.isfinite(alpha_star)):
             n_failed += 1
             continue
         attempts = max_redraw + 1 if policy == 0 else 1
         for _ in range(attempts):
             if fast:
-                X = _dirichlet_draws_fast_kernel(alpha_star, n, rng)
+                X = dirichlet_draws_fast_kernel(alpha_star, n, rng)
             else:
-                X = _dirichlet_draws_kernel(alpha_star, n, rng)
-            s = _censored_stat_kernel(X, a)
-            if not _in_stat_range_kernel(s):
+                X = dirichlet_draws_kernel(alpha_star, n, rng)
+            s = censored_stat_kernel(X, a)
+            if not in_stat_range_kernel(s):
                 n_out[b] += 1
                 if policy == 2:
-                    s = _censored_stat_kernel(X, 0.0)
+                    s = censored_stat_kernel(X, 0.0)
                 else:
                     continue
-            alpha = _dirichlet_mle_kernel(s, tol, max_iter)
+            alpha = dirichlet_mle_kernel(s, tol, max_iter)
             if np.all(np.isfinite(alpha)):
                 out[b, :] = alpha
             break
@@ -350,12 +352,49 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     return out, n_out, n_failed
 
 
+#: Replicates per block of the threaded bootstrap (fixed, so the draws do not depend on ``n_jobs``).
+BOOT_BLOCK = 250
+
+
+def _boots_blocks(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng, n_jobs, progress):
+    """:func:`_boots_kernel` over fixed blocks of replicates, block ``k`` with the ``k``-th Generator spawned
+    from ``rng``, in up to ``n_jobs`` threads (the kernel releases the GIL); same draws for any ``n_jobs``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    starts = list(range(0, s_tilde.shape[0], BOOT_BLOCK))
+    gens = rng.spawn(len(starts))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=s_tilde.shape[0], desc="bootstrap replicates")
+
+    def one(k):
+        part = _boots_kernel(s_tilde[starts[k]:starts[k] + BOOT_BLOCK], n, a, policy, max_redraw, tol, max_iter,
+                             True, gens[k])
+        if bar is not None:
+            bar.update(part[0].shape[0])
+        return part
+
+    try:
+        if n_jobs > 1 and len(starts) > 1:
+            with ThreadPoolExecutor(n_jobs) as pool:
+                parts = list(pool.map(one, range(len(starts))))
+        else:
+            parts = [one(k) for k in range(len(starts))]
+    finally:
+        if bar is not None:
+            bar.close()
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            int(sum(p[2] for p in parts)))
+
+
 def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     """Readable NumPy twin of `_boots_kernel` with ``fast=False`` (same stream when every alpha* >= 1)."""
     out = np.full(s_tilde.shape, np.nan)
     n_out, n_failed = np.zeros(len(s_tilde), np.int64), 0
     for b, s_b in enumerate(s_tilde):
-        alpha_star = _dirichlet_mle_reference(s_b, tol, max_iter)[0]
+        alpha_star = dirichlet_mle_reference(s_b, tol, max_iter)[0]
         if not np.all(np.isfinite(alpha_star)):
             n_failed += 1
             continue
@@ -369,7 +408,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
                     s = np.log(X).mean(axis=0)
                 else:
                     continue
-            out[b] = _dirichlet_mle_reference(s, tol, max_iter)[0]
+            out[b] = dirichlet_mle_reference(s, tol, max_iter)[0]
             break
         n_failed += int(not np.all(np.isfinite(out[b])))
     return out, n_out, n_failed
@@ -520,15 +559,23 @@ class BootResult:
 
 
 # %% notebooks/05_dpboots.py, cell 40: Steps 2-4: the bootstrap loop
-def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter):
-    """The options boots and dp_boots share: (n_boot, policy code, max_redraw, tol, max_iter), or raise."""
+def _seed_label(rng):
+    """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
+    without a seed sequence."""
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    return "unlabelled" if seq is None else f"{seq.entropy}/{seq.spawn_key}"
+
+
+def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs):
+    """The options boots and dp_boots share: (n_boot, policy code, max_redraw, tol, max_iter, progress, n_jobs)."""
     policy = OUT_OF_RANGE.index(check.choice(out_of_range, "out_of_range", OUT_OF_RANGE))
+    n_jobs = (os.cpu_count() or 1) if n_jobs is None else check.count(n_jobs, "n_jobs")
     return (check.count(n_boot, "n_boot"), policy, check.count(max_redraw, "max_redraw", minimum=0),
-            check.positive(tol, "tol"), check.count(max_iter, "max_iter"))
+            check.positive(tol, "tol"), check.count(max_iter, "max_iter"), check.boolean(progress, "progress"), n_jobs)
 
 
-def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw", max_redraw=20,
-          tol=1e-10, max_iter=100):
+def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=False, n_jobs=None, out_of_range="redraw",
+          max_redraw=20, tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
 
     Parameters
@@ -543,7 +590,11 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw",
         Censoring threshold in (0, 1) applied to the statistic of ``data`` (when records are given)
         and to every simulated statistic; None (default) means no censoring.
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of randomness; the same seed gives the same replicates for any ``n_jobs``.
+    progress : bool, default False
+        Show a progress bar over replicates.
+    n_jobs : int, optional
+        Threads (blocks of ``BOOT_BLOCK`` replicates); default ``cpu_count``.
     out_of_range : {"redraw", "nan", "uncensored"}
         What to do when a simulated censored statistic leaves Range(S0) (see the notebook).
     max_redraw : int
@@ -566,19 +617,20 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw",
         s0 = sufficient_stat(X) if a is None else censored_stat(X, a_val)
         n = X.shape[0] if n is None else n
     elif arr.ndim == 1:
-        s0 = _check_stat(arr, "data", finite=True)
+        s0 = check_stat(arr, "data", finite=True)
         if n is None:
             raise ValueError("n is required when data is a statistic")
     else:
         raise ValueError(f"data must be compositions (n, d) or a statistic (d,), got shape {arr.shape}")
     n = check.count(n, "n")
-    n_boot, policy, max_redraw, tol, max_iter = _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter)
+    n_boot, policy, max_redraw, tol, max_iter, progress, n_jobs = _check_boot_options(
+        n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs)
     if not (np.all(np.isfinite(s0)) and np.exp(s0).sum() < 1):
         raise ValueError("the statistic of data lies outside Range(S0) (sum(exp(s)) >= 1): no MLE exists")
     rng = check.rng(rng)
     s_tilde = np.tile(s0, (n_boot, 1))
     seeds = [_seed_label(rng)]
-    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, True, rng)
+    alpha, n_out, n_failed = _boots_blocks(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, rng, n_jobs, progress)
     res = BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
                      n_failed=int(n_failed))
@@ -587,8 +639,8 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw",
 
 
 # %% notebooks/05_dpboots.py, cell 44: Check: Boots against asymptotics
-def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of_range="redraw",
-             max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
+def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_jobs=None, method="auto",
+             out_of_range="redraw", max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
 
     Each replicate draws ``S_L - noise`` with the Laplace noise truncated to Range(S0),
@@ -606,7 +658,11 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of
         Which released statistic: ``"D2"`` is ``s_L`` (the whole data when unsplit),
         ``"D1"`` is ``s_L1`` (a split release; this is how prior p2 is built).
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of randomness; the same seed gives the same replicates for any ``n_jobs``.
+    progress : bool, default False
+        Show a progress bar over replicates.
+    n_jobs : int, optional
+        Threads (blocks of ``BOOT_BLOCK`` replicates); default ``cpu_count``.
     method : {"auto", "rejection", "gibbs"}
         Truncated-noise sampler (:func:`truncated_statistic`); ``"auto"`` never hangs.
     out_of_range : {"redraw", "nan", "uncensored"}
@@ -636,12 +692,14 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of
         raise TypeError(f"dp_boots() got unexpected keyword argument(s) {', '.join(unknown)}{hint}; the noise "
                         f"options are min_acceptance, n_pilot, thin, burn_in")
     s_L, n, scale = release.part(check.choice(part, "part", ("D2", "D1", "D")))
-    n_boot, policy, max_redraw, tol, max_iter = _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter)
+    n_boot, policy, max_redraw, tol, max_iter, progress, n_jobs = _check_boot_options(
+        n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs)
     rng = check.rng(rng)
     seeds = [_seed_label(rng)]
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)
-    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, True, rng)
+    alpha, n_out, n_failed = _boots_blocks(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, rng, n_jobs,
+                                           progress)
     if n_failed:
         warnings.warn(f"DPBoots: {n_failed} of {n_boot} replicates failed (no MLE, or out of range after "
                       f"{max_redraw} redraws) and are left out of the result; estimates and intervals use the "
@@ -652,13 +710,6 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of
     attrs = {"part": part, "eps1": release.eps1, "seeds": seeds, "runtime": time.perf_counter() - t0,
              "plausibility_checked": int(release.checked)}
     return res.to_result(method="DPBoots", privacy=privacy_attrs(release), attrs=attrs, names=release.names)
-
-
-def _seed_label(rng):
-    """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
-    without a seed sequence."""
-    seq = getattr(rng.bit_generator, "seed_seq", None)
-    return "unlabelled" if seq is None else f"{seq.entropy}/{seq.spawn_key}"
 
 
 # %% notebooks/05_dpboots.py, cell 48: Intervals and the two-sample test (Sec. 5.2)

@@ -21,12 +21,12 @@ import numpy as np
 from scipy import integrate, special
 
 from dplit import _validate as check
-from dplit.dirichlet import _check_alpha
+from dplit.dirichlet import check_alpha
 
 
 def _check_args(alpha, a, *, scalar=False):
     """Return (alpha, a): a 1-D Dirichlet parameter (notebook 02's check) and threshold(s) in (0, 1)."""
-    alpha = _check_alpha(alpha, ndim=1)
+    alpha = check_alpha(alpha, ndim=1)
     a = check.unit_interval_array(a, "a")
     if scalar and a.ndim != 0:
         raise ValueError(f"a must be a scalar threshold here, got shape {a.shape}")

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from dplit import _validate as check
+from dplit.methods import REGISTRY
 
 __all__ = ["main", "read_compositions", "analyse", "check_options", "summary_table", "METHODS", "METHOD_OPTIONS"]
 
@@ -155,7 +156,8 @@ def _run_release(args):
     return 0
 
 
-METHODS = ("dpboots", "dpmcmc", "dpremcmc", "dpabc", "dpapprox")
+#: The methods that run on a release file, from the registry (dplit.methods.REGISTRY).
+METHODS = tuple(name for name, m in REGISTRY.items() if m.needs == "Release")
 _ANALYSE_EXAMPLE = """\
 Examples:
   dplit analyse release.json --method dpmcmc --seed 1 --out posterior.nc
@@ -177,30 +179,41 @@ def _add_analyse(subparsers):
     p.add_argument("--prior", default=None, help="prior for the Bayesian methods: p1 (default), p3, p4, p5 "
                                                  "(p3-p5 need a split release; dpapprox takes p1, p3, p4)")
     p.add_argument("--seed", type=int, default=None, help="seed: the same seed gives the same draws as the library")
-    p.add_argument("--n-iter", default=None, help="iterations per chain (or 'auto'); library default otherwise")
-    p.add_argument("--n-warmup", type=int, default=None, help="warm-up iterations per chain")
-    p.add_argument("--chains", type=int, default=None, help="number of chains (default 4)")
-    p.add_argument("--n-boot", type=int, default=None, help="dpboots replicates (default 1000)")
-    p.add_argument("--n-accept", type=int, default=None, help="dpabc accepted draws (default 1000)")
-    p.add_argument("--part", default=None, choices=("D", "D1", "D2"), help="dpboots: released part (default D2)")
+    _add_method_options(p)
     p.add_argument("--test", type=_floats, default=None, metavar="M1,...,Md",
                    help="H0: |E[x_j] - M_j| <= delta for every component j")
     p.add_argument("--delta", type=float, default=None, help="tolerance of --test (default 0.01)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--out", required=True, help="where to write the result (netCDF, .nc)")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_analyse)
 
 
-#: The options of each method (keyword of :func:`analyse`: its flag); any other one given is refused.
-OPTIONS = {"prior": "--prior", "n_iter": "--n-iter", "n_warmup": "--n-warmup", "n_chains": "--chains",
-           "n_boot": "--n-boot", "n_accept": "--n-accept", "part": "--part"}
-METHOD_OPTIONS = {"dpboots": ("n_boot", "part"),
-                  "dpmcmc": ("prior", "n_iter", "n_warmup", "n_chains"),
-                  "dpremcmc": ("prior", "n_iter", "n_warmup", "n_chains"),
-                  "dpabc": ("prior", "n_accept"),
-                  "dpapprox": ("prior", "n_iter", "n_warmup", "n_chains")}
+def _add_method_options(p):
+    """The methods' options as flags: each flag is the library's keyword with dashes (n_chains: --n-chains)."""
+    p.add_argument("--n-iter", default=None, help="iterations per chain (or 'auto': until converged); the "
+                                                  "library's default otherwise")
+    p.add_argument("--n-warmup", type=int, default=None, help="warm-up iterations per chain")
+    p.add_argument("--n-chains", "--chains", dest="n_chains", type=int, default=None,
+                   help="number of chains (default 4)")
+    p.add_argument("--thin", type=int, default=None, help="keep every thin-th iteration")
+    p.add_argument("--b", type=int, default=None, help="dpremcmc: latent records per part (default 50)")
+    p.add_argument("--n-boot", type=int, default=None, help="dpboots replicates (default 1000)")
+    p.add_argument("--n-accept", type=int, default=None, help="dpabc accepted draws (default 1000)")
+    p.add_argument("--accept-rate", type=float, default=None, help="dpabc acceptance rate (default 0.1)")
+    p.add_argument("--part", default=None, choices=("D", "D1", "D2"), help="dpboots: released part (default D2)")
+    p.add_argument("--n-jobs", type=int, default=None, help="threads (default: one per core); the draws do not "
+                                                            "depend on it")
+
+
+#: The options of the methods (keyword of :func:`analyse`: its flag); any other one given is refused.
+OPTIONS = {"prior": "--prior", "n_iter": "--n-iter", "n_warmup": "--n-warmup", "n_chains": "--n-chains",
+           "thin": "--thin", "b": "--b", "n_boot": "--n-boot", "n_accept": "--n-accept",
+           "accept_rate": "--accept-rate", "part": "--part", "n_jobs": "--n-jobs"}
+#: What each method takes, from the registry.
+METHOD_OPTIONS = {name: (("prior",) if REGISTRY[name].priors else ()) + REGISTRY[name].options + ("n_jobs",)
+                  for name in METHODS}
 
 
 def check_options(method, given, *, flags=False):
@@ -216,38 +229,19 @@ def check_options(method, given, *, flags=False):
             raise ValueError(f"{name(key)} does not apply to method {method} (it takes {takes}); leave it out")
 
 
-def analyse(rel, method, *, prior=None, seed=None, n_iter=None, n_warmup=None, n_chains=None, n_boot=None,
-            n_accept=None, part=None, progress=True):
-    """Run one inference method on a release the way ``dplit analyse`` does; returns InferenceData.
+def analyse(rel, method, *, prior=None, seed=None, progress=True, **options):
+    """Run one inference method on a release the way ``dplit analyse`` does; returns its result.
 
-    Only the options given are passed on, so that the library's defaults apply otherwise and the
-    same seed gives the library's draws; an option the method does not take is refused (ValueError
-    naming the method and the option, see ``METHOD_OPTIONS``). Component names of the release label
-    the coordinates.
+    The method runs through the registry's dispatcher (:func:`dplit.methods.fit`). Only the options
+    given (not None) are passed on, so that the library's defaults apply otherwise and the same seed
+    gives the library's draws; an option the method does not take is refused (ValueError naming the
+    method and the option, see ``METHOD_OPTIONS``).
     """
-    check_options(method, {"prior": prior, "n_iter": n_iter, "n_warmup": n_warmup, "n_chains": n_chains,
-                           "n_boot": n_boot, "n_accept": n_accept, "part": part})
-    if method == "dpboots":
-        from dplit.bootstrap import dp_boots
+    from dplit.methods import fit
 
-        part = part or "D2"
-        return dp_boots(rel, n_boot=1000 if n_boot is None else n_boot, part=part, rng=seed)
-    kw = {"prior": prior or "p1", "rng": seed, "progress": progress}
-    if method == "dpabc":
-        from dplit.abc import dp_abc
-
-        return dp_abc(rel, n_accept=1000 if n_accept is None else n_accept, **kw)
-    for key, value in (("n_iter", n_iter), ("n_warmup", n_warmup), ("n_chains", n_chains)):
-        if value is not None:
-            kw[key] = value
-    if method == "dpapprox":
-        from dplit.approx import dp_approx
-
-        return dp_approx(rel, **kw)
-    from dplit import mcmc
-
-    fn = mcmc.dp_mcmc if method == "dpmcmc" else mcmc.dp_remcmc
-    return fn(rel, **kw)
+    check_options(method, {"prior": prior, **options})
+    given = {k: v for k, v in options.items() if v is not None}
+    return fit(rel, method, prior=prior, rng=seed, progress=progress, **given)
 
 
 def summary_table(idata, rel, *, level=0.95):
@@ -335,9 +329,8 @@ def _run_analyse(args):
     from dplit.results import to_netcdf
 
     # Every check first: options, output path, release, --test; nothing is computed or written before.
-    check_options(args.method, {"prior": args.prior, "n_iter": args.n_iter, "n_warmup": args.n_warmup,
-                                "n_chains": args.chains, "n_boot": args.n_boot, "n_accept": args.n_accept,
-                                "part": args.part}, flags=True)
+    options = {k: getattr(args, k) for k in OPTIONS if k != "prior"}
+    check_options(args.method, {"prior": args.prior, **options}, flags=True)
     if args.delta is not None and args.test is None:
         raise ValueError("--delta is the tolerance of --test; give --test M1,...,Md or leave --delta out")
     out = _check_out(args.out, args.force)
@@ -349,10 +342,13 @@ def _run_analyse(args):
         except ValueError as err:
             raise ValueError(f"--n-iter must be an integer or 'auto', got {n_iter!r}") from err
         check.count(n_iter, "--n-iter")
-    for value, flag, low in ((args.n_warmup, "--n-warmup", 0), (args.chains, "--chains", 1),
-                             (args.n_boot, "--n-boot", 1), (args.n_accept, "--n-accept", 1)):
-        if value is not None:
-            check.count(value, flag, low)
+    options["n_iter"] = n_iter
+    for key, low in (("n_warmup", 0), ("n_chains", 1), ("thin", 1), ("b", 1), ("n_boot", 1), ("n_accept", 1),
+                     ("n_jobs", 1)):
+        if options[key] is not None:
+            check.count(options[key], OPTIONS[key], low)
+    if options["accept_rate"] is not None:
+        check.unit_interval(options["accept_rate"], "--accept-rate", closed_high=True)
     if args.method == "dpboots":
         from dplit.bootstrap import min_replicates
 
@@ -368,9 +364,8 @@ def _run_analyse(args):
           f"machine compiles the numba kernels (10-20 s, cached afterwards)", file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        idata = analyse(rel, args.method, prior=args.prior, seed=args.seed, n_iter=n_iter, n_warmup=args.n_warmup,
-                        n_chains=args.chains, n_boot=args.n_boot, n_accept=args.n_accept, part=args.part,
-                        progress=not args.quiet)
+        idata = analyse(rel, args.method, prior=args.prior, seed=args.seed, progress=not args.no_progress,
+                        **options)
     to_netcdf(idata, out)
     print(summary_table(idata, rel, level=level))
     if args.test is not None:
@@ -466,7 +461,74 @@ def _report_study(args):
     return 0
 
 
-_COMMANDS = [_add_release, _add_analyse, _add_study]
+_COMPARE_EXAMPLE = """\
+Example:
+  dplit compare release.json --seed 1 --out report.html
+  dplit compare release.json --methods dpmcmc,dpboots --truth 0.4,0.2,0.25,0.15 --out report.html
+
+Every method of the registry that runs on a release (DPBoots, DPMCMC, DPreMCMC, DPABC, DPapprox; each
+Bayesian one with p1, or --priors) runs at its library defaults; the table and a figure of the
+intervals go into one self-contained HTML page."""
+
+
+def _add_compare(subparsers):
+    p = subparsers.add_parser(
+        "compare", help="run every method on one release and write a side-by-side report (HTML)",
+        description="Read a release, run every method that applies to it, print the table and write an HTML "
+                    "report (the table and a figure of the intervals).",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_COMPARE_EXAMPLE)
+    p.add_argument("release", help="the release (JSON)")
+    p.add_argument("--methods", default="all", help=f"comma-separated methods (default all: {', '.join(METHODS)})")
+    p.add_argument("--priors", default="p1", help="comma-separated priors of the Bayesian methods (default p1; "
+                                                  "p3-p5 need a split release)")
+    p.add_argument("--seed", type=int, default=None, help="seed: each method gets its own stream from it")
+    p.add_argument("--n-iter", default=None, help="iterations per chain of every sampler (or 'auto')")
+    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--truth", type=_floats, default=None, metavar="M1,...,Md",
+                   help="the true E[x] (a simulated release), marked in the figure")
+    p.add_argument("--out", required=True, help="where to write the report (.html)")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.set_defaults(func=_run_compare)
+
+
+def _run_compare(args):
+    import time
+
+    from dplit.methods import compare
+    from dplit.release import Release
+
+    names = METHODS if args.methods == "all" else tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    for name in names:
+        check.choice(name, "--methods", METHODS)
+    priors = tuple(p.strip() for p in args.priors.split(",") if p.strip())
+    for p in priors:
+        check.choice(p, "--priors", ("p1", "p2", "p3", "p4", "p5"))
+    out = _check_out(args.out, args.force, example="report.html")
+    level = check.level(args.level, "--level")
+    settings = {}
+    if args.n_iter is not None:
+        n_iter = args.n_iter
+        if n_iter != "auto":
+            try:
+                n_iter = check.count(int(n_iter), "--n-iter")
+            except ValueError as err:
+                raise ValueError(f"--n-iter must be an integer or 'auto', got {args.n_iter!r}") from err
+        settings = {m: {"n_iter": n_iter} for m in names if "n_iter" in REGISTRY[m].options}
+    rel = Release.load(args.release)
+    if args.truth is not None and len(args.truth) != rel.d:
+        raise ValueError(f"--truth needs {rel.d} values (one per component), got {len(args.truth)}")
+    print(f"dplit compare: {', '.join(names)} on {args.release} (n = {rel.n}, d = {rel.d})", file=sys.stderr)
+    t0 = time.perf_counter()
+    cmp = compare(rel, list(names), priors=priors, rng=args.seed, level=level, truth=args.truth, settings=settings)
+    cmp.to_html(out)
+    cols = ["method", "component", "mean", "sd", "lower", "upper", "rhat", "ess", "seconds", "eps_total"]
+    with np.printoptions(precision=4):
+        print(cmp.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"{len(cmp.results)} methods in {time.perf_counter() - t0:.0f} s; report written to {out}")
+    return 0
+
+
+_COMMANDS = [_add_release, _add_analyse, _add_compare, _add_study]
 
 
 def _parser():

@@ -10,13 +10,32 @@ __all__ = [
     "close",
     "sufficient_stat",
     "censored_stat",
+    "censored_stat_kernel",
+    "in_stat_range_kernel",
+    "check_stat",
     "in_stat_range",
+    "check_alpha",
     "loglik",
+    "trigamma_kernel",
+    "gammainc_pq",
+    "ndtri_lower",
     "logx_mean",
     "logx_cov",
     "fisher_information",
+    "logx_mean_kernel",
+    "logx_cov_kernel",
+    "dirichlet_mle_kernel",
+    "dirichlet_mle_reference",
     "MLEInfo",
     "dirichlet_mle",
+    "log_std_gamma_kernel",
+    "logsumexp_kernel",
+    "log_dirichlet_draws_reference",
+    "gamma_large_kernel",
+    "log_gamma_draw_kernel",
+    "any_below_one",
+    "dirichlet_draws_kernel",
+    "dirichlet_draws_fast_kernel",
     "dirichlet_draws",
 ]
 
@@ -167,7 +186,7 @@ def censored_stat(X, a):
 
 
 @njit(cache=True)
-def _censored_stat_kernel(X, a):
+def censored_stat_kernel(X, a):
     """Column means of log(max(x_ij, a)) for an (n, d) float array (a = 0 gives S0)."""
     n, d = X.shape
     out = np.zeros(d)
@@ -181,7 +200,7 @@ def _censored_stat_kernel(X, a):
 
 # %% notebooks/02_dirichlet.py, cell 17: 3. Where an MLE exists: Range($S_0$) (Guo et al., Supplement S4)
 @njit(cache=True)
-def _in_stat_range_kernel(s):
+def in_stat_range_kernel(s):
     """True when s is finite, has d >= 2 entries and sum(exp(s)) < 1."""
     if s.shape[0] < 2:
         return False
@@ -193,7 +212,7 @@ def _in_stat_range_kernel(s):
     return total < 1.0
 
 
-def _check_stat(s, name="s", *, finite=False):
+def check_stat(s, name="s", *, finite=False):
     """A statistic: 1-D float array with d >= 2 entries and no NaN (no inf either when ``finite``)."""
     s = (check.finite_array if finite else check.real_array)(s, name, ndim=1)
     if s.shape[0] < 2:
@@ -217,12 +236,12 @@ def in_stat_range(s):
         True when every ``s_j`` is finite and ``sum(exp(s)) < 1`` (the interior of Range(S0),
         Guo et al. Supplement S4).
     """
-    s = _check_stat(s)
-    return bool(_in_stat_range_kernel(s))
+    s = check_stat(s)
+    return bool(in_stat_range_kernel(s))
 
 
 # %% notebooks/02_dirichlet.py, cell 20: 4. The log-likelihood (eq. 1)
-def _check_alpha(alpha, name="alpha", ndim=None):
+def check_alpha(alpha, name="alpha", ndim=None):
     """Dirichlet parameters: float array (..., d), d >= 2, finite and positive (``ndim`` fixes the rank)."""
     alpha = check.real_array(alpha, name, ndim)
     if alpha.ndim < 1 or alpha.shape[-1] < 2:
@@ -250,8 +269,8 @@ def loglik(alpha, s, n):
     -------
     float or ndarray, shape (...)
     """
-    alpha = _check_alpha(alpha)
-    s = _check_stat(s)
+    alpha = check_alpha(alpha)
+    s = check_stat(s)
     if not np.all(np.isfinite(s)):
         raise ValueError(f"s must be finite, got {s}")
     if s.shape[0] != alpha.shape[-1]:
@@ -299,7 +318,7 @@ def _digamma_minus_log(x):
 
 
 @njit(cache=True)
-def _trigamma(x):
+def trigamma_kernel(x):
     """Trigamma for x > 0: recurrence up to x >= 10, then the asymptotic series."""
     acc = 0.0
     while x < 10.0:
@@ -313,7 +332,7 @@ def _trigamma(x):
 
 # %% notebooks/02_dirichlet.py, cell 26: 5. Digamma and trigamma inside numba
 @njit(cache=True, nogil=True)
-def _gammainc_pq(a, x):
+def gammainc_pq(a, x):
     """Regularised incomplete gamma functions (P(a, x), Q(a, x)) by series or continued fraction."""
     if x <= 0.0:
         return 0.0, 1.0
@@ -354,7 +373,7 @@ def _gammainc_pq(a, x):
 
 
 @njit(cache=True, nogil=True)
-def _ndtri_lower(p):
+def ndtri_lower(p):
     """Standard normal quantile for 0 < p <= 1/2 (Acklam's approximation, one Halley step)."""
     if p <= 0.0:
         return -np.inf
@@ -391,7 +410,7 @@ def logx_mean(alpha):
     ndarray, shape (..., d)
         ``mu_alpha`` of Guo et al., Sec. 4.2.4.
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     return special.digamma(alpha) - special.digamma(alpha.sum(axis=-1, keepdims=True))
 
 
@@ -402,7 +421,7 @@ def logx_cov(alpha):
     ``alpha`` of shape (..., d) as in :func:`logx_mean`. The mean S0 of n records has covariance
     ``logx_cov(alpha) / n``.
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     d = alpha.shape[-1]
     diag = special.polygamma(1, alpha)
     full = -special.polygamma(1, alpha.sum(axis=-1))[..., None, None] * np.ones((d, d))
@@ -421,7 +440,7 @@ def fisher_information(alpha, *, n=1):
 
 # %% notebooks/02_dirichlet.py, cell 32: 6. Moments of log x and the Fisher information (Guo et al., Sec. 4.2.4)
 @njit(cache=True)
-def _logx_mean_kernel(alpha):
+def logx_mean_kernel(alpha):
     """numba twin of logx_mean for one alpha (d,)."""
     out = np.empty(alpha.shape[0])
     p0 = _digamma(alpha.sum())
@@ -431,12 +450,12 @@ def _logx_mean_kernel(alpha):
 
 
 @njit(cache=True)
-def _logx_cov_kernel(alpha):
+def logx_cov_kernel(alpha):
     """numba twin of logx_cov for one alpha (d,)."""
     d = alpha.shape[0]
-    out = np.full((d, d), -_trigamma(alpha.sum()))
+    out = np.full((d, d), -trigamma_kernel(alpha.sum()))
     for j in range(d):
-        out[j, j] += _trigamma(alpha[j])
+        out[j, j] += trigamma_kernel(alpha[j])
     return out
 
 
@@ -457,7 +476,7 @@ def _ratio_kernel(s_j, c, dml_c):
     for _ in range(100):
         x = r * c
         f = math.log(r) + _digamma_minus_log(x) - target
-        r_new = r - f / (c * _trigamma(x))
+        r_new = r - f / (c * trigamma_kernel(x))
         if r_new <= 0.0:
             r_new = 0.1 * r
         if abs(r_new - r) <= 4.0 * _EPS * r:
@@ -470,7 +489,7 @@ def _ratio_kernel(s_j, c, dml_c):
 def _profile_kernel(s, c, r):
     """Fill r with r_j(c); return H(c), H'(c) and the rounding level of H."""
     dml_c = _digamma_minus_log(c)
-    t1c = _trigamma(c)
+    t1c = trigamma_kernel(c)
     total = 0.0
     dtotal = 0.0
     floor = 0.0
@@ -478,7 +497,7 @@ def _profile_kernel(s, c, r):
         rj = _ratio_kernel(s[j], c, dml_c)
         r[j] = rj
         total += rj
-        dtotal += t1c / _trigamma(rj * c) - rj
+        dtotal += t1c / trigamma_kernel(rj * c) - rj
         floor += rj * (2.0 + abs(s[j]))
     return total - 1.0, dtotal / c, 4.0 * _EPS * floor + _EPS
 
@@ -489,7 +508,7 @@ def _dirichlet_mle_core(s, tol, max_iter):
     """MLE of alpha from s: (alpha, iterations, status 0 ok / 1 not converged / 2 outside the range)."""
     d = s.shape[0]
     alpha = np.full(d, np.nan)
-    if not _in_stat_range_kernel(s):
+    if not in_stat_range_kernel(s):
         return alpha, 0, 2
     total = 0.0
     ssum = 0.0
@@ -543,7 +562,7 @@ def _dirichlet_mle_core(s, tol, max_iter):
 
 
 @njit(cache=True)
-def _dirichlet_mle_kernel(s, tol, max_iter):
+def dirichlet_mle_kernel(s, tol, max_iter):
     """MLE of alpha from s (float64 (d,)); NaNs when s is outside the range or no convergence."""
     alpha, _, status = _dirichlet_mle_core(s, tol, max_iter)
     if status != 0:
@@ -561,7 +580,7 @@ def _dml_reference(x):
     return np.where(x < 10, special.digamma(x) - np.log(x), series)
 
 
-def _dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
+def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     """Readable twin of _dirichlet_mle_core: (alpha, iterations, status)."""
     s = np.asarray(s, dtype=float)
     d = s.size
@@ -672,14 +691,14 @@ def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
     RuntimeError
         If the iteration does not converge within ``max_iter`` steps (unless ``return_info``).
     """
-    s = _check_stat(s)
+    s = check_stat(s)
     if not (isinstance(tol, (float, int, np.floating)) and 0 < tol < 1):
         raise ValueError(f"tol must be a number in (0, 1), got {tol!r}")
     if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)):
         raise TypeError(f"max_iter must be an integer, got {type(max_iter).__name__}")
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")
-    if not _in_stat_range_kernel(s):
+    if not in_stat_range_kernel(s):
         raise ValueError(
             f"s is outside Range(S0): need finite entries with sum(exp(s)) < 1, got "
             f"sum(exp(s)) = {np.exp(s).sum()!r}; no MLE exists (check in_stat_range(s) first)")
@@ -696,7 +715,7 @@ def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
 
 # %% notebooks/02_dirichlet.py, cell 54: 8. Fast Dirichlet draws
 @njit(cache=True, nogil=True, inline="always")
-def _log_std_gamma_kernel(a, rng):
+def log_std_gamma_kernel(a, rng):
     """log of one Gamma(a, 1) draw from rng.standard_gamma, any a > 0 (a < 1: log G(a+1) - E / a)."""
     if a < 1.0:
         return math.log(rng.standard_gamma(a + 1.0)) - rng.standard_exponential() / a
@@ -704,7 +723,7 @@ def _log_std_gamma_kernel(a, rng):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _logsumexp_kernel(v):
+def logsumexp_kernel(v):
     """log(sum(exp(v))) of a small vector, with its largest entry taken out (no overflow, no underflow)."""
     top = -np.inf
     for x in v:
@@ -715,7 +734,7 @@ def _logsumexp_kernel(v):
     return top + math.log(tot)
 
 
-def _log_dirichlet_draws_reference(alpha, m, rng):
+def log_dirichlet_draws_reference(alpha, m, rng):
     """log of m Dirichlet(alpha) draws, (m, d), vectorised by column in log space (no underflow)."""
     lg = np.empty((m, alpha.size))
     for j, a_j in enumerate(alpha):
@@ -728,7 +747,7 @@ def _log_dirichlet_draws_reference(alpha, m, rng):
 
 # %% notebooks/02_dirichlet.py, cell 56: 8. Fast Dirichlet draws
 @njit(cache=True)
-def _gamma_large_kernel(a, rng):
+def gamma_large_kernel(a, rng):
     """One Gamma(a, 1) draw for a >= 1 (Marsaglia & Tsang 2000), from the Generator rng."""
     dd = a - 1.0 / 3.0
     cc = 1.0 / math.sqrt(9.0 * dd)
@@ -747,24 +766,24 @@ def _gamma_large_kernel(a, rng):
 
 
 @njit(cache=True)
-def _log_gamma_draw_kernel(a, rng):
+def log_gamma_draw_kernel(a, rng):
     """log of one Gamma(a, 1) draw, any a > 0 (boost a < 1: log G(a+1) + log(U) / a)."""
     if a >= 1.0:
-        return math.log(_gamma_large_kernel(a, rng))
-    return math.log(_gamma_large_kernel(a + 1.0, rng)) + math.log(rng.random()) / a
+        return math.log(gamma_large_kernel(a, rng))
+    return math.log(gamma_large_kernel(a + 1.0, rng)) + math.log(rng.random()) / a
 
 
 @njit(cache=True)
 def _gamma_draw_kernel(a, rng):
     """One Gamma(a, 1) draw, any a > 0 (may underflow to 0 for tiny a)."""
     if a >= 1.0:
-        return _gamma_large_kernel(a, rng)
-    return _gamma_large_kernel(a + 1.0, rng) * math.exp(math.log(rng.random()) / a)
+        return gamma_large_kernel(a, rng)
+    return gamma_large_kernel(a + 1.0, rng) * math.exp(math.log(rng.random()) / a)
 
 
 # %% notebooks/02_dirichlet.py, cell 60: 8. Fast Dirichlet draws
 @njit(cache=True)
-def _any_below_one(alpha):
+def any_below_one(alpha):
     """True when some alpha_j < 1 (a gamma draw may then underflow: work in log space)."""
     for j in range(alpha.shape[0]):
         if alpha[j] < 1.0:
@@ -777,12 +796,12 @@ def _dirichlet_fill(alpha, n, rng, fast):
     """Shared body of the two draws kernels (fast: Marsaglia-Tsang gammas, else rng.standard_gamma)."""
     d = alpha.shape[0]
     out = np.empty((n, d))
-    if not _any_below_one(alpha):                                  # every alpha_j >= 1: no underflow possible
+    if not any_below_one(alpha):                                  # every alpha_j >= 1: no underflow possible
         for i in range(n):
             total = 0.0
             for j in range(d):
                 if fast:
-                    g = _gamma_large_kernel(alpha[j], rng)
+                    g = gamma_large_kernel(alpha[j], rng)
                 else:
                     g = rng.standard_gamma(alpha[j])
                 out[i, j] = g
@@ -795,9 +814,9 @@ def _dirichlet_fill(alpha, n, rng, fast):
         for j in range(d):
             a = alpha[j]
             if fast:
-                lg = _log_gamma_draw_kernel(a, rng)
+                lg = log_gamma_draw_kernel(a, rng)
             else:
-                lg = _log_std_gamma_kernel(a, rng)
+                lg = log_std_gamma_kernel(a, rng)
             out[i, j] = lg
             if lg > top:
                 top = lg
@@ -812,7 +831,7 @@ def _dirichlet_fill(alpha, n, rng, fast):
 
 
 @njit(cache=True)
-def _dirichlet_draws_kernel(alpha, n, rng):
+def dirichlet_draws_kernel(alpha, n, rng):
     """n draws from Dirichlet(alpha) as an (n, d) array, gammas from rng.standard_gamma.
 
     When every alpha_j >= 1 it consumes rng exactly like rng.standard_gamma(alpha, size=(n, d)).
@@ -821,7 +840,7 @@ def _dirichlet_draws_kernel(alpha, n, rng):
 
 
 @njit(cache=True)
-def _dirichlet_draws_fast_kernel(alpha, n, rng):
+def dirichlet_draws_fast_kernel(alpha, n, rng):
     """n draws from Dirichlet(alpha), gammas by dplit's Marsaglia-Tsang kernel (faster, other stream)."""
     return _dirichlet_fill(alpha, n, rng, True)
 
@@ -829,7 +848,7 @@ def _dirichlet_draws_fast_kernel(alpha, n, rng):
 # %% notebooks/02_dirichlet.py, cell 64: 8. Fast Dirichlet draws
 @njit(cache=True)
 def _gamma_draws_kernel(alpha, n, rng):
-    """The bare n x d rng.standard_gamma(alpha_j) draws: the floor of _dirichlet_draws_kernel."""
+    """The bare n x d rng.standard_gamma(alpha_j) draws: the floor of dirichlet_draws_kernel."""
     d = alpha.shape[0]
     out = np.empty((n, d))
     for i in range(n):
@@ -843,10 +862,10 @@ def _gamma_draws_fast_kernel(alpha, n, rng):
     """The bare n x d Gamma(alpha_j) draws by Marsaglia-Tsang: the floor of the fast kernel."""
     d = alpha.shape[0]
     out = np.empty((n, d))
-    if not _any_below_one(alpha):                  # the common case, kept branch-free (faster)
+    if not any_below_one(alpha):                  # the common case, kept branch-free (faster)
         for i in range(n):
             for j in range(d):
-                out[i, j] = _gamma_large_kernel(alpha[j], rng)
+                out[i, j] = gamma_large_kernel(alpha[j], rng)
         return out
     for i in range(n):
         for j in range(d):
@@ -872,7 +891,7 @@ def dirichlet_draws(alpha, n, *, rng=None):
     ndarray, shape (n, d)
         Rows on the simplex (an entry below the smallest double is exactly 0).
     """
-    alpha = _check_alpha(alpha, ndim=1)
+    alpha = check_alpha(alpha, ndim=1)
     n = check.count(n, "n", 0)
     rng = check.rng(rng)
-    return _dirichlet_draws_kernel(alpha, n, rng)
+    return dirichlet_draws_kernel(alpha, n, rng)

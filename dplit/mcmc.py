@@ -6,6 +6,15 @@ Posterior sampling of the Dirichlet parameter from the released censored statist
 """
 
 __all__ = [
+    "mode_theta",
+    "slice_transform",
+    "start_statistic",
+    "check_release",
+    "kernel_form_of",
+    "prior_name",
+    "resolve_prior",
+    "release_blocks",
+    "spec_from_blocks",
     "mcmc",
     "dp_mcmc",
     "dp_remcmc",
@@ -24,22 +33,22 @@ from scipy import special
 from dplit import _validate as V
 from dplit.bootstrap import truncated_statistic
 from dplit.dirichlet import (
-    _log_dirichlet_draws_reference,
-    _log_std_gamma_kernel,
-    _logsumexp_kernel,
-    _logx_mean_kernel,
-    _trigamma,
     in_stat_range,
+    log_dirichlet_draws_reference,
+    log_std_gamma_kernel,
+    logsumexp_kernel,
+    logx_mean_kernel,
+    trigamma_kernel,
 )
 from dplit.priors import (
     DrawsPrior,
     GammaPrior,
     KernelForm,
     Prior,
-    _prior_logpdf_kernel,
     make_prior,
+    prior_logpdf_kernel,
 )
-from dplit.release import Release
+from dplit.release import Release, laplace_scale
 from dplit.results import name_components, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
@@ -63,7 +72,7 @@ def _log_target_kernel(theta, s, n, kind, shape, rate, prec):
         lg += math.lgamma(alpha[j])
         lin += (alpha[j] - 1.0) * s[j]
         jac += theta[j]
-    out = n * (math.lgamma(a0) - lg) + n * lin + jac + _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
+    out = n * (math.lgamma(a0) - lg) + n * lin + jac + prior_logpdf_kernel(alpha, kind, shape, rate, prec)
     return out if out == out else -np.inf      # NaN (overflow far out in the tails) counts as outside
 
 
@@ -135,8 +144,8 @@ def _record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
     for i in range(m):
         if small:                       # some alpha_j < 1: log gammas, log-sum-exp (no underflow)
             for j in range(d):
-                lg[j] = _log_std_gamma_kernel(alpha_prop[j], rng)
-            lnorm = _logsumexp_kernel(lg)
+                lg[j] = log_std_gamma_kernel(alpha_prop[j], rng)
+            lnorm = logsumexp_kernel(lg)
         else:                           # all alpha_j >= 1: plain gammas, one log each
             tot = 0.0
             for j in range(d):
@@ -215,7 +224,7 @@ def _clr_spread_kernel(alpha):
     """V(alpha) = sum_j trigamma(alpha_j): the clr spread of Dirichlet(alpha) up to the factor 1 - 1/d."""
     v = 0.0
     for j in range(alpha.size):
-        v += _trigamma(alpha[j])
+        v += trigamma_kernel(alpha[j])
     return v
 
 
@@ -229,7 +238,7 @@ def _joint_log_target_kernel(theta, T, C, m, n_rec, s_L, inv_scale, kind, shape,
     for j in range(d):
         a0 += alpha[j]
         out += alpha[j] * T[j] - n_rec * math.lgamma(alpha[j]) + theta[j]
-    out += n_rec * math.lgamma(a0) + _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
+    out += n_rec * math.lgamma(a0) + prior_logpdf_kernel(alpha, kind, shape, rate, prec)
     for b in range(m.size):
         for j in range(d):
             out -= abs(s_L[b, j] - C[b, j] / m[b]) * inv_scale[b]
@@ -370,7 +379,7 @@ def _log_product_mul(P, L, v):
 @njit(cache=True, nogil=True)
 def _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, rate, prec, s_L, inv_scale, mb):
     """log of the extended target at (alpha, G) from its sums: F of step (iv), up to a constant."""
-    out = _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
+    out = prior_logpdf_kernel(alpha, kind, shape, rate, prec)
     for j in range(alpha.size):
         out += (theta[j] + 3.0 * (alpha[j] - 1.0 / 3.0) * Lc[j] - Gs[j]
                 - n_rec * (math.lgamma(alpha[j]) - math.log(s[j])))
@@ -424,8 +433,8 @@ def _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, 
 def _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, prec):
     """F~(theta), the first stage's target: F without the Dirichlet terms, C_bj by m_b E[log x_j] + delta_bj."""
     alpha = np.exp(theta)
-    out = _prior_logpdf_kernel(alpha, kind, shape, rate, prec)
-    mu = _logx_mean_kernel(alpha)       # E[log x_j | alpha] = psi(alpha_j) - psi(alpha_0)
+    out = prior_logpdf_kernel(alpha, kind, shape, rate, prec)
+    mu = logx_mean_kernel(alpha)       # E[log x_j | alpha] = psi(alpha_j) - psi(alpha_0)
     for j in range(alpha.size):
         out += theta[j]
         for b in range(mb.size):
@@ -459,7 +468,7 @@ def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_cho
     inside = True
     for b in range(k):
         for i in range(starts[b], starts[b + 1]):
-            log_s = _log_std_gamma_kernel(a0, rng)
+            log_s = log_std_gamma_kernel(a0, rng)
             for j in range(d):
                 lc = (logx[i, j] + log_s) / 3.0
                 c[i, j] = math.exp(lc)
@@ -483,7 +492,7 @@ def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_cho
     for j in range(d):
         ok = ok and s_bar[j] > 0.0 and -30.0 <= theta_bar[j] <= 30.0
     if ok and _ancillary_map_sums(c, m, s, m_bar, s_bar, starts, a, log_a, c_new, Lc_new, Gs_new, C_new):
-        mu_bar = _logx_mean_kernel(alpha_bar)
+        mu_bar = logx_mean_kernel(alpha_bar)
         for j in range(d):
             for b in range(k):
                 delta[b, j] = C_new[b, j] - mb[b] * mu_bar[j]
@@ -711,7 +720,7 @@ class _Spec:
         return float(self.n0 + np.sum(self.power * self.m))
 
 
-def _mode_theta(spec, s=None):
+def mode_theta(spec, s=None):
     """Posterior mode of log(alpha) under eq. (1) with the gamma part of the prior, given s (default spec.init_s).
 
     Damped Newton (gradient ascent where the Hessian is not negative definite). It is where
@@ -751,7 +760,7 @@ def _mode_theta(spec, s=None):
     return np.clip(th, -8.0, 8.0)
 
 
-def _slice_transform(alpha, spec):
+def slice_transform(alpha, spec):
     """Cholesky factor L (and L^-1) of the approximate covariance of log(alpha) | D."""
     fisher = np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum())
     prec = spec.n_eff * (alpha[:, None] * fisher * alpha[None, :])
@@ -760,7 +769,7 @@ def _slice_transform(alpha, spec):
     return chol, np.linalg.inv(chol)
 
 
-def _start_statistic(spec, rng, k=4):
+def start_statistic(spec, rng, k=4):
     """The statistic whose posterior mode starts a chain: spec.init_s, or for latent blocks a plausible S0.
 
     A released s_L often lies outside Range(S0); there (1) has no mode and Newton runs to the clip,
@@ -814,12 +823,12 @@ def _sampler(spec):
     latent = spec.m.size > 0
 
     def init(rng):
-        theta = _mode_theta(spec, _start_statistic(spec, rng)) + 0.3 * rng.standard_normal(spec.d)
+        theta = mode_theta(spec, start_statistic(spec, rng)) + 0.3 * rng.standard_normal(spec.d)
         starts = np.concatenate([[0], np.cumsum(spec.m)]).astype(np.int64)
-        logx = _log_dirichlet_draws_reference(np.exp(theta), int(starts[-1]), rng)
+        logx = log_dirichlet_draws_reference(np.exp(theta), int(starts[-1]), rng)
         T = np.array([logx[starts[b]:starts[b + 1]].sum(axis=0) for b in range(spec.m.size)]).reshape(-1, spec.d)
         step_shift = max(float(np.sqrt(2.0) / spec.inv_scale.max()), 1e-3) if latent else 0.0   # Laplace sd
-        chol, chol_inv = _slice_transform(np.exp(theta), spec)
+        chol, chol_inv = slice_transform(np.exp(theta), spec)
         base = chol * (2.38 / np.sqrt(spec.d))      # until the warm-up has a covariance: that of theta | D
         return _ChainState(theta, logx, starts, T, chol, chol_inv, step_shift=step_shift,
                            dshift=_shift_map(np.exp(theta)), anc_base=base, anc_chol=base.copy(),
@@ -847,7 +856,7 @@ def _sampler(spec):
     def adapt(st, draws, stats):
         half = np.log(draws["alpha"][len(draws["alpha"]) // 2:])   # theta over the window's second half
         centre = half.mean(axis=0)
-        st.chol, st.chol_inv = _slice_transform(np.exp(centre), spec)
+        st.chol, st.chol_inv = slice_transform(np.exp(centre), spec)
         if n_joint > 0 and not st.anc_on and st.joint_on:   # steps towards acceptance 0.3; dshift at the mean
             st.joint_on = max(np.mean(stats["scale_acceptance"]), np.mean(stats["shift_acceptance"])) >= 0.02
             st.step_u = _adapt_step(st.step_u, stats["scale_acceptance"])
@@ -885,7 +894,7 @@ def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs=None)
     return V.count(n_slice, "n_slice")
 
 
-def _check_release(release):
+def check_release(release):
     """The release must be a dplit.release.Release (the Dirichlet model's curator output)."""
     if not isinstance(release, Release):
         raise TypeError("release must be a dplit.release.Release (the censored-statistic release of the "
@@ -896,7 +905,7 @@ def _check_release(release):
 _MONITORED = ["alpha", "mean_composition"]     # what the convergence report (and n_iter="auto") watches
 
 
-def _kernel_form(prior, d):
+def kernel_form_of(prior, d):
     """The prior's KernelForm (it states its own log density for the kernel; see notebook 06)."""
     if not isinstance(prior, Prior):
         raise TypeError(f"prior must be a name in {_PRIOR_NAMES} or a dplit.priors.Prior, "
@@ -906,12 +915,12 @@ def _kernel_form(prior, d):
     return prior.kernel_form()
 
 
-def _prior_name(prior):
+def prior_name(prior):
     """Name of a prior argument for the attrs."""
     return prior if isinstance(prior, str) else str(getattr(prior, "name", type(prior).__name__))
 
 
-def _resolve_prior(prior, release, d, rng):
+def resolve_prior(prior, release, d, rng):
     """Return (prior object, use both parts) for a name or a Prior object (see the table above)."""
     if isinstance(prior, str):
         name = prior.lower()
@@ -935,7 +944,7 @@ def _resolve_prior(prior, release, d, rng):
     return prior, str(getattr(prior, "name", "")) == "p1"
 
 
-def _blocks(release, both, b=None):
+def release_blocks(release, both, b=None):
     """Latent blocks (s_L, records in the model, latent records, Laplace scale) for a release."""
     parts = ["D1", "D2"] if (release.split and both) else ["D2"]
     out = []
@@ -946,7 +955,7 @@ def _blocks(release, both, b=None):
     return out
 
 
-def _spec_from_blocks(blocks, a, form, n_slice, mode=_UPDATE_JU):
+def spec_from_blocks(blocks, a, form, n_slice, mode=_UPDATE_JU):
     """Build the chain specification from blocks and the prior's KernelForm."""
     d = form.shape.size
     s_L = np.array([blk[0] for blk in blocks])
@@ -1007,10 +1016,10 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
     rng = V.rng(rng)
     if isinstance(prior, str) and prior.lower() != "p1":
         raise ValueError(f"mcmc takes prior 'p1' or a Prior object (p2-p5 are built from a release), got {prior!r}")
-    form = _kernel_form(_resolve_prior(prior, None, s.size, rng)[0], s.size)
+    form = kernel_form_of(resolve_prior(prior, None, s.size, rng)[0], s.size)
     spec = _Spec(s_L=np.zeros((0, s.size)), m=np.zeros(0, dtype=np.int64), power=np.zeros(0),
                  inv_scale=np.zeros(0), log_a=0.0, T0=n * s, n0=float(n), prior=form, init_s=s, n_slice=n_slice)
-    attrs = {"method": "MCMC", "prior": _prior_name(prior), "n": n, "n_slice": n_slice}
+    attrs = {"method": "MCMC", "prior": prior_name(prior), "n": n, "n_slice": n_slice}
     return run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"statistic": s},
                privacy=privacy_attrs(eps_total=math.inf), report_vars=_MONITORED, desc="MCMC iterations",
@@ -1021,17 +1030,17 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
             method, until):
     # until: the stopping rule of n_iter="auto" (target_ess, max_rhat, max_iter, max_time), passed to run
     """Shared body of dp_mcmc and dp_remcmc."""
-    release = _check_release(release)
+    release = check_release(release)
     if thin is None:                            # see dp_mcmc's docstring
         thin = 1 if isinstance(n_iter, str) else 10
     n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs)
     V.choice(record_update, "record_update", tuple(_RECORD_UPDATES))
     rng = V.rng(rng)
-    prior_obj, both = _resolve_prior(prior, release, release.d, rng)
-    blocks = _blocks(release, both, b)
-    spec = _spec_from_blocks(blocks, release.a, _kernel_form(prior_obj, release.d), n_slice,
+    prior_obj, both = resolve_prior(prior, release, release.d, rng)
+    blocks = release_blocks(release, both, b)
+    spec = spec_from_blocks(blocks, release.a, kernel_form_of(prior_obj, release.d), n_slice,
                              mode=_RECORD_UPDATES[record_update])
-    attrs = {"method": method, "prior": _prior_name(prior), "eps1": release.eps1, "a": release.a,
+    attrs = {"method": method, "prior": prior_name(prior), "eps1": release.eps1, "a": release.a,
              "n": release.n, "n1": release.n1, "n2": release.n2, "parts": "+".join(
                  ["D1", "D2"] if len(blocks) == 2 else (["D2"] if release.split else ["D"])),
              "latent_records": int(spec.m.sum()), "n_slice": n_slice,
@@ -1179,7 +1188,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     dplit.priors.DrawsPrior
         The empirical law of the draws, named ``"p5"``.
     """
-    release = _check_release(release)
+    release = check_release(release)
     if not release.split:
         raise ValueError("p5 needs a split release (n1 > 0): it is the posterior given S_L(D1, a)")
     n_draws = V.count(n_draws, "n_draws")
@@ -1203,15 +1212,15 @@ def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, 
     records (None = n, DPMCMC); ``moves=False`` leaves out steps (iii) and (iv) (the chain before them).
     """
     p1 = GammaPrior(1.0, 0.1, d=d)
-    scale = -d * np.log(a) / (n * eps)
+    scale = laplace_scale(d, a, n, eps)
 
     def simulate(g):
         alpha = g.gamma(p1.shape, 1.0 / p1.rate)
-        logx = _log_dirichlet_draws_reference(alpha, n, g)
+        logx = log_dirichlet_draws_reference(alpha, n, g)
         return alpha, np.maximum(logx, np.log(a)).mean(axis=0) + g.laplace(0.0, scale, d)
 
     def posterior(s_L, n_draws, g):
-        spec = _spec_from_blocks([(s_L, n, n if b is None else b, scale * scale_factor)], a, p1.kernel_form(),
+        spec = spec_from_blocks([(s_L, n, n if b is None else b, scale * scale_factor)], a, p1.kernel_form(),
                                  n_slice)
         if not moves:
             spec.n_joint = spec.n_anc = 0

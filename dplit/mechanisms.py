@@ -79,7 +79,7 @@ def laplace_logpdf(x, loc, scale):
 
 
 # %% notebooks/01_mechanisms.py, cell 9: The Laplace mechanism (Guo et al., Sec. 2.1; dapper, Sec. 2)
-def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
+def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, budget=None, label="Laplace mechanism"):
     """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon`` (epsilon-DP).
 
     Parameters
@@ -95,6 +95,11 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
     secure : bool, default False
         If True, draw the noise with OpenDP's ``make_laplace`` (resistant to the floating-point
         attack of Mironov 2012, randomness from the operating system: not seedable).
+    budget : dplit.accounting.PrivacyBudget, optional
+        A ledger to charge ``epsilon`` to (with ``label``) before any noise is drawn; a charge that
+        does not fit raises ``BudgetExceededError`` and releases nothing.
+    label : str, optional
+        What the ledger records.
 
     Returns
     -------
@@ -112,6 +117,8 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
     scale = sensitivity / epsilon
     if not math.isfinite(scale):
         raise ValueError(f"sensitivity / epsilon must be finite, got {sensitivity:g} / {epsilon:g}")
+    if budget is not None:
+        budget.spend(epsilon, label)
     if secure:
         if x.size == 0:
             return x.copy()
@@ -127,7 +134,7 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False):
 @njit(cache=True)
 def _two_sided_geometric_kernel(t, n, rng):
     """n draws of TwoSidedGeometric(t) as the difference of two geometric variables."""
-    lam = -math.log(t)
+    lam = -math.log(t) if t > 0.0 else math.inf   # t underflows to 0 when eps / sensitivity > ~745: no noise
     out = np.empty(n, dtype=np.int64)
     for i in range(n):
         g1 = math.floor(rng.standard_exponential() / lam)
@@ -202,7 +209,8 @@ def _check_counts(counts):
     return arr.astype(np.int64)
 
 
-def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False):
+def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False, budget=None,
+                        label="geometric mechanism"):
     """Release integer ``counts`` with two-sided geometric noise (epsilon-DP).
 
     The noise is TwoSidedGeometric(t) with ``t = exp(-epsilon / sensitivity)`` (Guo et al. Sec. 2.1).
@@ -220,6 +228,11 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False)
     secure : bool, default False
         If True, draw the noise with OpenDP's integer ``make_laplace`` (exact integer sampling,
         randomness from the operating system: not seedable).
+    budget : dplit.accounting.PrivacyBudget, optional
+        A ledger to charge ``epsilon`` to (with ``label``) before any noise is drawn; a charge that
+        does not fit raises ``BudgetExceededError`` and releases nothing.
+    label : str, optional
+        What the ledger records.
 
     Returns
     -------
@@ -232,6 +245,8 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False)
     if not math.exp(-epsilon / sensitivity) < 1.0:
         raise ValueError(f"epsilon / sensitivity = {epsilon / sensitivity:g} is too small: "
                          f"t = exp(-epsilon / sensitivity) rounds to 1")
+    if budget is not None:
+        budget.spend(epsilon, label)
     if secure:
         if x.size == 0:
             return x.copy()

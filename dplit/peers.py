@@ -40,9 +40,9 @@ import numpy as np
 from dplit import _validate as V
 from dplit.latent_class import (
     MarginRelease,
-    _check_levels,
-    _latent,
+    check_levels,
     fit_latent_class,
+    latent_params,
     margin_counts,
     table_probs,
 )
@@ -265,7 +265,7 @@ def privbayes_fit(records, eps, *, levels=None, degree=2, rng=None, names=()):
     """
     x = np.asarray(records)
     margin_counts(x, [(0,)], levels)                                  # the records checks, one wording
-    levels = _check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
+    levels = check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
     eps = V.epsilon(eps, "eps")
     p = len(levels)
     if p < 2:
@@ -316,7 +316,7 @@ def latent_class_estimate(release, *, k=10, weight="auto", n_iter=2000, n_warmup
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = fit_latent_class(release, k=k, weight=weight, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
                                rng=rng, progress=False)
-    pi, Psi, levels = _latent(fit)
+    pi, Psi, levels = latent_params(fit)
     pi, Psi = pi.reshape(-1, pi.shape[-1]), Psi.reshape((-1,) + Psi.shape[2:])
     keep = np.unique(np.linspace(0, pi.shape[0] - 1, min(max_draws, pi.shape[0])).astype(int))
     w = pi[keep] / pi[keep].sum(axis=1, keepdims=True) / keep.size
@@ -373,7 +373,7 @@ def compare_methods(records, eps, *, margins=None, truth=None, levels=None, meth
 
     x = np.asarray(records)
     margin_counts(x, [(0,)], levels)
-    levels = _check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
+    levels = check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
     unknown = set(methods) - set(METHODS)
     if unknown or not methods:
         raise ValueError(f"methods must be a non-empty subset of {METHODS}, got {methods!r}")

@@ -12,6 +12,7 @@ __all__ = [
     "PRIOR_GAMMA",
     "PRIOR_COPULA",
     "KernelForm",
+    "prior_logpdf_kernel",
     "kernel_logpdf",
     "GammaPrior",
     "fit_gamma",
@@ -34,7 +35,7 @@ from scipy import special, stats
 
 from dplit import _validate as V
 from dplit.bootstrap import BootResult, dp_boots
-from dplit.dirichlet import _gammainc_pq, _ndtri_lower
+from dplit.dirichlet import gammainc_pq, ndtri_lower
 from dplit.release import Release
 
 PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
@@ -129,7 +130,7 @@ PRIOR_COPULA = 1    # Gaussian copula with gamma marginals (p4)
 
 
 class KernelForm(NamedTuple):
-    """A prior's log density as numba kernels read it (see ``_prior_logpdf_kernel``)."""
+    """A prior's log density as numba kernels read it (see ``prior_logpdf_kernel``)."""
 
     kind: int               # PRIOR_GAMMA or PRIOR_COPULA
     shape: np.ndarray       # (d,) gamma shapes v
@@ -139,7 +140,7 @@ class KernelForm(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _prior_logpdf_kernel(alpha, kind, shape, rate, prec):
+def prior_logpdf_kernel(alpha, kind, shape, rate, prec):
     """Log prior density of alpha without its constant: independent gammas, or their Gaussian copula."""
     d = alpha.size
     out = 0.0
@@ -150,10 +151,10 @@ def _prior_logpdf_kernel(alpha, kind, shape, rate, prec):
     if kind == PRIOR_COPULA:
         z = np.empty(d)
         for j in range(d):
-            p, q = _gammainc_pq(shape[j], rate[j] * alpha[j])
+            p, q = gammainc_pq(shape[j], rate[j] * alpha[j])
             if p <= 0.0 or q <= 0.0:
                 return -np.inf
-            z[j] = _ndtri_lower(p) if p < 0.5 else -_ndtri_lower(q)
+            z[j] = ndtri_lower(p) if p < 0.5 else -ndtri_lower(q)
         quad = 0.0
         for j in range(d):
             for k in range(d):
@@ -165,7 +166,7 @@ def _prior_logpdf_kernel(alpha, kind, shape, rate, prec):
 def kernel_logpdf(form, alpha):
     """Log density of one alpha (d,) from a KernelForm, constant included (equals ``Prior.logpdf``)."""
     alpha = np.asarray(alpha, dtype=float)
-    return _prior_logpdf_kernel(alpha, form.kind, form.shape, form.rate, form.prec) + form.const
+    return prior_logpdf_kernel(alpha, form.kind, form.shape, form.rate, form.prec) + form.const
 
 
 def _gamma_const(shape, rate):

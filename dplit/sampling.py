@@ -202,6 +202,35 @@ def _stack(chains):
     return tuple({k: np.stack([a[i][k] for a in arrays]) for k in arrays[0][i]} for i in range(2))
 
 
+def _sample(sampler, *, n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, desc, auto=None, names=None):
+    """Warm up and sample all chains, a fixed ``n_iter`` or until converged (``"auto"``, by the stopping rule
+    ``auto``): the one set-up of the core. Returns (draws, stats, runtime, seed labels)."""
+    fixed = n_iter != "auto"
+    if not fixed:
+        first, max_iter = _check_auto(thin, **auto)
+    n_iter, n_warmup, n_chains, thin, progress, n_jobs = V.run_settings(
+        n_iter if fixed else max_iter, n_warmup, n_chains, thin, progress, n_jobs)
+    gens, labels = chain_generators(rng, n_chains)
+    n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
+    if fixed:
+        bar, tick = _progress(progress, n_chains * (n_iter // thin * thin + n_warmup), desc)
+    else:
+        bar = _ConvergenceBar(auto["target_ess"], auto["max_rhat"], n_chains, desc) if progress else None
+        tick = None if bar is None else bar.tick
+    t0 = time.perf_counter()
+    try:
+        chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick), gens, n_jobs)
+        if fixed:
+            _in_threads(lambda c: c.extend(n_iter // thin, thin, tick), chains, n_jobs)
+        else:
+            _until_converged(chains, thin=thin, first=first, n_jobs=n_jobs, tick=tick, names=names, t0=t0, bar=bar,
+                             max_iter=max_iter, **{k: auto[k] for k in ("target_ess", "max_rhat", "max_time")})
+    finally:
+        if bar is not None:
+            bar.close()
+    return (*_stack(chains), time.perf_counter() - t0, labels)
+
+
 def run_chains(sampler, *, n_iter, n_warmup, n_chains, thin=1, rng=None, progress=False, n_jobs=None,
                desc="iterations"):
     """Run ``n_chains`` chains of ``sampler``; returns (draws, stats, runtime, seed labels).
@@ -209,19 +238,10 @@ def run_chains(sampler, *, n_iter, n_warmup, n_chains, thin=1, rng=None, progres
     ``draws`` and ``stats`` are dicts of arrays of shape ``(n_chains, n_iter // thin, ...)``.
     Arguments as in :func:`run`.
     """
-    n_iter, n_warmup, n_chains, thin, progress, n_jobs = V.run_settings(n_iter, n_warmup, n_chains, thin,
-                                                                        progress, n_jobs)
-    gens, labels = chain_generators(rng, n_chains)
-    n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-    bar, tick = _progress(progress, n_chains * (n_iter // thin * thin + n_warmup), desc)
-    t0 = time.perf_counter()
-    try:
-        chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick).extend(n_iter // thin, thin, tick),
-                             gens, n_jobs)
-    finally:
-        if bar is not None:
-            bar.close()
-    return (*_stack(chains), time.perf_counter() - t0, labels)
+    if n_iter == "auto":
+        raise ValueError("run_chains runs a fixed n_iter; n_iter='auto' is dplit.sampling.run's")
+    return _sample(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
+                   progress=progress, n_jobs=n_jobs, desc=desc)
 
 
 # %% notebooks/06b_sampling.py, cell 14: Convergence: R-hat, ESS and the multivariate PSRF (Guo et al., S5)
@@ -382,30 +402,6 @@ def _check_auto(thin, target_ess, max_rhat, max_iter, max_time):
 
 
 # %% notebooks/06b_sampling.py, cell 20: The driver, and running until converged
-def _sample(sampler, *, n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, desc, auto, names):
-    """Warm up and sample all chains (a fixed n_iter, or until converged); (draws, stats, runtime, labels)."""
-    if n_iter != "auto":
-        return run_chains(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
-                          progress=progress, n_jobs=n_jobs, desc=desc)
-    first, max_iter = _check_auto(thin, **auto)
-    _, n_warmup, n_chains, thin, progress, n_jobs = V.run_settings(max_iter, n_warmup, n_chains, thin, progress,
-                                                                   n_jobs)
-    gens, labels = chain_generators(rng, n_chains)
-    n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-    bar = _ConvergenceBar(auto["target_ess"], auto["max_rhat"], n_chains, desc) if progress else None
-    tick = None if bar is None else bar.tick
-    t0 = time.perf_counter()
-    try:
-        chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick), gens, n_jobs)
-        _until_converged(chains, thin=thin, first=first, n_jobs=n_jobs, tick=tick, names=names, t0=t0, bar=bar,
-                         max_iter=max_iter, **{k: auto[k] for k in ("target_ess", "max_rhat", "max_time")})
-    finally:
-        if bar is not None:
-            bar.close()
-    return (*_stack(chains), time.perf_counter() - t0, labels)
-
-
-# %% notebooks/06b_sampling.py, cell 21: The driver, and running until converged
 #: The run settings of dplit's sampler contract: every sampler takes these keywords, by these names.
 RUN_SETTINGS = ("n_iter", "n_warmup", "n_chains", "thin", "rng", "progress", "n_jobs", "target_ess", "max_rhat",
                 "max_iter", "max_time")
@@ -494,7 +490,7 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
     return results.update_attrs(result, **{k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
 
 
-# %% notebooks/06b_sampling.py, cell 23: Work that is not a chain: a reproducible parallel map
+# %% notebooks/06b_sampling.py, cell 22: Work that is not a chain: a reproducible parallel map
 def map_blocks(fn, n, *, block_size, rng=None, n_jobs=None, progress=False, desc="blocks"):
     """Apply ``fn(start, stop, rng)`` to fixed blocks of ``range(n)``, in threads, reproducibly.
 

@@ -274,7 +274,7 @@ def censored_stat(X, a):
 
 
 @njit(cache=True)
-def _censored_stat_kernel(X, a):
+def censored_stat_kernel(X, a):
     """Column means of log(max(x_ij, a)) for an (n, d) float array (a = 0 gives S0)."""
     n, d = X.shape
     out = np.zeros(d)
@@ -296,8 +296,8 @@ assert raises(ValueError, sufficient_stat, X_small, match="censored_stat")
 assert raises(ValueError, censored_stat, X_small, 1.0, match="(0, 1)")
 assert raises(ValueError, censored_stat, X_small, 0.0)
 assert raises(TypeError, censored_stat, X_small, "0.1")
-assert np.allclose(_censored_stat_kernel(X_small, 0.01), s_cens, rtol=1e-14)        # numba twin
-assert np.allclose(_censored_stat_kernel(X_pos, 0.0), sufficient_stat(X_pos), rtol=1e-14)
+assert np.allclose(censored_stat_kernel(X_small, 0.01), s_cens, rtol=1e-14)        # numba twin
+assert np.allclose(censored_stat_kernel(X_pos, 0.0), sufficient_stat(X_pos), rtol=1e-14)
 
 # %% [markdown]
 # ## 3. Where an MLE exists: Range($S_0$) (Guo et al., Supplement S4)
@@ -313,12 +313,12 @@ assert np.allclose(_censored_stat_kernel(X_pos, 0.0), sufficient_stat(X_pos), rt
 # $\sum_j \max(x_j, a) \ge 1$, so $\log\max(\mathbf x, a)$ lies on or *outside* the surface, and so can
 # the average. This is behind a slip listed for Alg. 2 of Guo et al.: with a large $a$ the censored
 # statistic of simulated data may have no MLE (Supplement S5), so the bootstrap must check
-# `in_stat_range` first. The numba twin `_in_stat_range_kernel` is there for the samplers.
+# `in_stat_range` first. The numba twin `in_stat_range_kernel` is there for the samplers.
 
 # %%
 #| export
 @njit(cache=True)
-def _in_stat_range_kernel(s):
+def in_stat_range_kernel(s):
     """True when s is finite, has d >= 2 entries and sum(exp(s)) < 1."""
     if s.shape[0] < 2:
         return False
@@ -330,7 +330,7 @@ def _in_stat_range_kernel(s):
     return total < 1.0
 
 
-def _check_stat(s, name="s", *, finite=False):
+def check_stat(s, name="s", *, finite=False):
     """A statistic: 1-D float array with d >= 2 entries and no NaN (no inf either when ``finite``)."""
     s = (check.finite_array if finite else check.real_array)(s, name, ndim=1)
     if s.shape[0] < 2:
@@ -354,8 +354,8 @@ def in_stat_range(s):
         True when every ``s_j`` is finite and ``sum(exp(s)) < 1`` (the interior of Range(S0),
         Guo et al. Supplement S4).
     """
-    s = _check_stat(s)
-    return bool(_in_stat_range_kernel(s))
+    s = check_stat(s)
+    return bool(in_stat_range_kernel(s))
 
 # %%
 assert in_stat_range(sufficient_stat(X_pos))
@@ -376,7 +376,7 @@ assert raises(ValueError, in_stat_range, [np.nan, -1.0]) and raises(ValueError, 
 
 # %%
 #| export
-def _check_alpha(alpha, name="alpha", ndim=None):
+def check_alpha(alpha, name="alpha", ndim=None):
     """Dirichlet parameters: float array (..., d), d >= 2, finite and positive (``ndim`` fixes the rank)."""
     alpha = check.real_array(alpha, name, ndim)
     if alpha.ndim < 1 or alpha.shape[-1] < 2:
@@ -404,8 +404,8 @@ def loglik(alpha, s, n):
     -------
     float or ndarray, shape (...)
     """
-    alpha = _check_alpha(alpha)
-    s = _check_stat(s)
+    alpha = check_alpha(alpha)
+    s = check_stat(s)
     if not np.all(np.isfinite(s)):
         raise ValueError(f"s must be finite, got {s}")
     if s.shape[0] != alpha.shape[-1]:
@@ -481,7 +481,7 @@ def _digamma_minus_log(x):
 
 
 @njit(cache=True)
-def _trigamma(x):
+def trigamma_kernel(x):
     """Trigamma for x > 0: recurrence up to x >= 10, then the asymptotic series."""
     acc = 0.0
     while x < 10.0:
@@ -495,7 +495,7 @@ def _trigamma(x):
 # %%
 xs = np.concatenate([np.logspace(-10, 12, 2201), np.linspace(0.01, 30, 3000)])
 ours_psi = np.array([_digamma(v) for v in xs])
-ours_psi1 = np.array([_trigamma(v) for v in xs])
+ours_psi1 = np.array([trigamma_kernel(v) for v in xs])
 ref_psi, ref_psi1 = special.digamma(xs), special.polygamma(1, xs)
 away = np.abs(xs - 1.4616321449683622) > 0.05          # digamma's root: compare absolutely there
 assert np.max(np.abs(ours_psi - ref_psi)[~away]) < 1e-15
@@ -512,8 +512,8 @@ print(f"max relative error: digamma {np.max(np.abs(ours_psi / ref_psi - 1)[away]
 # %% [markdown]
 # **The incomplete gamma function and the normal quantile.** The Gaussian-copula prior p4 (notebook 06) needs,
 # inside the samplers' kernels, $z = \Phi^{-1}(P(v, w\alpha))$ with $P$ the regularised lower incomplete gamma
-# function. `_gammainc_pq(a, x)` returns $(P, Q = 1 - P)$ both accurately (series for $x < a + 1$, Lentz's continued
-# fraction for $Q$ beyond), so that the upper tail is taken from $Q$ without cancellation; `_ndtri_lower(p)`
+# function. `gammainc_pq(a, x)` returns $(P, Q = 1 - P)$ both accurately (series for $x < a + 1$, Lentz's continued
+# fraction for $Q$ beyond), so that the upper tail is taken from $Q$ without cancellation; `ndtri_lower(p)`
 # is $\Phi^{-1}(p)$ for $p \le 1/2$ (Acklam's rational approximation refined by one Halley step on
 # $\Phi(x) = p$), used as $-\Phi^{-1}(Q)$ in the upper half. They live here with digamma and trigamma: one home
 # for the numba special functions of the package.
@@ -521,7 +521,7 @@ print(f"max relative error: digamma {np.max(np.abs(ours_psi / ref_psi - 1)[away]
 # %%
 #| export
 @njit(cache=True, nogil=True)
-def _gammainc_pq(a, x):
+def gammainc_pq(a, x):
     """Regularised incomplete gamma functions (P(a, x), Q(a, x)) by series or continued fraction."""
     if x <= 0.0:
         return 0.0, 1.0
@@ -562,7 +562,7 @@ def _gammainc_pq(a, x):
 
 
 @njit(cache=True, nogil=True)
-def _ndtri_lower(p):
+def ndtri_lower(p):
     """Standard normal quantile for 0 < p <= 1/2 (Acklam's approximation, one Halley step)."""
     if p <= 0.0:
         return -np.inf
@@ -587,17 +587,17 @@ def _ndtri_lower(p):
 # %%
 shapes_g = np.array([0.05, 0.5, 1.0, 3.0, 40.0, 900.0])
 xs_g = np.logspace(-6, 4, 301)
-pq = np.array([[_gammainc_pq(a_, x_) for x_ in xs_g] for a_ in shapes_g])
+pq = np.array([[gammainc_pq(a_, x_) for x_ in xs_g] for a_ in shapes_g])
 ref_p = special.gammainc(shapes_g[:, None], xs_g[None, :])
 ref_q = special.gammaincc(shapes_g[:, None], xs_g[None, :])
 assert np.allclose(pq[..., 0], ref_p, rtol=1e-11, atol=1e-300)
 tail = ref_q > 1e-300
 assert np.allclose(pq[..., 1][tail], ref_q[tail], rtol=1e-11)        # Q accurate far in the upper tail
 ps = np.concatenate([np.logspace(-300, -1, 600), np.linspace(0.1, 0.5, 200)])
-ours_z = np.array([_ndtri_lower(v) for v in ps])
+ours_z = np.array([ndtri_lower(v) for v in ps])
 low = ps < 0.49                                                     # away from ndtri(0.5) = 0
 assert np.max(np.abs(ours_z[low] / special.ndtri(ps[low]) - 1)) < 1e-14
-assert np.max(np.abs(ours_z - special.ndtri(ps))) < 1e-13 and _ndtri_lower(0.0) == -np.inf
+assert np.max(np.abs(ours_z - special.ndtri(ps))) < 1e-13 and ndtri_lower(0.0) == -np.inf
 print("incomplete gamma and normal quantile agree with scipy.special")
 
 # %% [markdown]
@@ -626,7 +626,7 @@ def logx_mean(alpha):
     ndarray, shape (..., d)
         ``mu_alpha`` of Guo et al., Sec. 4.2.4.
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     return special.digamma(alpha) - special.digamma(alpha.sum(axis=-1, keepdims=True))
 
 
@@ -637,7 +637,7 @@ def logx_cov(alpha):
     ``alpha`` of shape (..., d) as in :func:`logx_mean`. The mean S0 of n records has covariance
     ``logx_cov(alpha) / n``.
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     d = alpha.shape[-1]
     diag = special.polygamma(1, alpha)
     full = -special.polygamma(1, alpha.sum(axis=-1))[..., None, None] * np.ones((d, d))
@@ -690,7 +690,7 @@ assert raises(ValueError, fisher_information, [1.0, 2.0], n=-1)
 # %%
 #| export
 @njit(cache=True)
-def _logx_mean_kernel(alpha):
+def logx_mean_kernel(alpha):
     """numba twin of logx_mean for one alpha (d,)."""
     out = np.empty(alpha.shape[0])
     p0 = _digamma(alpha.sum())
@@ -700,17 +700,17 @@ def _logx_mean_kernel(alpha):
 
 
 @njit(cache=True)
-def _logx_cov_kernel(alpha):
+def logx_cov_kernel(alpha):
     """numba twin of logx_cov for one alpha (d,)."""
     d = alpha.shape[0]
-    out = np.full((d, d), -_trigamma(alpha.sum()))
+    out = np.full((d, d), -trigamma_kernel(alpha.sum()))
     for j in range(d):
-        out[j, j] += _trigamma(alpha[j])
+        out[j, j] += trigamma_kernel(alpha[j])
     return out
 
 # %%
-assert np.allclose(_logx_mean_kernel(alpha_m), logx_mean(alpha_m), rtol=1e-13)       # numba twins
-assert np.allclose(_logx_cov_kernel(alpha_m), logx_cov(alpha_m), rtol=1e-13)
+assert np.allclose(logx_mean_kernel(alpha_m), logx_mean(alpha_m), rtol=1e-13)       # numba twins
+assert np.allclose(logx_cov_kernel(alpha_m), logx_cov(alpha_m), rtol=1e-13)
 
 # %% [markdown]
 # For the five parameters of Guo et al.'s simulation study (Sec. 5.1): $\boldsymbol\mu_\alpha$, the standard deviations
@@ -811,7 +811,7 @@ def _ratio_kernel(s_j, c, dml_c):
     for _ in range(100):
         x = r * c
         f = math.log(r) + _digamma_minus_log(x) - target
-        r_new = r - f / (c * _trigamma(x))
+        r_new = r - f / (c * trigamma_kernel(x))
         if r_new <= 0.0:
             r_new = 0.1 * r
         if abs(r_new - r) <= 4.0 * _EPS * r:
@@ -824,7 +824,7 @@ def _ratio_kernel(s_j, c, dml_c):
 def _profile_kernel(s, c, r):
     """Fill r with r_j(c); return H(c), H'(c) and the rounding level of H."""
     dml_c = _digamma_minus_log(c)
-    t1c = _trigamma(c)
+    t1c = trigamma_kernel(c)
     total = 0.0
     dtotal = 0.0
     floor = 0.0
@@ -832,7 +832,7 @@ def _profile_kernel(s, c, r):
         rj = _ratio_kernel(s[j], c, dml_c)
         r[j] = rj
         total += rj
-        dtotal += t1c / _trigamma(rj * c) - rj
+        dtotal += t1c / trigamma_kernel(rj * c) - rj
         floor += rj * (2.0 + abs(s[j]))
     return total - 1.0, dtotal / c, 4.0 * _EPS * floor + _EPS
 
@@ -855,7 +855,7 @@ def _dirichlet_mle_core(s, tol, max_iter):
     """MLE of alpha from s: (alpha, iterations, status 0 ok / 1 not converged / 2 outside the range)."""
     d = s.shape[0]
     alpha = np.full(d, np.nan)
-    if not _in_stat_range_kernel(s):
+    if not in_stat_range_kernel(s):
         return alpha, 0, 2
     total = 0.0
     ssum = 0.0
@@ -909,7 +909,7 @@ def _dirichlet_mle_core(s, tol, max_iter):
 
 
 @njit(cache=True)
-def _dirichlet_mle_kernel(s, tol, max_iter):
+def dirichlet_mle_kernel(s, tol, max_iter):
     """MLE of alpha from s (float64 (d,)); NaNs when s is outside the range or no convergence."""
     alpha, _, status = _dirichlet_mle_core(s, tol, max_iter)
     if status != 0:
@@ -931,7 +931,7 @@ def _dml_reference(x):
     return np.where(x < 10, special.digamma(x) - np.log(x), series)
 
 
-def _dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
+def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     """Readable twin of _dirichlet_mle_core: (alpha, iterations, status)."""
     s = np.asarray(s, dtype=float)
     d = s.size
@@ -1045,14 +1045,14 @@ def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
     RuntimeError
         If the iteration does not converge within ``max_iter`` steps (unless ``return_info``).
     """
-    s = _check_stat(s)
+    s = check_stat(s)
     if not (isinstance(tol, (float, int, np.floating)) and 0 < tol < 1):
         raise ValueError(f"tol must be a number in (0, 1), got {tol!r}")
     if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)):
         raise TypeError(f"max_iter must be an integer, got {type(max_iter).__name__}")
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")
-    if not _in_stat_range_kernel(s):
+    if not in_stat_range_kernel(s):
         raise ValueError(
             f"s is outside Range(S0): need finite entries with sum(exp(s)) < 1, got "
             f"sum(exp(s)) = {np.exp(s).sum()!r}; no MLE exists (check in_stat_range(s) first)")
@@ -1111,9 +1111,9 @@ for _ in range(n_random_stats):
     s = np.log(X).mean(axis=0)                       # a genuine random statistic
     a_ours = dirichlet_mle(s)
     worst_scipy = max(worst_scipy, np.max(np.abs(scipy_mle(s) / a_ours - 1)))
-    a_ref, _, status = _dirichlet_mle_reference(s)
+    a_ref, _, status = dirichlet_mle_reference(s)
     worst_ref = max(worst_ref, np.max(np.abs(a_ref / a_ours - 1)))
-    assert np.array_equal(_dirichlet_mle_kernel(s, 1e-10, 100), a_ours)
+    assert np.array_equal(dirichlet_mle_kernel(s, 1e-10, 100), a_ours)
 assert worst_scipy < 1e-8 and worst_ref < 1e-10
 print(f"largest relative difference: scipy.optimize {worst_scipy:.1e}, reference twin {worst_ref:.1e}")
 
@@ -1147,7 +1147,7 @@ for delta in [1e-2, 1e-3, 1e-4, 1e-6, 1e-8]:
         m = rng.dirichlet(np.ones(d))
         s = np.log(m) + np.log1p(-delta)               # sum(exp(s)) = 1 - delta
         a_hat, info = dirichlet_mle(s, return_info=True)
-        a_ref, it_ref, st_ref = _dirichlet_mle_reference(s)
+        a_ref, it_ref, st_ref = dirichlet_mle_reference(s)
         assert info.converged and info.n_iter <= 6
         # the score holds to rounding of the statistic
         assert info.max_score < 1e-13
@@ -1177,8 +1177,8 @@ assert raises(ValueError, dirichlet_mle, np.log([0.5, 0.5]), match="outside Rang
 assert raises(ValueError, dirichlet_mle, [-1.0])
 assert raises(ValueError, dirichlet_mle, [-1.0, -1.0], tol=0)
 assert raises(TypeError, dirichlet_mle, [-1.0, -1.0], max_iter=2.5)
-assert np.isnan(_dirichlet_mle_kernel(np.array([-0.1, -0.1]), 1e-10, 100)).all()
-assert np.isnan(_dirichlet_mle_kernel(logx_mean(np.array([1.0, 2.0, 3.0])), 1e-10, 1)).all()  # cap
+assert np.isnan(dirichlet_mle_kernel(np.array([-0.1, -0.1]), 1e-10, 100)).all()
+assert np.isnan(dirichlet_mle_kernel(logx_mean(np.array([1.0, 2.0, 3.0])), 1e-10, 1)).all()  # cap
 a_cap, info_cap = dirichlet_mle(logx_mean(np.array([1.0, 2.0, 3.0])), max_iter=1, return_info=True)
 assert not info_cap.converged and np.isnan(a_cap).all()
 assert raises(RuntimeError, dirichlet_mle, logx_mean(np.array([1.0, 2.0, 3.0])), max_iter=1)
@@ -1195,10 +1195,10 @@ assert raises(RuntimeError, dirichlet_mle, logx_mean(np.array([1.0, 2.0, 3.0])),
 #
 # Two kernels, same law, callable from other numba kernels with the caller's `numpy.random.Generator`:
 #
-# * `_dirichlet_draws_kernel(alpha, n, rng)` takes its gammas from `rng.standard_gamma`. When every
+# * `dirichlet_draws_kernel(alpha, n, rng)` takes its gammas from `rng.standard_gamma`. When every
 #   $\alpha_j \ge 1$ it consumes the Generator exactly as `rng.standard_gamma(alpha, size=(n, d))` does, so a
 #   plain NumPy twin reproduces its draws to the last bit (the DPBoots tests rely on this);
-# * `_dirichlet_draws_fast_kernel(alpha, n, rng)` takes them from our own Marsaglia & Tsang (2000)
+# * `dirichlet_draws_fast_kernel(alpha, n, rng)` takes them from our own Marsaglia & Tsang (2000)
 #   squeeze-and-reject sampler for shape $\ge 1$: with $d = a - 1/3$, $c = 1/\sqrt{9d}$, draw $z \sim N(0,1)$,
 #   $v = (1 + cz)^3$, $u \sim U(0,1)$, and accept $dv$ when $v > 0$ and $\log u < z^2/2 + d(1 - v + \log v)$ (a
 #   cheap squeeze $u < 1 - 0.0331 z^4$ accepts most draws without a log; acceptance is above 95% for every
@@ -1207,23 +1207,23 @@ assert raises(RuntimeError, dirichlet_mle, logx_mean(np.array([1.0, 2.0, 3.0])),
 #
 # `_gamma_draws_kernel` and `_gamma_draws_fast_kernel` draw only the $n\times d$ gammas: the floors
 # that the samplers' benchmarks compare against. `_gamma_draw_kernel(a, rng)` and
-# `_log_gamma_draw_kernel(a, rng)` are single Marsaglia–Tsang draws for other kernels.
+# `log_gamma_draw_kernel(a, rng)` are single Marsaglia–Tsang draws for other kernels.
 
 # %% [markdown]
 # **Draws in log space.** When some $\alpha_j < 1$ a gamma draw can underflow to 0 (and $\log x_{ij} = -\infty$);
 # samplers that work with $\log \mathbf x$ (the latent records of notebook 07) draw $\log G$ directly:
 # $\log G_{a} = \log G_{a+1} - E/a$ with $E$ standard exponential (since $G_{a+1} U^{1/a} \sim G_a$ and
-# $-\log U \sim E$), and normalise with a log-sum-exp. `_log_std_gamma_kernel(a, rng)` is that draw from
+# $-\log U \sim E$), and normalise with a log-sum-exp. `log_std_gamma_kernel(a, rng)` is that draw from
 # numba's `standard_gamma` (inlined into its callers: the record sweep of notebook 07 normalises the row
 # inside its own loop, and a call per record measured 10-20% slower), and
-# `_log_dirichlet_draws_reference(alpha, m, rng)` is the vectorised NumPy version (column by column), used to
-# start chains; `_logsumexp_kernel(v)` normalises a row of log gammas. The draws kernels below use
-# `_log_std_gamma_kernel` too.
+# `log_dirichlet_draws_reference(alpha, m, rng)` is the vectorised NumPy version (column by column), used to
+# start chains; `logsumexp_kernel(v)` normalises a row of log gammas. The draws kernels below use
+# `log_std_gamma_kernel` too.
 
 # %%
 #| export
 @njit(cache=True, nogil=True, inline="always")
-def _log_std_gamma_kernel(a, rng):
+def log_std_gamma_kernel(a, rng):
     """log of one Gamma(a, 1) draw from rng.standard_gamma, any a > 0 (a < 1: log G(a+1) - E / a)."""
     if a < 1.0:
         return math.log(rng.standard_gamma(a + 1.0)) - rng.standard_exponential() / a
@@ -1231,7 +1231,7 @@ def _log_std_gamma_kernel(a, rng):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _logsumexp_kernel(v):
+def logsumexp_kernel(v):
     """log(sum(exp(v))) of a small vector, with its largest entry taken out (no overflow, no underflow)."""
     top = -np.inf
     for x in v:
@@ -1242,7 +1242,7 @@ def _logsumexp_kernel(v):
     return top + math.log(tot)
 
 
-def _log_dirichlet_draws_reference(alpha, m, rng):
+def log_dirichlet_draws_reference(alpha, m, rng):
     """log of m Dirichlet(alpha) draws, (m, d), vectorised by column in log space (no underflow)."""
     lg = np.empty((m, alpha.size))
     for j, a_j in enumerate(alpha):
@@ -1254,9 +1254,9 @@ def _log_dirichlet_draws_reference(alpha, m, rng):
 
 # %%
 alpha_small = np.array([0.02, 0.5, 3.0])
-lg_k = np.array([[_log_std_gamma_kernel(a_, rng) for a_ in alpha_small] for _ in range(n_ks_gamma)])
+lg_k = np.array([[log_std_gamma_kernel(a_, rng) for a_ in alpha_small] for _ in range(n_ks_gamma)])
 rows_k = lg_k - np.logaddexp.reduce(lg_k, axis=1, keepdims=True)
-rows_r = _log_dirichlet_draws_reference(alpha_small, n_ks_gamma, rng)
+rows_r = log_dirichlet_draws_reference(alpha_small, n_ks_gamma, rng)
 assert np.all(np.isfinite(rows_k)) and np.all(np.isfinite(rows_r))       # no underflow to log 0
 assert np.allclose(np.logaddexp.reduce(rows_r, axis=1), 0.0)
 for j in range(3):   # x_j has the Beta(alpha_j, alpha_0 - alpha_j) marginal law, both ways
@@ -1266,14 +1266,14 @@ for j in range(3):   # x_j has the Beta(alpha_j, alpha_0 - alpha_j) marginal law
     wrong = stats.beta(alpha_small[j] * 1.2, alpha_small.sum() - alpha_small[j]).cdf
     assert stats.kstest(np.exp(rows_k[:, j]), wrong).pvalue < 1e-3
 # shape >= 1: exactly the log of numpy's standard_gamma draw, from the same stream
-assert _log_std_gamma_kernel(2.5, np.random.default_rng(3)) == np.log(np.random.default_rng(3).standard_gamma(2.5))
+assert log_std_gamma_kernel(2.5, np.random.default_rng(3)) == np.log(np.random.default_rng(3).standard_gamma(2.5))
 v_ = np.array([-800.0, -801.0, -1e4])          # exp underflows: the max comes out first
-assert np.isclose(_logsumexp_kernel(v_), np.logaddexp.reduce(v_)) and _logsumexp_kernel(np.array([0.0])) == 0.0
+assert np.isclose(logsumexp_kernel(v_), np.logaddexp.reduce(v_)) and logsumexp_kernel(np.array([0.0])) == 0.0
 
 # %%
 #| export
 @njit(cache=True)
-def _gamma_large_kernel(a, rng):
+def gamma_large_kernel(a, rng):
     """One Gamma(a, 1) draw for a >= 1 (Marsaglia & Tsang 2000), from the Generator rng."""
     dd = a - 1.0 / 3.0
     cc = 1.0 / math.sqrt(9.0 * dd)
@@ -1292,19 +1292,19 @@ def _gamma_large_kernel(a, rng):
 
 
 @njit(cache=True)
-def _log_gamma_draw_kernel(a, rng):
+def log_gamma_draw_kernel(a, rng):
     """log of one Gamma(a, 1) draw, any a > 0 (boost a < 1: log G(a+1) + log(U) / a)."""
     if a >= 1.0:
-        return math.log(_gamma_large_kernel(a, rng))
-    return math.log(_gamma_large_kernel(a + 1.0, rng)) + math.log(rng.random()) / a
+        return math.log(gamma_large_kernel(a, rng))
+    return math.log(gamma_large_kernel(a + 1.0, rng)) + math.log(rng.random()) / a
 
 
 @njit(cache=True)
 def _gamma_draw_kernel(a, rng):
     """One Gamma(a, 1) draw, any a > 0 (may underflow to 0 for tiny a)."""
     if a >= 1.0:
-        return _gamma_large_kernel(a, rng)
-    return _gamma_large_kernel(a + 1.0, rng) * math.exp(math.log(rng.random()) / a)
+        return gamma_large_kernel(a, rng)
+    return gamma_large_kernel(a + 1.0, rng) * math.exp(math.log(rng.random()) / a)
 
 # %% [markdown]
 # Check: the gamma draws themselves, for shapes below, at and above 1 (Kolmogorov-Smirnov against SciPy;
@@ -1315,7 +1315,7 @@ for shape in [0.05, 0.5, 1.0, 3.3, 40.0]:
     g_draws = np.array([_gamma_draw_kernel(shape, rng) for _ in range(n_ks_gamma)])
     assert stats.kstest(g_draws, stats.gamma(shape).cdf).pvalue > 1e-3, shape
     assert stats.kstest(g_draws, stats.gamma(shape * 1.1).cdf).pvalue < 1e-3, shape
-    lg = np.array([_log_gamma_draw_kernel(shape, rng) for _ in range(n_ks_gamma)])
+    lg = np.array([log_gamma_draw_kernel(shape, rng) for _ in range(n_ks_gamma)])
     assert stats.kstest(np.exp(lg), stats.gamma(shape).cdf).pvalue > 1e-3, shape
 
 # %% [markdown]
@@ -1324,7 +1324,7 @@ for shape in [0.05, 0.5, 1.0, 3.3, 40.0]:
 # %%
 #| export
 @njit(cache=True)
-def _any_below_one(alpha):
+def any_below_one(alpha):
     """True when some alpha_j < 1 (a gamma draw may then underflow: work in log space)."""
     for j in range(alpha.shape[0]):
         if alpha[j] < 1.0:
@@ -1337,12 +1337,12 @@ def _dirichlet_fill(alpha, n, rng, fast):
     """Shared body of the two draws kernels (fast: Marsaglia-Tsang gammas, else rng.standard_gamma)."""
     d = alpha.shape[0]
     out = np.empty((n, d))
-    if not _any_below_one(alpha):                                  # every alpha_j >= 1: no underflow possible
+    if not any_below_one(alpha):                                  # every alpha_j >= 1: no underflow possible
         for i in range(n):
             total = 0.0
             for j in range(d):
                 if fast:
-                    g = _gamma_large_kernel(alpha[j], rng)
+                    g = gamma_large_kernel(alpha[j], rng)
                 else:
                     g = rng.standard_gamma(alpha[j])
                 out[i, j] = g
@@ -1355,9 +1355,9 @@ def _dirichlet_fill(alpha, n, rng, fast):
         for j in range(d):
             a = alpha[j]
             if fast:
-                lg = _log_gamma_draw_kernel(a, rng)
+                lg = log_gamma_draw_kernel(a, rng)
             else:
-                lg = _log_std_gamma_kernel(a, rng)
+                lg = log_std_gamma_kernel(a, rng)
             out[i, j] = lg
             if lg > top:
                 top = lg
@@ -1372,7 +1372,7 @@ def _dirichlet_fill(alpha, n, rng, fast):
 
 
 @njit(cache=True)
-def _dirichlet_draws_kernel(alpha, n, rng):
+def dirichlet_draws_kernel(alpha, n, rng):
     """n draws from Dirichlet(alpha) as an (n, d) array, gammas from rng.standard_gamma.
 
     When every alpha_j >= 1 it consumes rng exactly like rng.standard_gamma(alpha, size=(n, d)).
@@ -1381,7 +1381,7 @@ def _dirichlet_draws_kernel(alpha, n, rng):
 
 
 @njit(cache=True)
-def _dirichlet_draws_fast_kernel(alpha, n, rng):
+def dirichlet_draws_fast_kernel(alpha, n, rng):
     """n draws from Dirichlet(alpha), gammas by dplit's Marsaglia-Tsang kernel (faster, other stream)."""
     return _dirichlet_fill(alpha, n, rng, True)
 
@@ -1390,8 +1390,8 @@ def _dirichlet_draws_fast_kernel(alpha, n, rng):
 
 # %%
 for a_chk in (alpha_m, np.array([0.05, 0.5, 2.0])):
-    x_def = _dirichlet_draws_kernel(a_chk, 500, np.random.default_rng(8))
-    x_fast = _dirichlet_draws_fast_kernel(a_chk, 500, np.random.default_rng(8))
+    x_def = dirichlet_draws_kernel(a_chk, 500, np.random.default_rng(8))
+    x_fast = dirichlet_draws_fast_kernel(a_chk, 500, np.random.default_rng(8))
     assert np.allclose(x_def.sum(axis=1), 1.0) and np.allclose(x_fast.sum(axis=1), 1.0)
     assert np.all(x_fast >= 0) and not np.array_equal(x_def, x_fast)
 
@@ -1402,7 +1402,7 @@ for a_chk in (alpha_m, np.array([0.05, 0.5, 2.0])):
 #| export
 @njit(cache=True)
 def _gamma_draws_kernel(alpha, n, rng):
-    """The bare n x d rng.standard_gamma(alpha_j) draws: the floor of _dirichlet_draws_kernel."""
+    """The bare n x d rng.standard_gamma(alpha_j) draws: the floor of dirichlet_draws_kernel."""
     d = alpha.shape[0]
     out = np.empty((n, d))
     for i in range(n):
@@ -1416,10 +1416,10 @@ def _gamma_draws_fast_kernel(alpha, n, rng):
     """The bare n x d Gamma(alpha_j) draws by Marsaglia-Tsang: the floor of the fast kernel."""
     d = alpha.shape[0]
     out = np.empty((n, d))
-    if not _any_below_one(alpha):                  # the common case, kept branch-free (faster)
+    if not any_below_one(alpha):                  # the common case, kept branch-free (faster)
         for i in range(n):
             for j in range(d):
-                out[i, j] = _gamma_large_kernel(alpha[j], rng)
+                out[i, j] = gamma_large_kernel(alpha[j], rng)
         return out
     for i in range(n):
         for j in range(d):
@@ -1432,7 +1432,7 @@ def _gamma_draws_fast_kernel(alpha, n, rng):
 
 # %%
 g_np = np.random.default_rng(5).standard_gamma(alpha_m + 1, size=(1000, 3))
-assert np.allclose(_dirichlet_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)),
+assert np.allclose(dirichlet_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)),
                    g_np / g_np.sum(axis=1, keepdims=True), rtol=1e-14)
 assert np.array_equal(_gamma_draws_kernel(alpha_m + 1, 1000, np.random.default_rng(5)), g_np)
 
@@ -1458,10 +1458,10 @@ def dirichlet_draws(alpha, n, *, rng=None):
     ndarray, shape (n, d)
         Rows on the simplex (an entry below the smallest double is exactly 0).
     """
-    alpha = _check_alpha(alpha, ndim=1)
+    alpha = check_alpha(alpha, ndim=1)
     n = check.count(n, "n", 0)
     rng = check.rng(rng)
-    return _dirichlet_draws_kernel(alpha, n, rng)
+    return dirichlet_draws_kernel(alpha, n, rng)
 
 # %%
 draws = dirichlet_draws(alpha_m, 1000, rng=1)
@@ -1492,7 +1492,7 @@ def margin_pvalues(x, alpha):
 
 n_ks = size(full=50_000, quick=10_000)
 for alpha in [np.array([3.3, 4.4]), np.array([0.5, 0.5, 0.5]), np.array([0.05, 2.0, 20.0]), np.array([2.2, 3.3, 4.4, 5.5, 6.6])]:
-    for kernel in (_dirichlet_draws_kernel, _dirichlet_draws_fast_kernel):
+    for kernel in (dirichlet_draws_kernel, dirichlet_draws_fast_kernel):
         x = kernel(alpha, n_ks, rng)
         assert min(margin_pvalues(x, alpha)) > 1e-3 / len(alpha), (alpha, kernel)
         alpha_wrong = alpha.copy()
@@ -1500,8 +1500,8 @@ for alpha in [np.array([3.3, 4.4]), np.array([0.5, 0.5, 0.5]), np.array([0.05, 2
         x_wrong = kernel(alpha_wrong, n_ks, rng)
         assert min(margin_pvalues(x_wrong, alpha)) < 1e-3, (alpha, kernel)
 
-for alpha, kernel in [(np.array([3.3, 4.4]), _dirichlet_draws_kernel), (np.array([0.5, 0.5, 0.5]), _dirichlet_draws_kernel),
-                      (np.array([2.0, 20.0, 2.0]), _dirichlet_draws_fast_kernel), (np.array([0.5, 0.5, 0.5]), _dirichlet_draws_fast_kernel)]:
+for alpha, kernel in [(np.array([3.3, 4.4]), dirichlet_draws_kernel), (np.array([0.5, 0.5, 0.5]), dirichlet_draws_kernel),
+                      (np.array([2.0, 20.0, 2.0]), dirichlet_draws_fast_kernel), (np.array([0.5, 0.5, 0.5]), dirichlet_draws_fast_kernel)]:
     L = np.log(kernel(alpha, n_mc, rng))
     d = len(alpha)
     diff = L.mean(axis=0) - logx_mean(alpha)
@@ -1556,7 +1556,7 @@ def _mle_many(S, tol, max_iter):
     """MLE of each row of S inside numba, as a bootstrap loop would call it."""
     out = np.empty_like(S)
     for i in range(S.shape[0]):
-        out[i] = _dirichlet_mle_kernel(S[i], tol, max_iter)
+        out[i] = dirichlet_mle_kernel(S[i], tol, max_iter)
     return out
 
 
@@ -1715,15 +1715,15 @@ interactive(_likelihood_widget,
 # * **Data in**: pass raw amounts through `close` and every data set through `check_compositions`; keep
 #   zeros (they are data) and use `censored_stat(X, a)`; `sufficient_stat` is for data without zeros.
 # * **Estimating**: `dirichlet_mle(s)` for one statistic; inside numba loops (bootstrap, ABC) call
-#   `_dirichlet_mle_kernel(s, tol, max_iter)` and test the result with `np.isnan`. Check
-#   `in_stat_range(s)` (or `_in_stat_range_kernel`) before estimating from a noisy statistic: outside
+#   `dirichlet_mle_kernel(s, tol, max_iter)` and test the result with `np.isnan`. Check
+#   `in_stat_range(s)` (or `in_stat_range_kernel`) before estimating from a noisy statistic: outside
 #   the range there is no MLE, and just inside it the MLE is real but its precision is huge and only as
 #   accurate as $\varepsilon/\delta$ allows. Minka's fixed point, which Guo et al. cite, gives the same answer
 #   but needs on the order of $\alpha_0$ steps; do not use it near the boundary.
 # * **Uncertainty without privacy**: $\hat{\boldsymbol\alpha} \approx N(\boldsymbol\alpha, (n\boldsymbol\Sigma_\alpha)^{-1})$ is accurate for
 #   a few hundred records or more (section 8.2); the likelihood is a long ridge in $\alpha_0$ for small $n$
 #   (section 10), where intervals for $\alpha_0$ should come from the profile likelihood or a bootstrap.
-# * **Simulating**: `dirichlet_draws(alpha, n, rng=...)` from Python, `_dirichlet_draws_kernel(alpha, n, rng)`
+# * **Simulating**: `dirichlet_draws(alpha, n, rng=...)` from Python, `dirichlet_draws_kernel(alpha, n, rng)`
 #   inside numba with the caller's Generator; both are exact also for tiny $\alpha_j$ (no $0/0$ rows).
 #   For one large batch from Python, numpy's `Generator.dirichlet` is about as fast (see the benchmark);
 #   the kernel's advantage is that it runs inside other kernels, with no Python in the loop.

@@ -81,7 +81,7 @@ from scipy.special import digamma
 
 from dplit import _validate as check
 from dplit._validate import count as _count
-from dplit.accounting import PrivacyBudget
+from dplit.accounting import BudgetExceededError, PrivacyBudget
 from dplit.censoring import censored_logx_moments
 from dplit.dirichlet import censored_stat, check_compositions
 from dplit.mechanisms import (
@@ -109,8 +109,22 @@ def _check_candidates(candidates):
     return out
 
 
+def censored_sensitivity(d, a, n):
+    """Global l1 sensitivity of the censored statistic ``S_0(D, a)``: ``-d log(a) / n`` (Guo et al., Theorem 1).
+
+    Changing one of ``n`` records moves each of the ``d`` means of ``log max(x_j, a)`` by at most
+    ``-log(a) / n``. Arguments as in :func:`laplace_scale`.
+    """
+    d = check.count(d, "d", 2)
+    a = check.unit_interval(a, "a")
+    n = check.count(n, "n", 1)
+    return -d * math.log(a) / n
+
+
 def laplace_scale(d, a, n, eps1):
     """Laplace scale of the censored statistic, ``b = -d log(a) / (n eps1)`` (Guo et al., Sec. 3.1).
+
+    The one formula of dplit for it: every release, sampler and simulation calls this function.
 
     Parameters
     ----------
@@ -128,11 +142,7 @@ def laplace_scale(d, a, n, eps1):
     float
         The scale; the global l1 sensitivity of ``S_0(D, a)`` is ``-d log(a) / n = b * eps1``.
     """
-    d = check.count(d, "d", 2)
-    a = check.unit_interval(a, "a")
-    n = check.count(n, "n", 1)
-    eps1 = check.epsilon(eps1, "eps1")
-    return -d * math.log(a) / (n * eps1)
+    return censored_sensitivity(d, a, n) / check.epsilon(eps1, "eps1")
 
 
 # %%
@@ -786,13 +796,13 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     def budget(self):
         """The release's ledger: a :class:`dplit.accounting.PrivacyBudget` of ``eps_total`` with its charges.
 
-        The threshold selection (on D1, or on D when unsplit) costs ``eps2``; the Laplace statistics
-        cost ``eps1``, once on D, or on the disjoint D1 and D2 in parallel (Prop. 3), so the total is
+        The threshold selection (on all of D) costs ``eps2``; the Laplace statistics cost ``eps1``,
+        once on D, or on the disjoint D1 and D2 in parallel (Prop. 3), so the total is
         ``eps1 + eps2`` either way (Theorem 2).
         """
         ledger = PrivacyBudget(self.eps_total)
         if self.eps2 > 0:
-            ledger.spend(self.eps2, f"threshold selection on {'D1' if self.split else 'D'} (geometric counts)")
+            ledger.spend(self.eps2, "threshold selection on D (geometric counts)")
         if self.split:
             ledger.spend_parallel([self.eps1, self.eps1], "censored statistics s_L1 on D1 and s_L on D2 (Laplace)")
         else:
@@ -917,7 +927,7 @@ def _split(n, n1, rng):
     return perm[:n1], perm[n1:]
 
 
-def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names=None):
+def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names=None, budget=None):
     """Algorithm 1 of Guo et al.: select the censoring threshold and release the noisy statistic.
 
     Parameters
@@ -942,6 +952,9 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
         Draw the noise with OpenDP (not seedable); ``False`` uses the seeded fast path.
     names : sequence of str, optional
         Names of the d components (e.g. the CSV header), kept in the release.
+    budget : dplit.accounting.PrivacyBudget, optional
+        A ledger charged with the release's own (:attr:`Release.budget`); checked before any noise
+        is drawn, so a release that does not fit raises ``BudgetExceededError`` and spends nothing.
 
     Returns
     -------
@@ -968,6 +981,12 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     names = _check_names(names, d)
     if n1 >= n:
         raise ValueError(f"n1 must satisfy 0 <= n1 < n = {n} (each part needs at least one record), got {n1}")
+    if budget is not None:
+        if not isinstance(budget, PrivacyBudget):
+            raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget, got {type(budget).__name__}")
+        if not budget.can_spend(eps1 + eps2):
+            raise BudgetExceededError(f"release needs eps1 + eps2 = {eps1 + eps2:.6g} but the budget has only "
+                                      f"{budget.remaining:.6g} left")
     rng = check.rng(rng)
     # Threshold selection on all of D (eps2).
     noisy = geometric_mechanism(_counts(X, cands), COUNT_SENSITIVITY, eps2, rng=rng, secure=secure)
@@ -983,9 +1002,12 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
         i1, i2 = _split(n, n1, rng)
         s_L1 = laplace_mechanism(logs[i1].mean(axis=0), sens / n1, eps1, rng=rng, secure=secure)
         s_L = laplace_mechanism(logs[i2].mean(axis=0), sens / (n - n1), eps1, rng=rng, secure=secure)
-    return Release(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n - n1, d=d, eps1=eps1,
-                   eps2=eps2, candidates=cands, tc=tc, scale=laplace_scale(d, a, n - n1, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 else None, names=names)
+    rel = Release(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n - n1, d=d, eps1=eps1,
+                  eps2=eps2, candidates=cands, tc=tc, scale=laplace_scale(d, a, n - n1, eps1),
+                  scale1=laplace_scale(d, a, n1, eps1) if n1 else None, names=names)
+    if budget is not None:
+        budget.absorb(rel.budget)
+    return rel
 
 
 # %% [markdown]
@@ -1185,7 +1207,7 @@ truth = digamma(alpha) - digamma(alpha.sum())
 sq = []
 for _ in range(n_rel):
     Xs = rng.dirichlet(alpha, size=n)
-    s_L = laplace_mechanism(censored_stat(Xs, a), -3 * np.log(a) / n, eps1, rng=rng)  # sensitivity -d log(a)/n
+    s_L = laplace_mechanism(censored_stat(Xs, a), censored_sensitivity(3, a, n), eps1, rng=rng)
     sq.append(np.sum((s_L - truth) ** 2))
 sq = np.array(sq)
 mse = release_mse(alpha, a, n, eps1)

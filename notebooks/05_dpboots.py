@@ -127,6 +127,7 @@ print(f"quick mode: {is_quick()}; n_check = {n_check}")
 # %%
 #| export
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -136,15 +137,15 @@ from numba import njit
 
 from dplit import _validate as check
 from dplit.dirichlet import (
-    _censored_stat_kernel,
-    _check_stat,
-    _dirichlet_draws_fast_kernel,
-    _dirichlet_draws_kernel,
-    _dirichlet_mle_kernel,
-    _dirichlet_mle_reference,
-    _in_stat_range_kernel,
     censored_stat,
+    censored_stat_kernel,
     check_compositions,
+    check_stat,
+    dirichlet_draws_fast_kernel,
+    dirichlet_draws_kernel,
+    dirichlet_mle_kernel,
+    dirichlet_mle_reference,
+    in_stat_range_kernel,
     sufficient_stat,
 )
 from dplit.release import Release
@@ -458,7 +459,7 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
     info : dict
         Only with ``return_info=True``.
     """
-    s_L = _check_stat(s_L, "s_L", finite=True)
+    s_L = check_stat(s_L, "s_L", finite=True)
     scale = check.positive(scale, "scale")
     size = check.count(size, "size")
     check.choice(method, "method", TRUNCATION_METHODS)
@@ -580,6 +581,8 @@ assert two_sample_check(lazy, exact_far) < 1e-6
 # does the same with the threshold chosen by Alg. 1.)
 
 # %%
+from dplit.release import laplace_scale
+
 alpha4, n_s5, a_s5 = np.array([2.0, 20.0, 2.0]), 5000, 0.1
 budget = size(full=10**7, quick=10**6)
 rng_s5 = np.random.default_rng(SEED + 5)
@@ -588,7 +591,7 @@ for eps in (0.25, 0.5, 1.5):
     eps1 = 0.75 * eps
     X = rng_s5.dirichlet(alpha4, n_s5)
     s0 = np.log(np.maximum(X, a_s5)).mean(axis=0)
-    m = -len(alpha4) * np.log(a_s5) / (n_s5 * eps1)
+    m = laplace_scale(len(alpha4), a_s5, n_s5, eps1)
     s_L = s0 + rng_s5.laplace(0.0, m, size=3)
     t0 = time.perf_counter()
     kept, tries = _rejection_kernel(s_L, m, 1000, budget, rng_s5)
@@ -616,7 +619,7 @@ assert all(r[4] == 0 for r in rows if r[0] >= 0.5)  # rejection accepted nothing
 # %%
 rng_ref = np.random.default_rng(SEED + 6)
 eps1 = 0.75 * 0.1
-m = -len(alpha4) * np.log(a_s5) / (n_s5 * eps1)
+m = laplace_scale(len(alpha4), a_s5, n_s5, eps1)
 s_L = np.log(np.maximum(rng_ref.dirichlet(alpha4, n_s5), a_s5)).mean(axis=0)  # a zero noise realisation
 n_ref = size(full=5000, quick=2000)
 ref, tries = _rejection_kernel(s_L, m, n_ref, 10**9, rng_ref)
@@ -653,7 +656,7 @@ assert _logsumexp(s_L) > 0 and len(ref) == n_ref and p_s5 > 1e-3
 
 # %%
 #| export
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
 
@@ -665,24 +668,24 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     n_out = np.zeros(B, np.int64)
     n_failed = 0
     for b in range(B):
-        alpha_star = _dirichlet_mle_kernel(s_tilde[b], tol, max_iter)
+        alpha_star = dirichlet_mle_kernel(s_tilde[b], tol, max_iter)
         if not np.all(np.isfinite(alpha_star)):
             n_failed += 1
             continue
         attempts = max_redraw + 1 if policy == 0 else 1
         for _ in range(attempts):
             if fast:
-                X = _dirichlet_draws_fast_kernel(alpha_star, n, rng)
+                X = dirichlet_draws_fast_kernel(alpha_star, n, rng)
             else:
-                X = _dirichlet_draws_kernel(alpha_star, n, rng)
-            s = _censored_stat_kernel(X, a)
-            if not _in_stat_range_kernel(s):
+                X = dirichlet_draws_kernel(alpha_star, n, rng)
+            s = censored_stat_kernel(X, a)
+            if not in_stat_range_kernel(s):
                 n_out[b] += 1
                 if policy == 2:
-                    s = _censored_stat_kernel(X, 0.0)
+                    s = censored_stat_kernel(X, 0.0)
                 else:
                     continue
-            alpha = _dirichlet_mle_kernel(s, tol, max_iter)
+            alpha = dirichlet_mle_kernel(s, tol, max_iter)
             if np.all(np.isfinite(alpha)):
                 out[b, :] = alpha
             break
@@ -691,12 +694,49 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     return out, n_out, n_failed
 
 
+#: Replicates per block of the threaded bootstrap (fixed, so the draws do not depend on ``n_jobs``).
+BOOT_BLOCK = 250
+
+
+def _boots_blocks(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng, n_jobs, progress):
+    """:func:`_boots_kernel` over fixed blocks of replicates, block ``k`` with the ``k``-th Generator spawned
+    from ``rng``, in up to ``n_jobs`` threads (the kernel releases the GIL); same draws for any ``n_jobs``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    starts = list(range(0, s_tilde.shape[0], BOOT_BLOCK))
+    gens = rng.spawn(len(starts))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=s_tilde.shape[0], desc="bootstrap replicates")
+
+    def one(k):
+        part = _boots_kernel(s_tilde[starts[k]:starts[k] + BOOT_BLOCK], n, a, policy, max_redraw, tol, max_iter,
+                             True, gens[k])
+        if bar is not None:
+            bar.update(part[0].shape[0])
+        return part
+
+    try:
+        if n_jobs > 1 and len(starts) > 1:
+            with ThreadPoolExecutor(n_jobs) as pool:
+                parts = list(pool.map(one, range(len(starts))))
+        else:
+            parts = [one(k) for k in range(len(starts))]
+    finally:
+        if bar is not None:
+            bar.close()
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            int(sum(p[2] for p in parts)))
+
+
 def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     """Readable NumPy twin of `_boots_kernel` with ``fast=False`` (same stream when every alpha* >= 1)."""
     out = np.full(s_tilde.shape, np.nan)
     n_out, n_failed = np.zeros(len(s_tilde), np.int64), 0
     for b, s_b in enumerate(s_tilde):
-        alpha_star = _dirichlet_mle_reference(s_b, tol, max_iter)[0]
+        alpha_star = dirichlet_mle_reference(s_b, tol, max_iter)[0]
         if not np.all(np.isfinite(alpha_star)):
             n_failed += 1
             continue
@@ -710,7 +750,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
                     s = np.log(X).mean(axis=0)
                 else:
                     continue
-            out[b] = _dirichlet_mle_reference(s, tol, max_iter)[0]
+            out[b] = dirichlet_mle_reference(s, tol, max_iter)[0]
             break
         n_failed += int(not np.all(np.isfinite(out[b])))
     return out, n_out, n_failed
@@ -912,15 +952,23 @@ assert len(caught) == 1 and "n_boot >= 40" in str(caught[0].message)
 
 # %%
 #| export
-def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter):
-    """The options boots and dp_boots share: (n_boot, policy code, max_redraw, tol, max_iter), or raise."""
+def _seed_label(rng):
+    """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
+    without a seed sequence."""
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    return "unlabelled" if seq is None else f"{seq.entropy}/{seq.spawn_key}"
+
+
+def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs):
+    """The options boots and dp_boots share: (n_boot, policy code, max_redraw, tol, max_iter, progress, n_jobs)."""
     policy = OUT_OF_RANGE.index(check.choice(out_of_range, "out_of_range", OUT_OF_RANGE))
+    n_jobs = (os.cpu_count() or 1) if n_jobs is None else check.count(n_jobs, "n_jobs")
     return (check.count(n_boot, "n_boot"), policy, check.count(max_redraw, "max_redraw", minimum=0),
-            check.positive(tol, "tol"), check.count(max_iter, "max_iter"))
+            check.positive(tol, "tol"), check.count(max_iter, "max_iter"), check.boolean(progress, "progress"), n_jobs)
 
 
-def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw", max_redraw=20,
-          tol=1e-10, max_iter=100):
+def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=False, n_jobs=None, out_of_range="redraw",
+          max_redraw=20, tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
 
     Parameters
@@ -935,7 +983,11 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw",
         Censoring threshold in (0, 1) applied to the statistic of ``data`` (when records are given)
         and to every simulated statistic; None (default) means no censoring.
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of randomness; the same seed gives the same replicates for any ``n_jobs``.
+    progress : bool, default False
+        Show a progress bar over replicates.
+    n_jobs : int, optional
+        Threads (blocks of ``BOOT_BLOCK`` replicates); default ``cpu_count``.
     out_of_range : {"redraw", "nan", "uncensored"}
         What to do when a simulated censored statistic leaves Range(S0) (see the notebook).
     max_redraw : int
@@ -958,19 +1010,20 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, out_of_range="redraw",
         s0 = sufficient_stat(X) if a is None else censored_stat(X, a_val)
         n = X.shape[0] if n is None else n
     elif arr.ndim == 1:
-        s0 = _check_stat(arr, "data", finite=True)
+        s0 = check_stat(arr, "data", finite=True)
         if n is None:
             raise ValueError("n is required when data is a statistic")
     else:
         raise ValueError(f"data must be compositions (n, d) or a statistic (d,), got shape {arr.shape}")
     n = check.count(n, "n")
-    n_boot, policy, max_redraw, tol, max_iter = _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter)
+    n_boot, policy, max_redraw, tol, max_iter, progress, n_jobs = _check_boot_options(
+        n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs)
     if not (np.all(np.isfinite(s0)) and np.exp(s0).sum() < 1):
         raise ValueError("the statistic of data lies outside Range(S0) (sum(exp(s)) >= 1): no MLE exists")
     rng = check.rng(rng)
     s_tilde = np.tile(s0, (n_boot, 1))
     seeds = [_seed_label(rng)]
-    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, True, rng)
+    alpha, n_out, n_failed = _boots_blocks(s_tilde, n, a_val, policy, max_redraw, tol, max_iter, rng, n_jobs, progress)
     res = BootResult(alpha=alpha, method="boots", n=n, a=a_val, out_of_range=out_of_range,
                      n_out_of_range=int(n_out.sum()), n_replicates_out_of_range=int(np.sum(n_out > 0)),
                      n_failed=int(n_failed))
@@ -1003,11 +1056,16 @@ assert np.all(np.diag(np.cov(half.alpha.T)) / np.diag(cov_theory) > 1.5)  # the 
 
 # %% [markdown]
 # DPBoots: the same replicates, started from the released statistic with its noise removed by the truncated law.
+#
+# Like every method of dplit (notebook 17), `boots` and `dp_boots` return an ArviZ object: the valid replicates as one
+# chain of independent draws of `alpha` and `mean_composition`, with the release's ledger, the seed and the failure
+# counts in its `attrs`, so that `az.summary` and a netCDF file work as for the samplers. `BootResult.of(result)`
+# gives the bootstrap view the checks below use (`alpha`, `interval`, `estimate`).
 
 # %%
 #| export
-def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of_range="redraw",
-             max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
+def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_jobs=None, method="auto",
+             out_of_range="redraw", max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
 
     Each replicate draws ``S_L - noise`` with the Laplace noise truncated to Range(S0),
@@ -1025,7 +1083,11 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of
         Which released statistic: ``"D2"`` is ``s_L`` (the whole data when unsplit),
         ``"D1"`` is ``s_L1`` (a split release; this is how prior p2 is built).
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of randomness; the same seed gives the same replicates for any ``n_jobs``.
+    progress : bool, default False
+        Show a progress bar over replicates.
+    n_jobs : int, optional
+        Threads (blocks of ``BOOT_BLOCK`` replicates); default ``cpu_count``.
     method : {"auto", "rejection", "gibbs"}
         Truncated-noise sampler (:func:`truncated_statistic`); ``"auto"`` never hangs.
     out_of_range : {"redraw", "nan", "uncensored"}
@@ -1055,12 +1117,14 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of
         raise TypeError(f"dp_boots() got unexpected keyword argument(s) {', '.join(unknown)}{hint}; the noise "
                         f"options are min_acceptance, n_pilot, thin, burn_in")
     s_L, n, scale = release.part(check.choice(part, "part", ("D2", "D1", "D")))
-    n_boot, policy, max_redraw, tol, max_iter = _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter)
+    n_boot, policy, max_redraw, tol, max_iter, progress, n_jobs = _check_boot_options(
+        n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs)
     rng = check.rng(rng)
     seeds = [_seed_label(rng)]
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
                                         **noise_options)
-    alpha, n_out, n_failed = _boots_kernel(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, True, rng)
+    alpha, n_out, n_failed = _boots_blocks(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, rng, n_jobs,
+                                           progress)
     if n_failed:
         warnings.warn(f"DPBoots: {n_failed} of {n_boot} replicates failed (no MLE, or out of range after "
                       f"{max_redraw} redraws) and are left out of the result; estimates and intervals use the "
@@ -1072,12 +1136,6 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, method="auto", out_of
              "plausibility_checked": int(release.checked)}
     return res.to_result(method="DPBoots", privacy=privacy_attrs(release), attrs=attrs, names=release.names)
 
-
-def _seed_label(rng):
-    """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
-    without a seed sequence."""
-    seq = getattr(rng.bit_generator, "seed_seq", None)
-    return "unlabelled" if seq is None else f"{seq.entropy}/{seq.spawn_key}"
 
 # %% [markdown]
 # ### Check: DPBoots in the non-private limit
@@ -1098,7 +1156,8 @@ p_wrong = min(stats.ks_2samp(dp_inf.alpha[:, j], b_wrong.alpha[:, j]).pvalue for
 print(f"eps = 1e10 (a = {rel_inf.a:g}, noise scale {rel_inf.scale:.1e}): DPBoots via {dp_inf.method}; "
       f"KS p vs Boots {p_same:.3f}, vs Boots with n/4 {p_wrong:.1e}")
 assert p_same > 1e-3 and p_wrong < 1e-6 and dp_inf.n_failed == 0
-# A first user's slips: a seed passed as seed= is refused naming rng; failed replicates are not silent.
+# A first user's slips: a seed passed as seed= is refused naming rng; failed replicates are not silent (a warning
+# counts them, and a run with no valid replicate raises).
 try:
     BootResult.of(dp_boots(rel_inf, n_boot=10, seed=1))
 except TypeError as err:
@@ -1107,8 +1166,13 @@ else:
     raise AssertionError("seed= accepted")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    few = BootResult.of(dp_boots(rel_inf, n_boot=20, rng=0, max_iter=1))  # one Newton step: the MLE does not converge
-assert few.n_failed > 0 and any("replicates failed" in str(w.message) for w in caught), few.n_failed
+    try:
+        dp_boots(rel_inf, n_boot=20, rng=0, max_iter=1)  # one Newton step: no replicate's MLE converges
+    except ValueError as err:
+        assert "every bootstrap replicate failed" in str(err), err
+    else:
+        raise AssertionError("a bootstrap without one valid replicate returned a result")
+assert any("20 of 20 replicates failed" in str(w.message) for w in caught)
 
 # %% [markdown]
 # ## Intervals and the two-sample test (Sec. 5.2)
@@ -1375,7 +1439,7 @@ def explore(eps=1.0, n=2000, log10_a=-3.0, alpha_name="(2.2, 3.3, 4.4)", n_boot=
     g = np.random.default_rng(seed)
     X = dirichlet_draws(alpha, n, rng=g)
     a = 10.0 ** log10_a
-    s_L = censored_stat(X, a) + g.laplace(0.0, -len(alpha) * np.log(a) / (n * eps), size=len(alpha))
+    s_L = censored_stat(X, a) + g.laplace(0.0, laplace_scale(len(alpha), a, n, eps), size=len(alpha))
     rel = Release.from_statistic(s_L, n, a, eps)
     dp, ref = BootResult.of(dp_boots(rel, n_boot=n_boot, rng=g)), BootResult.of(boots(X, n_boot=n_boot, rng=g))
     fig, axes = plt.subplots(1, len(alpha), figsize=(3.2 * len(alpha), 2.8))

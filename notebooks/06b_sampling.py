@@ -273,6 +273,35 @@ def _stack(chains):
     return tuple({k: np.stack([a[i][k] for a in arrays]) for k in arrays[0][i]} for i in range(2))
 
 
+def _sample(sampler, *, n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, desc, auto=None, names=None):
+    """Warm up and sample all chains, a fixed ``n_iter`` or until converged (``"auto"``, by the stopping rule
+    ``auto``): the one set-up of the core. Returns (draws, stats, runtime, seed labels)."""
+    fixed = n_iter != "auto"
+    if not fixed:
+        first, max_iter = _check_auto(thin, **auto)
+    n_iter, n_warmup, n_chains, thin, progress, n_jobs = V.run_settings(
+        n_iter if fixed else max_iter, n_warmup, n_chains, thin, progress, n_jobs)
+    gens, labels = chain_generators(rng, n_chains)
+    n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
+    if fixed:
+        bar, tick = _progress(progress, n_chains * (n_iter // thin * thin + n_warmup), desc)
+    else:
+        bar = _ConvergenceBar(auto["target_ess"], auto["max_rhat"], n_chains, desc) if progress else None
+        tick = None if bar is None else bar.tick
+    t0 = time.perf_counter()
+    try:
+        chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick), gens, n_jobs)
+        if fixed:
+            _in_threads(lambda c: c.extend(n_iter // thin, thin, tick), chains, n_jobs)
+        else:
+            _until_converged(chains, thin=thin, first=first, n_jobs=n_jobs, tick=tick, names=names, t0=t0, bar=bar,
+                             max_iter=max_iter, **{k: auto[k] for k in ("target_ess", "max_rhat", "max_time")})
+    finally:
+        if bar is not None:
+            bar.close()
+    return (*_stack(chains), time.perf_counter() - t0, labels)
+
+
 def run_chains(sampler, *, n_iter, n_warmup, n_chains, thin=1, rng=None, progress=False, n_jobs=None,
                desc="iterations"):
     """Run ``n_chains`` chains of ``sampler``; returns (draws, stats, runtime, seed labels).
@@ -280,19 +309,10 @@ def run_chains(sampler, *, n_iter, n_warmup, n_chains, thin=1, rng=None, progres
     ``draws`` and ``stats`` are dicts of arrays of shape ``(n_chains, n_iter // thin, ...)``.
     Arguments as in :func:`run`.
     """
-    n_iter, n_warmup, n_chains, thin, progress, n_jobs = V.run_settings(n_iter, n_warmup, n_chains, thin,
-                                                                        progress, n_jobs)
-    gens, labels = chain_generators(rng, n_chains)
-    n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-    bar, tick = _progress(progress, n_chains * (n_iter // thin * thin + n_warmup), desc)
-    t0 = time.perf_counter()
-    try:
-        chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick).extend(n_iter // thin, thin, tick),
-                             gens, n_jobs)
-    finally:
-        if bar is not None:
-            bar.close()
-    return (*_stack(chains), time.perf_counter() - t0, labels)
+    if n_iter == "auto":
+        raise ValueError("run_chains runs a fixed n_iter; n_iter='auto' is dplit.sampling.run's")
+    return _sample(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
+                   progress=progress, n_jobs=n_jobs, desc=desc)
 
 
 # %% [markdown]
@@ -508,31 +528,6 @@ def _check_auto(thin, target_ess, max_rhat, max_iter, max_time):
     if thin > max_iter:
         raise ValueError(f"thin must be <= max_iter = {max_iter}, got {thin}")
     return min(max_iter, max(20 * thin, 2000) // thin * thin), max_iter
-
-
-# %%
-#| export
-def _sample(sampler, *, n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, desc, auto, names):
-    """Warm up and sample all chains (a fixed n_iter, or until converged); (draws, stats, runtime, labels)."""
-    if n_iter != "auto":
-        return run_chains(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
-                          progress=progress, n_jobs=n_jobs, desc=desc)
-    first, max_iter = _check_auto(thin, **auto)
-    _, n_warmup, n_chains, thin, progress, n_jobs = V.run_settings(max_iter, n_warmup, n_chains, thin, progress,
-                                                                   n_jobs)
-    gens, labels = chain_generators(rng, n_chains)
-    n_jobs = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-    bar = _ConvergenceBar(auto["target_ess"], auto["max_rhat"], n_chains, desc) if progress else None
-    tick = None if bar is None else bar.tick
-    t0 = time.perf_counter()
-    try:
-        chains = _in_threads(lambda g: _Chain(sampler, g).warm_up(n_warmup, tick), gens, n_jobs)
-        _until_converged(chains, thin=thin, first=first, n_jobs=n_jobs, tick=tick, names=names, t0=t0, bar=bar,
-                         max_iter=max_iter, **{k: auto[k] for k in ("target_ess", "max_rhat", "max_time")})
-    finally:
-        if bar is not None:
-            bar.close()
-    return (*_stack(chains), time.perf_counter() - t0, labels)
 
 
 # %%

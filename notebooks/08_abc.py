@@ -98,10 +98,10 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit.dirichlet import (
-    _any_below_one,
-    _gamma_large_kernel,
-    _log_gamma_draw_kernel,
-    _logsumexp_kernel,
+    any_below_one,
+    gamma_large_kernel,
+    log_gamma_draw_kernel,
+    logsumexp_kernel,
 )
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
@@ -115,7 +115,7 @@ def _censored_stat_sim_kernel(alpha, n, log_a, rng):
     """S0(D~, a) of n records drawn from Dirichlet(alpha), records never stored: (d,) column means of log max(x, a)."""
     d = alpha.shape[0]
     out = np.zeros(d)
-    if not _any_below_one(alpha):            # products of max(x_ij, a) in [a, 1], one log every k records
+    if not any_below_one(alpha):            # products of max(x_ij, a) in [a, 1], one log every k records
         a = math.exp(log_a)
         k = max(1, min(32, int(700.0 / -log_a)))
         prod = np.ones(d)
@@ -123,7 +123,7 @@ def _censored_stat_sim_kernel(alpha, n, log_a, rng):
         for i in range(n):
             tot = 0.0
             for j in range(d):
-                g[j] = _gamma_large_kernel(alpha[j], rng)
+                g[j] = gamma_large_kernel(alpha[j], rng)
                 tot += g[j]
             inv = 1.0 / tot
             for j in range(d):
@@ -138,8 +138,8 @@ def _censored_stat_sim_kernel(alpha, n, log_a, rng):
         lg = np.empty(d)
         for _ in range(n):
             for j in range(d):
-                lg[j] = _log_gamma_draw_kernel(alpha[j], rng)
-            lnorm = _logsumexp_kernel(lg)
+                lg[j] = log_gamma_draw_kernel(alpha[j], rng)
+            lnorm = logsumexp_kernel(lg)
             for j in range(d):
                 out[j] += max(lg[j] - lnorm, log_a)
     for j in range(d):
@@ -177,7 +177,7 @@ def _no_censoring_bug(alpha, n, log_a, rng):
     for _ in range(n):
         g = np.empty(d)
         for j in range(d):
-            g[j] = _gamma_large_kernel(alpha[j], rng)
+            g[j] = gamma_large_kernel(alpha[j], rng)
         for j in range(d):
             out[j] += math.log(g[j] / g.sum())
     return out / n
@@ -615,12 +615,13 @@ for bad, err in [(dict(accept_rate=0.0), ValueError), (dict(accept_rate=1.5), Va
 
 # %%
 from dplit.mcmc import dp_mcmc, mcmc  # noqa: E402
+from dplit.release import laplace_scale  # noqa: E402
 
 a_inf, n1_demo = 1e-6, n_demo // 4
 D1, D2 = X_demo[:n1_demo], X_demo[n1_demo:]
 assert X_demo.min() > a_inf                          # nothing censored: S0(D, a) = S0(D)
 g_inf = np.random.default_rng(21)
-scale_inf = [-3 * np.log(a_inf) / (m * 1e10) for m in (n1_demo, n_demo - n1_demo)]
+scale_inf = [laplace_scale(3, a_inf, m, 1e10) for m in (n1_demo, n_demo - n1_demo)]
 rel_inf = Release.from_statistic(censored_stat(D2, a_inf) + g_inf.laplace(0, scale_inf[1], 3), n_demo, a_inf, 1e10,
                                  s_L1=censored_stat(D1, a_inf) + g_inf.laplace(0, scale_inf[0], 3), n1=n1_demo)
 p3_inf = make_prior("p3", rel_inf, rng=22)
@@ -830,7 +831,7 @@ def explore(accept_rate=0.1, eps=1.0, n_accept=500, adjust=None):
     g = np.random.default_rng(52)
     n1 = n_demo // 4
     a = rel_split.a
-    sc = [-3 * np.log(a) / (m * 0.75 * eps) for m in (n1, n_demo - n1)]
+    sc = [laplace_scale(3, a, m, 0.75 * eps) for m in (n1, n_demo - n1)]
     rel_x = Release.from_statistic(censored_stat(X_demo[n1:], a) + g.laplace(0, sc[1], 3), n_demo, a, 0.75 * eps,
                                    s_L1=censored_stat(X_demo[:n1], a) + g.laplace(0, sc[0], 3), n1=n1)
     res = dp_abc(rel_x, prior=make_prior("p4", rel_x, rng=53, n_draws=2000), n_accept=int(n_accept),

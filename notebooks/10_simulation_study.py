@@ -98,6 +98,8 @@ from typing import NamedTuple
 import numpy as np
 
 from dplit import _validate as V
+from dplit import results
+from dplit.methods import fit
 
 #: The five true parameters of Sec. 5.1.
 PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
@@ -376,7 +378,7 @@ def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, t
     """
     from dplit.dirichlet import censored_stat
     from dplit.mechanisms import laplace_mechanism
-    from dplit.release import Release, release
+    from dplit.release import Release, censored_sensitivity, release
 
     g = V.rng(rng)
     n, d = X.shape
@@ -392,7 +394,7 @@ def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, t
     n1 = max(2, min(n - 2, int(round(split * n))))
     perm = g.permutation(n)
     parts = [X[perm[:n1]], X[perm[n1:]]]
-    noisy = [laplace_mechanism(censored_stat(P, a), -d * math.log(a) / len(P), eps1, rng=g) for P in parts]
+    noisy = [laplace_mechanism(censored_stat(P, a), censored_sensitivity(d, a, len(P)), eps1, rng=g) for P in parts]
     return {"unsplit": unsplit, "split": Release.from_statistic(noisy[1], n, a, eps1, s_L1=noisy[0], n1=n1, **sel)}
 
 
@@ -414,6 +416,7 @@ def simulate_replicate(settings):
 
 # %%
 from dplit.dirichlet import censored_stat, sufficient_stat  # noqa: E402
+from dplit.release import laplace_scale  # noqa: E402
 from dplit.study import simulate_replicate  # noqa: E402
 
 s0 = dict(ts[0].settings)
@@ -421,7 +424,7 @@ rep1, rep2 = simulate_replicate(s0), simulate_replicate(s0)
 assert np.array_equal(rep1["X"], rep2["X"]) and np.array_equal(rep1["unsplit"].s_L, rep2["unsplit"].s_L)
 u, sp = rep1["unsplit"], rep1["split"]
 assert sp.a == u.a and sp.n1 == 50 and sp.n2 == 150 and sp.eps1 == u.eps1 == 0.75
-assert np.isclose(sp.scale, -3 * np.log(u.a) / (150 * 0.75)) and np.isclose(sp.scale1, -3 * np.log(u.a) / (50 * 0.75))
+assert np.isclose(sp.scale, laplace_scale(3, u.a, 150, 0.75)) and np.isclose(sp.scale1, laplace_scale(3, u.a, 50, 0.75))
 big_eps = simulate_replicate({**s0, "eps": 1e10})
 assert np.allclose(big_eps["unsplit"].s_L, censored_stat(big_eps["X"], big_eps["unsplit"].a), atol=1e-8)
 fixed = simulate_replicate({**s0, "threshold": 1e-6})
@@ -513,6 +516,8 @@ print(f"coverage at the truth: {cov:.3f} (tolerance {tol:.3f}); bug: {_coverage_
 def run_method(method, replicate, config_like, rng):
     """Run one method of :data:`METHODS` on a replicate; returns ``(alpha_draws (m, d), attrs dict)``.
 
+    The method runs through the registry's dispatcher (:func:`dplit.methods.fit`) with the study's effort.
+
     Parameters
     ----------
     method : str
@@ -523,36 +528,31 @@ def run_method(method, replicate, config_like, rng):
         The effort: ``n_boot``, ``n_iter``, ``n_warmup``, ``n_chains``, ``n_accept``, ``accept_rate``, ``b``.
     rng : int or numpy.random.Generator
         The method's randomness.
-    """
-    from dplit import abc, approx, bootstrap, mcmc
-    from dplit.dirichlet import sufficient_stat
 
+    Returns
+    -------
+    (ndarray, dict)
+        The draws of alpha, and the measures kept from the result's attrs: ``mpsrf``, ``rhat_max``,
+        ``ess_bulk_min`` (chains), ``n_failed`` (DPBoots), ``tolerance`` (DPABC).
+    """
     c = config_like if isinstance(config_like, dict) else asdict(config_like)
     fam, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
     rel = replicate["unsplit"] if prior in (None, "p1") else replicate["split"]
-    if fam == "boots":
-        return bootstrap.BootResult.of(bootstrap.boots(replicate["X"], n_boot=c["n_boot"], rng=rng)).alpha, {}
-    if fam == "dpboots":
-        r = bootstrap.BootResult.of(bootstrap.dp_boots(rel, n_boot=c["n_boot"], rng=rng))
-        return r.alpha, {"n_failed": int(r.n_failed)}
-    if fam == "dpabc":
-        res = abc.dp_abc(rel, prior=prior, n_accept=c["n_accept"], accept_rate=c["accept_rate"], rng=rng,
-                         n_jobs=1, progress=False)
-        return res.posterior["alpha"].values.reshape(-1, rel.d), {"delta": float(res.posterior.attrs["tolerance"])}
-    chains = dict(n_iter=c["n_iter"], n_warmup=c["n_warmup"], n_chains=c["n_chains"], rng=rng,
-                  progress=False, n_jobs=1)
-    if fam == "mcmc":
-        X = replicate["X"]
-        res = mcmc.mcmc(sufficient_stat(X), X.shape[0], prior=prior, thin=10, **chains)
-    elif fam == "dpmcmc":
-        res = mcmc.dp_mcmc(rel, prior=prior, **chains)
-    elif fam == "dpremcmc":
-        res = mcmc.dp_remcmc(rel, prior=prior, b=c["b"], **chains)
+    if fam in ("boots", "dpboots"):
+        effort = dict(n_boot=c["n_boot"])
+    elif fam == "dpabc":
+        effort = dict(n_accept=c["n_accept"], accept_rate=c["accept_rate"], n_jobs=1)
     else:
-        res = approx.dp_approx(rel, prior=prior, **chains)
+        effort = dict(n_iter=c["n_iter"], n_warmup=c["n_warmup"], n_chains=c["n_chains"], n_jobs=1)
+        if fam == "mcmc":
+            effort["thin"] = 10
+        elif fam == "dpremcmc":
+            effort["b"] = c["b"]
+    data = replicate["X"] if fam in ("boots", "mcmc") else rel
+    res = fit(data, fam, prior=prior, rng=rng, **effort)
     at = dict(res.posterior.attrs)
-    keep = {k: float(at[k]) for k in ("mpsrf", "rhat_max", "ess_bulk_min") if k in at}
-    return res.posterior["alpha"].values.reshape(-1, rel.d), keep
+    keep = {k: float(at[k]) for k in ("mpsrf", "rhat_max", "ess_bulk_min", "n_failed", "tolerance") if k in at}
+    return results.draws(res, "alpha"), keep
 
 
 def run_task(task):

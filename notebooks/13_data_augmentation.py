@@ -101,7 +101,7 @@ from numba.core.dispatcher import Dispatcher
 
 from dplit import _validate as V
 from dplit import results
-from dplit.sampling import ESS_PER_CHAIN_MIN, RHAT_MAX, ConvergenceWarning, Sampler, run
+from dplit.sampling import RHAT_MAX, Sampler, run
 
 _MODULES = ("latent_f", "post_f", "priv_f", "st_f")
 
@@ -564,23 +564,9 @@ def _rhat(x):
     return r if math.isfinite(r) else math.inf
 
 
-def _single_chain_report(result, names):
-    """R-hat of one chain from its two halves (dapper/posterior's reading), ESS of the chain; warns if poor."""
-    rhat = max(_rhat(result.posterior[v].values) for v in names)
-    ess = min(results.ess(result.posterior[v].values) for v in names)
-    tail = min(results.ess(result.posterior[v].values, method="tail") for v in names)
-    failed = [m for m, bad in [(f"R-hat of its two halves {rhat:.3f} > {RHAT_MAX}", rhat > RHAT_MAX),
-                               (f"bulk ESS {ess:.0f} < {ESS_PER_CHAIN_MIN}", ess < ESS_PER_CHAIN_MIN),
-                               (f"tail ESS {tail:.0f} < {ESS_PER_CHAIN_MIN}", tail < ESS_PER_CHAIN_MIN)] if bad]
-    results.update_attrs(result, rhat_max=rhat, ess_bulk_min=ess, ess_tail_min=tail, converged=int(not failed),
-                         failed="; ".join(failed))
-    if failed:
-        warnings.warn(f"the chain has not converged ({'; '.join(failed)}): run longer (n_iter) or more chains",
-                      ConvergenceWarning, stacklevel=3)
-
-
-def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=1, thin=1, rng=None,
-                  progress=True, n_jobs=None, engine="auto"):
+def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=4, thin=1, rng=None,
+                  progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None,
+                  engine="auto", budget=None):
     """Sample the posterior given a privatised statistic by data augmentation (dapper's ``dapper_sample``).
 
     Alternates a draw of ``theta`` from the confidential-data posterior (``post_f``) with a
@@ -599,11 +585,11 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     n_iter : int or "auto", default 2000
         Kept iterations per chain (before thinning); dapper's ``niter - warmup``. ``"auto"``:
         extend the chains until converged (:func:`dplit.sampling.run`; needs ``n_chains >= 2``).
-    n_warmup : int, optional
-        Discarded iterations per chain; default ``n_iter // 2`` (dapper: half of ``niter``), 1000
-        with ``n_iter="auto"``.
-    n_chains : int, default 1
-        Chains, each from its own Generator spawned from ``rng``.
+    n_warmup : int, default 1000
+        Discarded iterations per chain (dapper's ``warmup``).
+    n_chains : int, default 4
+        Chains, each from its own Generator spawned from ``rng`` (dapper runs one by default; one
+        chain is judged by the R-hat of its two halves).
     thin : int, default 1
         Keep every ``thin``-th iteration.
     rng : None, int or numpy.random.Generator
@@ -613,17 +599,22 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     n_jobs : int, optional
         Threads; default ``min(n_chains, cpu_count)``. Compiled modules run chains in parallel;
         Python modules hold the GIL. The draws do not depend on it.
+    target_ess, max_rhat, max_iter, max_time
+        The stopping rule of ``n_iter="auto"`` (:func:`dplit.sampling.run`).
     engine : {"auto", "python", "numba"}, default "auto"
         ``"numba"``: the compiled kernel (all four modules numba functions, additive statistic);
         ``"python"``: a Python loop; ``"auto"``: numba when possible.
+    budget : PrivacyBudget or RdpBudget, optional
+        The ledger of the release ``sdp`` (the modules do not say what it cost); copied into the
+        result's ``eps_total`` and ``eps_by_part`` (``nan`` and ``{}`` when not given).
 
     Returns
     -------
     arviz.InferenceData
         One posterior variable per parameter (``model.varnames``); sample stats ``acceptance``
-        (fraction of record proposals accepted per iteration); attrs ``method="dapper"``,
-        ``engine``, ``n_records``, ``seeds``, ``runtime`` and the convergence report of
-        :func:`dplit.sampling.run`. :func:`summary` gives dapper's summary table.
+        (fraction of record proposals accepted per iteration); attrs of the result contract
+        (:data:`dplit.results.CONTRACT_ATTRS`, ``method="dapper"``, the ledger of ``budget``),
+        ``engine`` and ``n_records``. :func:`summary` gives dapper's summary table.
 
     Examples
     --------
@@ -641,13 +632,11 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     """
     if not isinstance(model, PrivacyModel):
         raise TypeError(f"model must be a PrivacyModel, got {type(model).__name__}")
-    if n_iter == "auto":
-        n_warmup = 1000 if n_warmup is None else n_warmup
-        if n_chains == 1:
-            raise ValueError("n_iter='auto' needs n_chains >= 2 (convergence is judged across chains)")
-    else:
-        n_warmup = V.count(n_iter, "n_iter") // 2 if n_warmup is None else n_warmup
-        V.run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs)
+    V.run_settings(n_iter, n_warmup, n_chains, thin, progress, n_jobs)
+    if n_iter == "auto" and n_chains == 1:
+        raise ValueError("n_iter='auto' needs n_chains >= 2 (convergence is judged across chains)")
+    if budget is not None and not hasattr(budget, "entries"):
+        raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget or RdpBudget, got {type(budget).__name__}")
     V.choice(engine, "engine", _ENGINES)
     can_compile = model.compiled and model.additive
     if engine == "numba" and not can_compile:
@@ -658,12 +647,11 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=None, n_chains=
     n_rec = _latent(model, init_par, np.random.default_rng(0)).shape[0]
     attrs = {"method": "dapper", "engine": engine, "n_records": n_rec, "npar": model.npar,
              "additive": model.additive}
-    one = n_chains == 1
     res = run(_sampler(model, sdp, init_par, engine), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
-              thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, attrs=attrs, check=not one,
-              observed_data={"sdp": np.atleast_1d(sdp)}, report_vars=model.varnames, desc="dapper iterations")
-    if one:
-        _single_chain_report(res, model.varnames)
+              thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, attrs=attrs,
+              privacy=results.privacy_attrs(budget=budget), observed_data={"sdp": np.atleast_1d(sdp)},
+              report_vars=model.varnames, desc="dapper iterations", target_ess=target_ess, max_rhat=max_rhat,
+              max_iter=max_iter, max_time=max_time)
     _check_acceptance(res)
     return res
 
@@ -773,7 +761,7 @@ def priv_one_state(sdp, sx):
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    stuck = dapper_sample(PrivacyModel(_lat, _post, priv_one_state, m_demo.st_f, 1), 0.3, [0.0], n_iter=40,
+    stuck = dapper_sample(PrivacyModel(_lat, _post, priv_one_state, m_demo.st_f, 1), 0.3, [0.0], n_iter=40, n_warmup=20, n_chains=1,
                           rng=1, progress=False)
 assert float(stuck.sample_stats["acceptance"].max()) == 0.0
 assert any("acceptance was 0 over the whole run" in str(w.message) for w in caught)
@@ -839,7 +827,7 @@ def bern_exact_cdf(t):
 for mods in [(bern_latent, bern_post, rr_priv, rr_st), (bern_latent_nb, bern_post_nb, rr_priv_nb, rr_st_nb)]:
     bm = PrivacyModel(*mods, 1, ["theta"], same_shape=False)
     n_b = size(full=40_000, quick=8_000) if bm.compiled else size(full=8_000, quick=3_000)
-    rb = dapper_sample(bm, y_bern, [0.5], n_iter=n_b, n_warmup=500, thin=4, rng=3, progress=False)
+    rb = dapper_sample(bm, y_bern, [0.5], n_iter=n_b, n_warmup=500, thin=4, n_chains=1, rng=3, progress=False)
     ks = stats.kstest(rb.posterior["theta"].values.ravel(), bern_exact_cdf)
     print(f"{rb.posterior.attrs['engine']:>6} modules: KS p-value against the exact posterior {ks.pvalue:.3f}")
     assert ks.pvalue > 1e-3
@@ -894,7 +882,7 @@ def sbc_posterior(model):
     def posterior(sdp, L, g):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")       # short single chains: the report's warning is expected
-            r = dapper_sample(model, sdp, [0.0], n_iter=10 * L, n_warmup=100, thin=10, rng=g, progress=False)
+            r = dapper_sample(model, sdp, [0.0], n_iter=10 * L, n_warmup=100, thin=10, n_chains=1, rng=g, progress=False)
         return r.posterior["theta"].values[0]
     return posterior
 
@@ -1035,6 +1023,8 @@ print(f"exact posterior (rejection, {theta_exact1.shape[0]} draws kept of {q_dra
 # show the engine and its speed); the numba run gives the table.
 
 # %%
+from dplit.sampling import ConvergenceWarning
+
 dapper_ex1 = {"mean": [0.281, 0.336, 0.111, 0.272], "sd": [0.0610, 0.0638, 0.0548, 0.0601],
               "ess_bulk": [362, 431, 282, 389]}
 timing = {}
@@ -1440,7 +1430,7 @@ for e in eps_grid:
     ac_gibbs.append(lag1(gibbs_toy(e, n_iter_mix, np.random.default_rng(int(1000 * e)))))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)   # at small eps the chain is sticky: that is the point
-        r_toy = dapper_sample(toy_model(e), 0.0, [0.0], n_iter=n_iter_mix, n_warmup=1000, rng=int(1000 * e),
+        r_toy = dapper_sample(toy_model(e), 0.0, [0.0], n_iter=n_iter_mix, n_warmup=1000, n_chains=1, rng=int(1000 * e),
                               progress=False)
     ac_dapper.append(lag1(r_toy.posterior["theta"].values[0]))
 ac_gibbs, ac_dapper = np.array(ac_gibbs), np.array(ac_dapper)

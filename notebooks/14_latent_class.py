@@ -69,13 +69,13 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
-from dplit.accounting import PrivacyBudget
+from dplit.accounting import BudgetExceededError, PrivacyBudget
 from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
-from dplit.results import group, groups, move_to_group, set_group
-from dplit.sampling import Sampler, run, warmup_windows
+from dplit.results import group, groups, move_to_group, privacy_attrs, set_group
+from dplit.sampling import RHAT_MAX, Sampler, run, warmup_windows
 
 
-def _check_levels(levels):
+def check_levels(levels):
     """Numbers of levels, one per variable (ints >= 2), as a tuple."""
     if isinstance(levels, (str, bytes)) or np.ndim(levels) != 1 or len(levels) == 0:
         raise ValueError(f"levels must be a non-empty sequence of ints >= 2, got {levels!r}")
@@ -128,7 +128,7 @@ class CellIndex:
 
 def cell_index(levels, margins):
     """The :class:`CellIndex` of ``margins`` (tuples of variable indices) of a table with ``levels``."""
-    levels = _check_levels(levels)
+    levels = check_levels(levels)
     margins = _check_margins(margins, len(levels))
     rows = [(m, cell) for m in margins for cell in np.ndindex(*[levels[v] for v in m])]
     width = max(len(m) for m in margins)
@@ -196,7 +196,7 @@ def margin_counts(records, margins, levels=None):
     if x.ndim != 2 or x.shape[0] == 0 or not np.issubdtype(x.dtype, np.integer):
         raise ValueError(f"records must be a non-empty 2-D array of integer codes, got shape {x.shape}, "
                          f"dtype {x.dtype}")
-    levels = _check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
+    levels = check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
     if len(levels) != x.shape[1]:
         raise ValueError(f"levels has {len(levels)} entries but records have {x.shape[1]} columns")
     if x.min() < 0 or np.any(x.max(axis=0) >= np.array(levels)):
@@ -300,7 +300,7 @@ class MarginRelease(_MarginReleaseIO):
     checked: bool = True
 
     def __post_init__(self):
-        levels = _check_levels(self.levels)
+        levels = check_levels(self.levels)
         margins = _check_margins(self.margins, len(levels))
         n = V.count(self.n, "n")
         eps = V.epsilon(self.eps, "eps", allow_inf=True)
@@ -373,7 +373,8 @@ def _plausible_margins(rel):
 
 # %%
 #| export
-def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True, sensitivity=2.0, names=()):
+def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True, sensitivity=2.0, names=(),
+                    budget=None):
     """Release marginal tables of ``records`` with the geometric mechanism (Nixon et al., Sec. 4.2).
 
     Parameters
@@ -394,6 +395,9 @@ def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True
         l1 sensitivity of one table (a record that changes moves two cells).
     names : sequence of str, optional
         Variable names.
+    budget : dplit.accounting.PrivacyBudget, optional
+        A ledger charged with the release's own (its ``budget``), checked before any noise is drawn:
+        a release that does not fit raises ``BudgetExceededError`` and spends nothing.
 
     Returns
     -------
@@ -412,16 +416,27 @@ def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True
     eps = V.epsilon(eps, "eps", allow_inf=True)
     sensitivity = V.positive(sensitivity, "sensitivity")
     V.boolean(secure, "secure")
+    check_budget(budget, eps, "release_margins")
     if math.isinf(eps):
         noisy = true
     else:
-        ledger, gen = PrivacyBudget(eps), V.rng(rng)
-        noisy = []
-        for m, c in zip(margins, true):
-            ledger.spend(eps / len(true), f"margin {tuple(m)}")
-            noisy.append(geometric_mechanism(c, sensitivity, eps / len(true), rng=gen, secure=secure))
-    return MarginRelease(margins=tuple(tuple(m) for m in margins), levels=tuple(levels), n=x.shape[0], eps=eps,
-                         counts=tuple(noisy), sensitivity=sensitivity, names=tuple(names))
+        gen = V.rng(rng)
+        noisy = [geometric_mechanism(c, sensitivity, eps / len(true), rng=gen, secure=secure) for c in true]
+    rel = MarginRelease(margins=tuple(tuple(m) for m in margins), levels=tuple(levels), n=x.shape[0], eps=eps,
+                        counts=tuple(noisy), sensitivity=sensitivity, names=tuple(names))
+    if budget is not None:
+        budget.absorb(rel.budget)
+    return rel
+
+
+def check_budget(budget, eps, what):
+    """Refuse, before any noise is drawn, a ledger that is not a PrivacyBudget or cannot pay ``eps``."""
+    if budget is None:
+        return
+    if not isinstance(budget, PrivacyBudget):
+        raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget, got {type(budget).__name__}")
+    if math.isinf(eps) or not budget.can_spend(eps):
+        raise BudgetExceededError(f"{what} needs eps = {eps:.6g} but the budget has only {budget.remaining:.6g} left")
 
 
 # %%
@@ -543,7 +558,7 @@ def marginal_probs(pi, Psi, levels, margins):
 
 def table_probs(pi, Psi, levels):
     """Full-table cell probabilities, an array of shape ``levels`` (prod d_j cells: small tables only)."""
-    levels = _check_levels(levels)
+    levels = check_levels(levels)
     if math.prod(levels) > 2**22:
         raise ValueError(f"the full table has {math.prod(levels)} cells; ask for margins instead")
     return marginal_probs(pi, Psi, levels, [tuple(range(len(levels)))])[0].reshape(levels)
@@ -613,7 +628,7 @@ def _trunc_geom(L, t, rng):
 
 
 @njit(cache=True, nogil=True)
-def _trunc_tsg(center, lo, hi, t, rng):
+def trunc_tsg(center, lo, hi, t, rng):
     """One draw of q(m) proportional to t**|m - center| on the integers lo..hi (0 < t < 1)."""
     if center <= lo:
         return lo + _trunc_geom(hi - lo + 1, t, rng)
@@ -637,7 +652,7 @@ def _update_counts(M, P, m_noisy, t, w, table_ptr, slack, rng, acc):
             if c == s:
                 continue
             S = M[c] + M[s]
-            m_new = _trunc_tsg(m_noisy[c], 0, S, t, rng)
+            m_new = trunc_tsg(m_noisy[c], 0, S, t, rng)
             s_new = S - m_new
             d = log_t * (abs(s_new - m_noisy[s]) - abs(M[s] - m_noisy[s]))
             d += w * (m_new - M[c]) * (math.log(P[c]) - math.log(P[s]))
@@ -664,7 +679,7 @@ def trunc_tsg_logpmf(center, lo, hi, t):
 
 @njit(cache=True)
 def draw_tsg(center, lo, hi, t, n, rng):
-    return np.array([_trunc_tsg(center, lo, hi, t, rng) for _ in range(n)])
+    return np.array([trunc_tsg(center, lo, hi, t, rng) for _ in range(n)])
 
 
 g = np.random.default_rng(1)
@@ -752,7 +767,7 @@ def _update_eta(eta, pi, A, P, M, a_pi, w, step, rng, acc):
 
 
 @njit(cache=True, nogil=True)
-def _log_dirichlet(x, alpha):
+def log_dirichlet_density(x, alpha):
     """log Dirichlet(x | alpha) density."""
     out = math.lgamma(alpha.sum())
     for i in range(x.size):
@@ -761,7 +776,7 @@ def _log_dirichlet(x, alpha):
 
 
 @njit(cache=True, nogil=True)
-def _dirichlet_proposal(x, kappa, offset, rng):
+def dirichlet_proposal(x, kappa, offset, rng):
     """A draw of Dirichlet(kappa x + offset) (entries may underflow to 0: the caller rejects)."""
     g = np.empty(x.size)
     for i in range(x.size):
@@ -772,13 +787,13 @@ def _dirichlet_proposal(x, kappa, offset, rng):
 @njit(cache=True, nogil=True)
 def _update_pi_dirichlet(pi, eta, A, P, M, a_pi, w, kappa, rng, acc):
     """S2, Strategy 1: pi* ~ Dirichlet(kappa pi + 1/2), Hastings-corrected; returns 1 if accepted."""
-    prop = _dirichlet_proposal(pi, kappa[0], 0.5, rng)
+    prop = dirichlet_proposal(pi, kappa[0], 0.5, rng)
     if prop.min() <= 0.0:
         return 0
     P_new = prop @ A
     d = w * _loglik_change(M, P, P_new, np.arange(P.size))
     d += (a_pi - 1.0) * (np.log(prop).sum() - np.log(pi).sum())
-    d += _log_dirichlet(pi, kappa[0] * prop + 0.5) - _log_dirichlet(prop, kappa[0] * pi + 0.5)
+    d += log_dirichlet_density(pi, kappa[0] * prop + 0.5) - log_dirichlet_density(prop, kappa[0] * pi + 0.5)
     if math.log(rng.random()) < d:
         pi[:] = prop
         eta[:] = prop
@@ -809,14 +824,14 @@ def _update_psi(Psi, pi, A, P, M, a_psi, w, levels, kappa, var_ptr, var_cells, v
         P_new = np.empty(cells.size)
         for h in range(k):
             old = Psi[h, j, :d_j].copy()
-            new = _dirichlet_proposal(old, kappa[h, j], 1.0, rng)
+            new = dirichlet_proposal(old, kappa[h, j], 1.0, rng)
             if new.min() <= 0.0:
                 continue
             for i in range(cells.size):
                 A_new[i] = A[h, cells[i]] * new[lev[i]] / old[lev[i]]
                 P_new[i] = P[cells[i]] + pi[h] * (A_new[i] - A[h, cells[i]])
             d = w * _loglik_change(M, P, P_new, cells) + (a_psi - 1.0) * (np.log(new).sum() - np.log(old).sum())
-            d += _log_dirichlet(old, kappa[h, j] * new + 1.0) - _log_dirichlet(new, kappa[h, j] * old + 1.0)
+            d += log_dirichlet_density(old, kappa[h, j] * new + 1.0) - log_dirichlet_density(new, kappa[h, j] * old + 1.0)
             if math.log(rng.random()) < d:
                 Psi[h, j, :d_j] = new
                 for i in range(cells.size):
@@ -888,7 +903,7 @@ def run_psi_block(n_it, hastings=True, seed=5):
             _update_psi(Psi, np.ones(1), A, P, np.array([3.0, 2.0, 1.0]), 1.0, 1.0, np.array([3]), kappa,
                         idx_s3.var_ptr, idx_s3.var_cells, idx_s3.var_lev, gen, acc)
         else:   # the planted bug: the same proposal, accepted on the target ratio alone
-            new = _dirichlet_proposal(Psi[0, 0], 4.0, 1.0, gen)
+            new = dirichlet_proposal(Psi[0, 0], 4.0, 1.0, gen)
             d = np.sum(np.array([3.0, 2.0, 1.0]) * (np.log(new) - np.log(Psi[0, 0])))
             if np.log(gen.random()) < d:
                 Psi[0, 0] = new
@@ -1104,7 +1119,7 @@ def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
 
 
 def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, weight=1.0, full_table=False, n_iter=5_000,
-                     n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True, n_jobs=None, **until):
+                     n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
     """Posterior of a k-class latent class model given noisy margins (Nixon et al., model (7), Supp. Sec. 2).
 
     Parameters
@@ -1127,17 +1142,18 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
     full_table : bool, default False
         Also keep the full-table probabilities ``table_probs`` (prod of the levels cells per draw); refused
         up front when their draws would exceed the memory limit of ``dplit._validate.work_size``.
-    n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, **until
-        Run settings of :func:`dplit.sampling.run` (``n_iter="auto"`` with ``target_ess``, ``max_rhat``,
-        ``max_iter``, ``max_time``).
+    n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, target_ess, max_rhat, max_iter, max_time
+        Run settings of :func:`dplit.sampling.run` (``n_iter="auto"`` runs until converged, by the
+        stopping rule ``target_ess``, ``max_rhat``, ``max_iter``, ``max_time``).
 
     Returns
     -------
     arviz.InferenceData
         ``posterior``: ``margin_probs`` (chain, draw, cell), ``log_lik``, optionally ``table_probs``;
         ``latent``: ``pi``, ``Psi`` (chain, draw, class, variable, level_index), ``counts`` (finite eps);
-        ``sample_stats``: acceptance rates; ``observed_data``: ``noisy_counts``; ``attrs``: method, eps,
-        k, strategy, the run settings and the convergence report.
+        ``sample_stats``: acceptance rates; ``observed_data``: ``noisy_counts``; ``attrs``: the result
+        contract's (:data:`dplit.results.CONTRACT_ATTRS`, ``method="latent_class"``, the release's
+        ledger), ``eps_per_table``, ``k``, the strategy and the run settings.
 
     Examples
     --------
@@ -1158,18 +1174,19 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
     alpha, a = V.positive(alpha, "alpha"), V.positive(a, "a")
     full_table = V.boolean(full_table, "full_table")
     if full_table:
-        _check_table_size(release.levels, k, n_iter, n_chains, thin, until.get("max_iter", 200_000))
+        _check_table_size(release.levels, k, n_iter, n_chains, thin, max_iter)
     n_windows = len(warmup_windows(V.count(n_warmup, "n_warmup", 0)))
     if isinstance(weight, str) and weight == "auto":
         weight = 1.0 / max(sum(j in m for m in release.margins) for j in range(len(release.levels)))
     weight = V.unit_interval(weight, "weight", closed_high=True)
     sampler = _lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table)
-    attrs = {"method": "latent_class", "eps": release.eps, "eps_per_table": release.eps_per_table, "k": k,
+    attrs = {"method": "latent_class", "eps_per_table": release.eps_per_table, "k": k,
              "pi_strategy": pi_strategy, "alpha": alpha, "a": a, "weight": weight, "n": release.n, "levels": list(release.levels),
              "margins": repr(release.margins), "plausibility_checked": int(release.checked)}
     result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                  progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.flat_counts},
-                 report_vars=["log_lik", "margin_probs"], desc="latent class", **until)
+                 report_vars=["log_lik", "margin_probs"], desc="latent class", privacy=privacy_attrs(release),
+                 target_ess=target_ess, max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
     latent = ["pi", "Psi"] + (["counts"] if "counts" in result.posterior else [])
     return _label_cells(move_to_group(result, latent, "latent"), release)
 
@@ -1230,7 +1247,7 @@ else:
 
 # %%
 #| export
-def _latent(result):
+def latent_params(result):
     """(pi, Psi, levels) of a fit_latent_class result: draws with leading (chain, draw) axes."""
     if "latent" not in groups(result):
         raise ValueError("result must come from fit_latent_class (it has no 'latent' group)")
@@ -1240,7 +1257,7 @@ def _latent(result):
 
 def margin_draws(result, margin):
     """Posterior draws (chain, draw, cells) of the cell probabilities of any ``margin`` (C order)."""
-    pi, Psi, levels = _latent(result)
+    pi, Psi, levels = latent_params(result)
     idx = cell_index(levels, [margin])
     prod = np.ones(pi.shape + (idx.n_cells,))
     for i, v in enumerate(idx.margins[0]):
@@ -1269,7 +1286,7 @@ def synthesize(result, n, m, *, rng=None):
     >>> synthesize(fit, 100, 5, rng=2).shape
     (5, 100, 3)
     """
-    pi, Psi, levels = _latent(result)
+    pi, Psi, levels = latent_params(result)
     n, m, gen = V.count(n, "n"), V.count(m, "m"), V.rng(rng)
     pi, Psi = pi.reshape(-1, pi.shape[-1]), Psi.reshape((-1,) + Psi.shape[2:])
     if m > pi.shape[0]:

@@ -741,10 +741,7 @@ def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=N
     gen = V.rng(rng)
     sel = select_margins(records, share * eps, degree=degree, levels=levels, rng=gen, budget=budget)
     rel = release_margins(records, list(sel.pairs), (1 - share) * eps, levels=sel.levels, rng=gen, secure=secure,
-                          names=names)
-    if budget is not None:
-        for m in rel.margins:
-            budget.spend(rel.eps_per_table, f"margin {m}: geometric mechanism, sensitivity {rel.sensitivity:g}")
+                          names=names, budget=budget)
     return sel, rel
 
 

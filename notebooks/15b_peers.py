@@ -120,9 +120,9 @@ import numpy as np
 from dplit import _validate as V
 from dplit.latent_class import (
     MarginRelease,
-    _check_levels,
-    _latent,
+    check_levels,
     fit_latent_class,
+    latent_params,
     margin_counts,
     table_probs,
 )
@@ -459,7 +459,7 @@ def privbayes_fit(records, eps, *, levels=None, degree=2, rng=None, names=()):
     """
     x = np.asarray(records)
     margin_counts(x, [(0,)], levels)                                  # the records checks, one wording
-    levels = _check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
+    levels = check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
     eps = V.epsilon(eps, "eps")
     p = len(levels)
     if p < 2:
@@ -559,7 +559,7 @@ def latent_class_estimate(release, *, k=10, weight="auto", n_iter=2000, n_warmup
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = fit_latent_class(release, k=k, weight=weight, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
                                rng=rng, progress=False)
-    pi, Psi, levels = _latent(fit)
+    pi, Psi, levels = latent_params(fit)
     pi, Psi = pi.reshape(-1, pi.shape[-1]), Psi.reshape((-1,) + Psi.shape[2:])
     keep = np.unique(np.linspace(0, pi.shape[0] - 1, min(max_draws, pi.shape[0])).astype(int))
     w = pi[keep] / pi[keep].sum(axis=1, keepdims=True) / keep.size
@@ -607,7 +607,7 @@ err_lc = estimate_errors(lc_small, truth_small)
 print({k: round(v, 4) if isinstance(v, float) else v for k, v in err_lc.items()})
 assert err_lc["margin_max"] < 0.01 and err_lc["full_tv"] < 0.03 and 0 <= err_lc["coverage"] <= 1
 # the mixture-of-draws mean equals the mean of per-draw tables
-pi_d, Psi_d, _ = _latent(lc_small.details["fit"])
+pi_d, Psi_d, _ = latent_params(lc_small.details["fit"])
 pi_d, Psi_d = pi_d.reshape(-1, 2), Psi_d.reshape(-1, 2, 4, 2)
 kept = np.unique(np.linspace(0, pi_d.shape[0] - 1, min(300, pi_d.shape[0])).astype(int))
 per_draw = np.mean([table_probs(pi_d[i] / pi_d[i].sum(), Psi_d[i], (2,) * 4) for i in kept], axis=0)
@@ -647,7 +647,7 @@ def compare_methods(records, eps, *, margins=None, truth=None, levels=None, meth
 
     x = np.asarray(records)
     margin_counts(x, [(0,)], levels)
-    levels = _check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
+    levels = check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
     unknown = set(methods) - set(METHODS)
     if unknown or not methods:
         raise ValueError(f"methods must be a non-empty subset of {METHODS}, got {methods!r}")

@@ -84,10 +84,10 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
-from dplit.latent_class import _dirichlet_proposal, _log_dirichlet, _trunc_tsg
+from dplit.latent_class import check_budget, dirichlet_proposal, log_dirichlet_density, trunc_tsg
 from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
-from dplit.results import groups, is_result, move_to_group
-from dplit.sampling import Sampler, run, warmup_windows
+from dplit.results import groups, is_result, move_to_group, privacy_attrs
+from dplit.sampling import RHAT_MAX, Sampler, run, warmup_windows
 
 PARAM_NAMES = ("pi", "lam_own", "lam_gender", "lam_race", "w", "phi_gender", "phi_race", "phi_rel")
 SUMMARIES = ("S1", "S2", "S3", "S4", "S5")
@@ -635,7 +635,8 @@ def _plausible_summaries(c, n, w, size):
         check_plausible(int(value), -math.inf, bound + terms * w, name, feasible=why, noise=reach)
 
 
-def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, secure=True):
+def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, secure=True, sensitivity=1.0,
+                      budget=None):
     """Release the five summaries of ``households`` with the geometric mechanism, ``eps / 5`` each.
 
     Parameters
@@ -650,6 +651,11 @@ def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, sec
         Randomness of the fast sampler (``secure=False``).
     secure : bool, default True
         OpenDP's exact integer sampler (not seedable); False: dplit's seeded sampler.
+    sensitivity : float, default 1
+        l1 sensitivity of each count (one household changes each count by at most 1).
+    budget : dplit.accounting.PrivacyBudget, optional
+        A ledger charged with the release's own (its ``budget``), checked before any noise is drawn:
+        a release that does not fit raises ``BudgetExceededError`` and spends nothing.
 
     Returns
     -------
@@ -669,10 +675,16 @@ def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, sec
     V.boolean(secure, "secure")
     n_race = max(int(max(x[:, 2].max(), x[:, 4::3].max())) + 1, 2) if n_race is None else n_race
     n_rel = max(int(x[:, 5::3].max()) + 1, 2) if n_rel is None else n_rel
+    sensitivity = V.positive(sensitivity, "sensitivity")
+    check_budget(budget, eps, "release_summaries")
     counts = summary_counts(x)
     if not math.isinf(eps):
-        counts = geometric_mechanism(counts, 1.0, eps / 5, rng=V.rng(rng), secure=secure)
-    return SummaryRelease(counts=counts, n=x.shape[0], eps=eps, n_race=n_race, n_rel=n_rel, size=h)
+        counts = geometric_mechanism(counts, sensitivity, eps / 5, rng=V.rng(rng), secure=secure)
+    rel = SummaryRelease(counts=counts, n=x.shape[0], eps=eps, n_race=n_race, n_rel=n_rel, size=h,
+                         sensitivity=sensitivity)
+    if budget is not None:
+        budget.absorb(rel.budget)
+    return rel
 
 
 # %%
@@ -756,12 +768,12 @@ else:
 # that leaves its full conditional invariant:
 #
 # **The true counts** $S_i$ (skipped when $\epsilon = \infty$): propose $S_i^* \sim q(s) \propto t^{|s - \tilde S_i|}$ on
-# $\{0, \dots, N\}$ (`dplit.latent_class._trunc_tsg`, exact); the noise factor cancels against the proposal and the
+# $\{0, \dots, N\}$ (`dplit.latent_class.trunc_tsg`, exact); the noise factor cancels against the proposal and the
 # ratio is the binomial one, $\big(\tfrac{P}{1-P}\big)^{S^* - S} \frac{S!\,(N - S)!}{S^*!\,(N - S^*)!}$.
 #
 # **Each simplex vector** of $\theta$ ($\pi$, each $\lambda^{(j)}_g$, each $w_g$, each $\phi^{(j)}_{gm}$): the supplement's
 # "Dirichlet distribution with concentration parameter centred on the last value of the chain",
-# $x^* \sim \text{Dirichlet}(\kappa x + 1)$ (`dplit.latent_class._dirichlet_proposal`, the $+1$ keeps it proper), with
+# $x^* \sim \text{Dirichlet}(\kappa x + 1)$ (`dplit.latent_class.dirichlet_proposal`, the $+1$ keeps it proper), with
 # the Hastings correction; $\kappa$ of each vector is tuned in warm-up towards 30% acceptance. The five
 # probabilities are recomputed after each proposal ($O(GMR)$). The vectors that no summary involves (the genders,
 # the relationships other than spouse) are sampled from their prior: the summaries say nothing about them.
@@ -785,7 +797,7 @@ def _update_true_counts(S, P, noisy, n, t, w, rng):
     """Each true count S_i given its noisy count and P_i (binomial to the power w); returns the number accepted."""
     n_acc = 0
     for i in range(S.size):
-        s_new = _trunc_tsg(noisy[i], 0, n, t, rng)
+        s_new = trunc_tsg(noisy[i], 0, n, t, rng)
         d = (s_new - S[i]) * (math.log(P[i]) - math.log1p(-P[i]))
         d += math.lgamma(S[i] + 1.0) + math.lgamma(n - S[i] + 1.0) - math.lgamma(s_new + 1.0) - math.lgamma(n - s_new + 1.0)
         if math.log(rng.random()) < w * d:
@@ -798,14 +810,14 @@ def _update_true_counts(S, P, noisy, n, t, w, rng):
 def _update_row(theta, r, length, G, M, R, k, S, n, w, a, kappa, P, P_new, rng):
     """One simplex row of theta: Dirichlet(kappa x + 1) proposal, Hastings-corrected; returns 1 if accepted."""
     old = theta[r, :length].copy()
-    new = _dirichlet_proposal(old, kappa, 1.0, rng)
+    new = dirichlet_proposal(old, kappa, 1.0, rng)
     if new.min() <= 0.0:
         return 0
     theta[r, :length] = new
     _summary_probs_kernel(theta, G, M, R, k, P_new)
     d = w * (_composite_loglik(S, P_new, n) - _composite_loglik(S, P, n))
     d += (a - 1.0) * (np.log(new).sum() - np.log(old).sum())
-    d += _log_dirichlet(old, kappa * new + 1.0) - _log_dirichlet(new, kappa * old + 1.0)
+    d += log_dirichlet_density(old, kappa * new + 1.0) - log_dirichlet_density(new, kappa * old + 1.0)
     if math.log(rng.random()) < d:
         P[:] = P_new
         return 1
@@ -857,7 +869,7 @@ def _row_chain(theta, r, length, S, n, kappa, hastings, n_it, rng):
             _update_row(theta, r, length, 2, 2, 3, 2, S, n, 1.0, 1.0, kappa, P, P_new, rng)
         else:
             old = theta[r, :length].copy()
-            theta[r, :length] = _dirichlet_proposal(old, kappa, 1.0, rng)
+            theta[r, :length] = dirichlet_proposal(old, kappa, 1.0, rng)
             _summary_probs_kernel(theta, 2, 2, 3, 2, P_new)
             if math.log(rng.random()) < _composite_loglik(S, P_new, n) - _composite_loglik(S, P, n):
                 P[:] = P_new
@@ -1001,7 +1013,7 @@ def _nested_sampler(release, G, M, a, weight, n_windows):
 # %%
 #| export
 def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=10_000, n_chains=4, thin=5,
-               rng=None, progress=True, n_jobs=None, **until):
+               rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
     """Posterior of the nested latent class model given noisy household summaries (Supp. Sec. 1.2.1).
 
     Parameters
@@ -1014,16 +1026,17 @@ def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=
         Every simplex vector of theta ~ Dirichlet(a, ..., a) (1: uniform, as in the supplement).
     weight : float, default 1
         Power of the binomial composite likelihood, in (0, 1] (1 is the supplement's).
-    n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, **until
-        Run settings of :func:`dplit.sampling.run`.
+    n_iter, n_warmup, n_chains, thin, rng, progress, n_jobs, target_ess, max_rhat, max_iter, max_time
+        Run settings of :func:`dplit.sampling.run` (``n_iter="auto"``: until converged).
 
     Returns
     -------
     arviz.InferenceData
         ``posterior``: ``summary_probs`` (chain, draw, summary), ``log_lik``; ``latent``: ``pi``, ``lam_own``,
         ``lam_gender``, ``lam_race``, ``w``, ``phi_gender``, ``phi_race``, ``phi_rel`` and (finite eps) ``counts``;
-        ``sample_stats``: acceptance rates; ``observed_data``: ``noisy_counts``; ``attrs``: method, eps, G, M,
-        size, n, the run settings and the convergence report.
+        ``sample_stats``: acceptance rates; ``observed_data``: ``noisy_counts``; ``attrs``: the result
+        contract's (:data:`dplit.results.CONTRACT_ATTRS`, ``method="nested"``, the release's ledger),
+        ``eps_per_count``, ``G``, ``M``, ``size``, ``n`` and the run settings.
 
     Examples
     --------
@@ -1041,12 +1054,13 @@ def fit_nested(release, *, G=2, M=2, a=1.0, weight=1.0, n_iter=10_000, n_warmup=
     weight = V.unit_interval(weight, "weight", closed_high=True)
     n_windows = len(warmup_windows(V.count(n_warmup, "n_warmup", 0)))
     sampler = _nested_sampler(release, G, M, a, weight, n_windows)
-    attrs = {"method": "nested", "eps": release.eps, "eps_per_count": release.eps_per_count, "G": G, "M": M,
+    attrs = {"method": "nested", "eps_per_count": release.eps_per_count, "G": G, "M": M,
              "a": a, "weight": weight, "n": release.n, "size": release.size, "n_race": release.n_race,
              "n_rel": release.n_rel, "plausibility_checked": int(release.checked)}
     result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng, progress=progress,
                  n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.counts},
-                 report_vars=["log_lik", "summary_probs"], desc="nested", **until)
+                 report_vars=["log_lik", "summary_probs"], desc="nested", privacy=privacy_attrs(release),
+                 target_ess=target_ess, max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
     latent = list(PARAM_NAMES) + (["counts"] if "counts" in result.posterior else [])
     return move_to_group(result, latent, "latent")
 
@@ -1104,10 +1118,11 @@ assert fit_big.posterior.attrs["rhat_max"] < 1.05 and fit_big.posterior.attrs["e
 assert set(groups(fit_big)) == {"posterior", "latent", "sample_stats", "observed_data"}
 assert fit_big.posterior["summary_probs"].dims == ("chain", "draw", "summary_stat")
 assert fit_big.latent["phi_race"].shape[2:] == (2, 2, 4) and "counts" not in fit_big.latent
-again = fit_nested(release_summaries(big, np.inf), n_iter=500, n_warmup=200, n_chains=2, rng=1, progress=False,
-                   check=False)
-again2 = fit_nested(release_summaries(big, np.inf), n_iter=500, n_warmup=200, n_chains=2, rng=1, progress=False,
-                    check=False, n_jobs=1)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", ConvergenceWarning)    # short runs: only their equality matters here
+    again = fit_nested(release_summaries(big, np.inf), n_iter=500, n_warmup=200, n_chains=2, rng=1, progress=False)
+    again2 = fit_nested(release_summaries(big, np.inf), n_iter=500, n_warmup=200, n_chains=2, rng=1, progress=False,
+                        n_jobs=1)
 assert np.array_equal(again.posterior["summary_probs"].values, again2.posterior["summary_probs"].values)
 for kwargs, word in [(dict(G=0), "G"), (dict(M=1.5), "M"), (dict(a=-1.0), "a"), (dict(weight=2.0), "weight")]:
     try:
@@ -1147,7 +1162,7 @@ def synthesize_households(result, n_households, m, *, rng=None):
     --------
     >>> x = simulate_households(NestedParams.random(2, 2, 3, 3, rng=0), 500, rng=1)
     >>> fit = fit_nested(release_summaries(x, eps=np.inf), n_iter=200, n_warmup=200, n_chains=1, rng=1,
-    ...                  progress=False, check=False)
+    ...                  progress=False)
     >>> synthesize_households(fit, 100, 5, rng=2).shape
     (5, 100, 9)
     """

@@ -109,17 +109,17 @@ def test_other_bad_inputs(tmp_path, rel_file, capsys):
 
 @pytest.mark.parametrize("method, extra, flag", [
     ("dpapprox", ["--part", "D1"], "--part"), ("dpboots", ["--n-accept", "50"], "--n-accept"),
-    ("dpapprox", ["--n-boot", "50"], "--n-boot"), ("dpabc", ["--chains", "2"], "--chains"),
+    ("dpapprox", ["--n-boot", "50"], "--n-boot"), ("dpabc", ["--chains", "2"], "--n-chains"),
     ("dpabc", ["--n-iter", "100"], "--n-iter"), ("dpabc", ["--n-warmup", "10"], "--n-warmup"),
     ("dpmcmc", ["--n-accept", "50"], "--n-accept"), ("dpremcmc", ["--part", "D"], "--part"),
-    ("dpboots", ["--prior", "p1"], "--prior"), ("dpboots", ["--chains", "1"], "--chains"),
+    ("dpboots", ["--prior", "p1"], "--prior"), ("dpboots", ["--n-chains", "1"], "--n-chains"),
 ])
 def test_an_option_the_method_does_not_take_is_refused(tmp_path, rel_file, capsys, method, extra, flag):
     out = tmp_path / "o.nc"
     assert main(["analyse", str(rel_file), "--method", method, *extra, "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{flag} does not apply to method {method}" in err[0] and not out.exists()
-    key = {"--part": "part", "--n-accept": "n_accept", "--n-boot": "n_boot", "--chains": "n_chains",
+    key = {"--part": "part", "--n-accept": "n_accept", "--n-boot": "n_boot", "--n-chains": "n_chains",
            "--n-iter": "n_iter", "--n-warmup": "n_warmup", "--prior": "prior"}[flag]
     with pytest.raises(ValueError, match=f"^{key} does not apply to method {method}"):
         analyse(Release.load(rel_file), method, **{key: extra[1]})
@@ -253,3 +253,26 @@ def test_release_by_library_loads_in_cli(tmp_path, capsys):
     assert main(["analyse", str(path), "--method", "dpboots", "--n-boot", "40", "--seed", "1", "--quiet",
                  "--out", str(tmp_path / "b.nc")]) == 0
     assert "alpha[0]" in capsys.readouterr().out  # no names: components numbered
+
+
+def test_compare_writes_a_report_of_every_method(tmp_path, rel_file, capsys):
+    out = tmp_path / "report.html"
+    code = main(["compare", str(rel_file), "--seed", "1", "--n-iter", "300", "--methods", "dpboots,dpmcmc,dpabc",
+                 "--truth", "0.4,0.2,0.25,0.15", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and out.exists()
+    page = out.read_text()
+    for label in ("DPBoots", "DPMCMC_p1", "DPABC_p1"):
+        assert label in text and label in page
+    assert "data:image/png;base64," in page and "report written to" in text
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--methods", "dpmcmc,nope"], "--methods"), (["--priors", "p9"], "--priors"),
+    (["--truth", "0.5,0.5"], "--truth needs 4 values"), (["--n-iter", "many"], "--n-iter"),
+])
+def test_compare_refuses_bad_options_before_any_work(tmp_path, rel_file, capsys, extra, words):
+    out = tmp_path / "report.html"
+    assert main(["compare", str(rel_file), *extra, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and not out.exists()

@@ -105,7 +105,7 @@ def test_in_stat_range():
     assert not in_stat_range(np.log([0.5, 0.5]))  # the boundary: no MLE
     assert not in_stat_range([-0.5, -0.5])
     assert not in_stat_range([-np.inf, -1.0]) and not in_stat_range([np.inf, -1.0])
-    assert dr._in_stat_range_kernel(np.array([-1.0, -2.0]))
+    assert dr.in_stat_range_kernel(np.array([-1.0, -2.0]))
     with pytest.raises(ValueError, match="NaN"):
         in_stat_range([np.nan, -1.0])
     with pytest.raises(ValueError, match="d >= 2"):
@@ -149,7 +149,7 @@ def test_loglik_rejects(args, exc):
 def test_digamma_trigamma_match_scipy():
     xs = np.concatenate([np.logspace(-10, 12, 1500), np.linspace(0.01, 30, 1500)])
     psi = np.array([dr._digamma(v) for v in xs])
-    psi1 = np.array([dr._trigamma(v) for v in xs])
+    psi1 = np.array([dr.trigamma_kernel(v) for v in xs])
     ref, ref1 = special.digamma(xs), special.polygamma(1, xs)
     near_root = np.abs(xs - 1.4616321449683622) < 0.05
     assert np.max(np.abs(psi - ref)[near_root]) < 1e-15
@@ -215,9 +215,9 @@ def test_mle_matches_scipy_reference_and_kernel():
         s = np.log(X).mean(axis=0)
         a_hat = dirichlet_mle(s)
         assert np.allclose(_scipy_mle(s), a_hat, rtol=1e-8, atol=0)
-        a_ref, _, status = dr._dirichlet_mle_reference(s)
+        a_ref, _, status = dr.dirichlet_mle_reference(s)
         assert status == 0 and np.allclose(a_ref, a_hat, rtol=1e-10, atol=0)
-        assert np.array_equal(dr._dirichlet_mle_kernel(s, 1e-10, 100), a_hat)
+        assert np.array_equal(dr.dirichlet_mle_kernel(s, 1e-10, 100), a_hat)
 
 
 def test_mle_exact_answer_over_a_wide_range():
@@ -239,7 +239,7 @@ def test_mle_near_the_boundary(delta, d):
     a_hat, info = dirichlet_mle(s, return_info=True)
     assert info.converged and info.n_iter <= 6 and abs(info.distance / delta - 1) < 1e-6
     assert np.isclose(a_hat.sum(), (d - 1) / (2 * delta), rtol=1 / a_hat.min())
-    a_ref, _, status = dr._dirichlet_mle_reference(s)
+    a_ref, _, status = dr.dirichlet_mle_reference(s)
     assert status == 0 and np.allclose(a_ref, a_hat, rtol=1e-13 / delta, atol=0)
     # exact answer: alpha = c m with mu computed without cancellation
     alpha = (d - 1) / (2 * delta) * rng.dirichlet(np.full(d, 3.0))
@@ -272,18 +272,18 @@ def test_mle_bad_input_and_cap():
         dirichlet_mle(s, max_iter=1)
     a, info = dirichlet_mle(s, max_iter=1, return_info=True)
     assert not info.converged and np.isnan(a).all()
-    assert np.isnan(dr._dirichlet_mle_kernel(np.array([-0.1, -0.1]), 1e-10, 100)).all()
-    assert np.isnan(dr._dirichlet_mle_kernel(s, 1e-10, 1)).all()
+    assert np.isnan(dr.dirichlet_mle_kernel(np.array([-0.1, -0.1]), 1e-10, 100)).all()
+    assert np.isnan(dr.dirichlet_mle_kernel(s, 1e-10, 1)).all()
 
 
 @njit
 def _mle_and_draws_inside_numba(alpha, n, rng):
-    x = dr._dirichlet_draws_kernel(alpha, n, rng)
+    x = dr.dirichlet_draws_kernel(alpha, n, rng)
     s = np.zeros(alpha.shape[0])
     for i in range(n):
         for j in range(alpha.shape[0]):
             s[j] += np.log(x[i, j]) / n
-    return dr._dirichlet_mle_kernel(s, 1e-10, 100), s
+    return dr.dirichlet_mle_kernel(s, 1e-10, 100), s
 
 
 def test_kernels_are_callable_from_numba():
@@ -347,7 +347,7 @@ def test_draws_beta_margins(alpha):
 
     wrong = alpha.copy()
     wrong[0] *= 1.1
-    for kernel in (dr._dirichlet_draws_kernel, dr._dirichlet_draws_fast_kernel):
+    for kernel in (dr.dirichlet_draws_kernel, dr.dirichlet_draws_fast_kernel):
         assert min_p(kernel(alpha, 20_000, rng)) > 1e-3 / len(alpha)
         assert min_p(kernel(wrong, 20_000, rng)) < 1e-3
 
@@ -357,7 +357,7 @@ def test_draws_beta_margins(alpha):
 def test_monte_carlo_moments_of_log_x(alpha, fast):
     alpha = np.array(alpha)
     n = 50_000
-    kernel = dr._dirichlet_draws_fast_kernel if fast else dr._dirichlet_draws_kernel
+    kernel = dr.dirichlet_draws_fast_kernel if fast else dr.dirichlet_draws_kernel
     L = np.log(kernel(alpha, n, np.random.default_rng(11)))
     S = logx_cov(alpha)
     diff = L.mean(axis=0) - logx_mean(alpha)
@@ -373,15 +373,15 @@ def test_default_kernel_matches_numpy_stream():
     """With every alpha_j >= 1 the default kernel uses rng exactly like standard_gamma(alpha, (n, d))."""
     alpha = np.array([1.0, 2.5, 7.0])
     g = np.random.default_rng(14).standard_gamma(alpha, size=(500, 3))
-    x = dr._dirichlet_draws_kernel(alpha, 500, np.random.default_rng(14))
+    x = dr.dirichlet_draws_kernel(alpha, 500, np.random.default_rng(14))
     assert np.allclose(x, g / g.sum(axis=1, keepdims=True), rtol=1e-14)
     assert np.array_equal(dr._gamma_draws_kernel(alpha, 500, np.random.default_rng(14)), g)
     assert np.array_equal(dirichlet_draws(alpha, 500, rng=14), x)
 
 
 def test_fast_kernel_is_seeded():
-    a = dr._dirichlet_draws_fast_kernel(np.array([0.3, 2.0]), 100, np.random.default_rng(15))
-    b = dr._dirichlet_draws_fast_kernel(np.array([0.3, 2.0]), 100, np.random.default_rng(15))
+    a = dr.dirichlet_draws_fast_kernel(np.array([0.3, 2.0]), 100, np.random.default_rng(15))
+    b = dr.dirichlet_draws_fast_kernel(np.array([0.3, 2.0]), 100, np.random.default_rng(15))
     assert np.array_equal(a, b) and np.allclose(a.sum(axis=1), 1)
 
 
@@ -391,7 +391,7 @@ def test_gamma_kernels(shape):
     g = dr._gamma_draws_fast_kernel(np.array([shape, 1.0]), 20_000, rng)[:, 0]
     assert stats.kstest(g, stats.gamma(shape).cdf).pvalue > 1e-3
     assert stats.kstest(g, stats.gamma(1.1 * shape).cdf).pvalue < 1e-3
-    lg = np.array([dr._log_gamma_draw_kernel(shape, rng) for _ in range(20_000)])
+    lg = np.array([dr.log_gamma_draw_kernel(shape, rng) for _ in range(20_000)])
     assert stats.kstest(np.exp(lg), stats.gamma(shape).cdf).pvalue > 1e-3
     assert np.all(np.isfinite(lg))
 
@@ -402,11 +402,11 @@ def test_numba_twins_of_statistics_likelihood_and_moments():
         X = rng.dirichlet(alpha, size=200)
         X[0, 0] = 0.0
         X = close(X)
-        assert np.allclose(dr._censored_stat_kernel(X, 1e-3), censored_stat(X, 1e-3), rtol=1e-14)
+        assert np.allclose(dr.censored_stat_kernel(X, 1e-3), censored_stat(X, 1e-3), rtol=1e-14)
         s = censored_stat(X, 1e-3)
         assert np.isclose(dr._loglik_kernel(alpha, s, 200.0), loglik(alpha, s, 200), rtol=1e-12)
-        assert np.allclose(dr._logx_mean_kernel(alpha), logx_mean(alpha), rtol=1e-13)
-        assert np.allclose(dr._logx_cov_kernel(alpha), logx_cov(alpha), rtol=1e-13)
+        assert np.allclose(dr.logx_mean_kernel(alpha), logx_mean(alpha), rtol=1e-13)
+        assert np.allclose(dr.logx_cov_kernel(alpha), logx_cov(alpha), rtol=1e-13)
 
 
 def test_a_transposed_data_set_is_named():

@@ -15,7 +15,6 @@ from dplit.latent_class import (
     MarginRelease,
     _margin_probs_kernel,
     _margin_probs_reference,
-    _trunc_tsg,
     _update_counts,
     cell_index,
     cell_intervals,
@@ -27,6 +26,7 @@ from dplit.latent_class import (
     release_margins,
     synthesize,
     table_probs,
+    trunc_tsg,
 )
 from dplit.sampling import ConvergenceWarning
 from dplit.testing import chisq_gof
@@ -127,7 +127,7 @@ def test_marginrelease_negative_noisy_counts_allowed_and_bad_scalars():
 def test_trunc_tsg_law():
     g = np.random.default_rng(1)
     for center, lo, hi, t in [(4, 0, 20, 0.75), (-6, 0, 15, 0.8), (30, 0, 18, 0.85)]:
-        d = np.array([_trunc_tsg(center, lo, hi, t, g) for _ in range(20_000)])
+        d = np.array([trunc_tsg(center, lo, hi, t, g) for _ in range(20_000)])
         ms = np.arange(lo, hi + 1)
         w = np.abs(ms - center) * math.log(t)
         w -= np.logaddexp.reduce(w)

@@ -83,3 +83,36 @@ def test_an_undeclared_module_is_caught():
 ])
 def test_imports_are_found_wherever_they_are(source, expected):
     assert dplit_imports(source) == expected
+
+
+def private_imports(source: str, module: str) -> list[str]:
+    """Private (``_``) names that ``module``'s source imports from another dplit module (``_validate`` is a
+    module, imported whole; dunders such as ``__version__`` are not private names)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("dplit.") or node.module == "dplit":
+                for a in node.names:
+                    name = a.name
+                    private = name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+                    if private and not (node.module == "dplit" and name == "_validate"):
+                        found.append(f"{module} imports {name} from {node.module}")
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    problems = [p for path in sorted((ROOT / "dplit").glob("*.py"))
+                for p in private_imports(path.read_text(), path.stem)]
+    assert problems == []
+
+
+def test_a_private_import_is_caught():
+    assert private_imports("from dplit.mcmc import _blocks, dp_mcmc", "approx") == [
+        "approx imports _blocks from dplit.mcmc"]
+    assert private_imports("from dplit import _validate as V, __version__", "cli") == []
+
+
+def test_tiers_group_the_layers_in_order():
+    names = [name for name, _ in dplit.TIERS]
+    assert names == ["infrastructure", "privacy", "models", "methods", "applications", "interfaces"]
+    assert dplit.LAYERS == tuple(layer for _, layers in dplit.TIERS for layer in layers)

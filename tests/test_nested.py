@@ -291,9 +291,10 @@ def test_noisy_fit_has_counts_and_its_posterior_moves_towards_the_data():
     assert np.abs(est - summary_counts(x) / 3000).max() < 0.05
 
 
+@pytest.mark.filterwarnings("ignore::dplit.sampling.ConvergenceWarning")
 def test_same_seed_same_draws_any_number_of_threads():
     rel = release_summaries(simulate_households(TRUE, 500, rng=1), 1.0, rng=2, secure=False)
-    kw = dict(n_iter=500, n_warmup=200, n_chains=2, progress=False, check=False)
+    kw = dict(n_iter=500, n_warmup=200, n_chains=2, progress=False)
     a = fit_nested(rel, rng=3, **kw)
     b = fit_nested(rel, rng=3, n_jobs=1, **kw)
     c = fit_nested(rel, rng=4, **kw)
@@ -304,10 +305,11 @@ def test_same_seed_same_draws_any_number_of_threads():
 
 # --- synthesis ----------------------------------------------------------------------------------------------------
 
+@pytest.mark.filterwarnings("ignore::dplit.sampling.ConvergenceWarning")
 def test_synthesize_households():
     x = simulate_households(TRUE, 5000, rng=8)
     res = fit_nested(release_summaries(x, math.inf), n_iter=4000, n_warmup=4000, n_chains=2, rng=1,
-                     progress=False, check=False)
+                     progress=False)
     syn = synthesize_households(res, 10_000, 4, rng=5)
     assert syn.shape == (4, 10_000, 9) and syn.dtype == np.int64
     props = np.array([summary_counts(s) for s in syn]) / 10_000
