@@ -1,12 +1,7 @@
 # %% [markdown]
 # # One contract, every method: a registry, one dispatcher, and all methods on one release
 #
-# dplit implements nine ways to infer from a privatised release: DPBoots, DPMCMC, DPreMCMC, DPABC and DPapprox for
-# compositional data (Guo, Barrientos and Peña), the non-private benchmarks Boots and MCMC, dapper's data
-# augmentation for any statistic, and the latent-class models of Nixon et al. for contingency tables and households.
-# This notebook states what they share (the same arguments, the same result, the same privacy ledger), lists them in
-# one registry that the command line, the simulation study and the ATUS application all dispatch through, and runs
-# every method that applies to a release in one call, `compare`: a comparison no peer package offers.
+# dplit implements ten inference methods: DPBoots, DPMCMC, DPreMCMC, DPABC and DPapprox for compositional data released under DP (Guo, Barrientos and Peña), their non-private benchmarks Boots and MCMC, dapper's data augmentation for any statistic, and the latent-class models of Nixon et al. for contingency tables and households. This notebook states what they share (the same arguments, the same result, the same privacy ledger), lists them in one registry that the command line, the simulation study and the ATUS application all dispatch through, and runs every method that applies to a release in one call, `compare`: a comparison no peer package offers.
 
 # %%
 #| default_exp methods
