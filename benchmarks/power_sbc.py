@@ -10,7 +10,8 @@ Run from the repository root, single-threaded (the figures are per seed, so they
     NUMBA_NUM_THREADS=1 .venv/bin/python benchmarks/power_sbc.py [--seeds 20] [--only dp_mcmc,dapper_numba]
 
 Results go to ``benchmarks/results/power_sbc.json`` (``--out``): one entry per (sampler, arm), merged into the
-file, so samplers can be run separately. Progress is printed per seed.
+file, so samplers (``--only``) and arms (``--arms``) can be run separately; each entry keeps its own command and
+size. Progress is printed per seed.
 """
 
 import argparse
@@ -29,6 +30,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from test_sbc_power import ALPHA, CASES, L, get_case, sbc_check  # noqa: E402
 
 OUT = os.path.join(ROOT, "benchmarks", "results", "power_sbc.json")
+NOTE = ("each entry carries the command that produced it and its size; runs of some samplers (--only) or arms "
+        "(--arms) merge into this file; --relabel refreshes only which entries the tests assert and the planted "
+        "errors' wording")
 RULE = ("each planted error is caught with probability >= 0.9 at the size the tests run; the genuine check's "
         f"false-alarm rate stays near its level {ALPHA} (Bonferroni over its tests and coordinates)")
 
@@ -47,10 +51,12 @@ def quantiles(x):
             zip(("min", "q10", "median", "q90", "max"), np.quantile(x, [0, 0.1, 0.5, 0.9, 1]))}
 
 
-def run_case(name, seeds, log):
+def run_case(name, seeds, log, arms=None):
     case = get_case(name)
     entries, pooled = [], []
     for arm, told in case.arms.items():
+        if arms and arm not in arms:
+            continue
         ps, zs, secs = [], [], []
         for i, seed in enumerate(seeds):
             t0 = time.perf_counter()
@@ -72,7 +78,7 @@ def run_case(name, seeds, log):
                     if arm in case.ci_arms else None,
             "kind": "genuine" if genuine else "planted error",
             "arm": arm,
-            "planted_error": None if genuine else case.planted.format(told=told),
+            "planted_error": None if genuine else case.describe(told),
             "size": (f"{case.n_rep} replicates x {L} thinned draws" if hasattr(case, "ranks")
                      else f"{case.n_rep:,} simulated releases per alpha"),
             "n_rep": case.n_rep,
@@ -106,15 +112,37 @@ def main():
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--first-seed", type=int, default=10_000)
     ap.add_argument("--only", default=",".join(CASES), help="comma-separated samplers (default: all)")
+    ap.add_argument("--arms", default="", help="comma-separated arms (default: all of each sampler)")
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--relabel", action="store_true",
+                    help="only refresh which entries the tests assert (the 'test' and 'asserted_in_ci' fields) "
+                         "from the current cases; no run")
     args = ap.parse_args()
+    if args.relabel:
+        with open(args.out) as f:
+            store = json.load(f)
+        store["note"] = NOTE
+        for e in store["checks"]:
+            case = get_case(e["sampler"])
+            ci = case.ci_arms
+            if e["kind"] != "genuine":
+                e["planted_error"] = case.describe(case.arms[e["arm"]])
+            e["asserted_in_ci"] = e["arm"] in ci
+            e["test"] = f"tests/test_sbc_power.py::test_sbc_of_whole_sampler[{e['sampler']}-{e['arm']}]" \
+                if e["arm"] in ci else None
+        with open(args.out, "w") as f:
+            json.dump(store, f, indent=1)
+            f.write("\n")
+        return
     names = [s for s in args.only.split(",") if s]
     for s in names:
         if s not in CASES:
             ap.error(f"unknown sampler {s!r}; known: {', '.join(CASES)}")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    arms = [a for a in args.arms.split(",") if a]
     command = (f"NUMBA_NUM_THREADS=1 .venv/bin/python benchmarks/power_sbc.py --seeds {args.seeds} "
-               f"--first-seed {args.first_seed} --only {','.join(names)}")    # --out only chooses the file
+               f"--first-seed {args.first_seed} --only {','.join(names)}"
+               + (f" --arms '{','.join(arms)}'" if arms else ""))    # --out only chooses the file
 
     def log(msg):
         print(time.strftime("%H:%M:%S"), msg, flush=True)
@@ -125,17 +153,18 @@ def main():
             store = json.load(f)
     for name in names:
         t0 = time.perf_counter()
-        entries = run_case(name, seeds, log)
+        entries = run_case(name, seeds, log, arms)
         runtime = round(time.perf_counter() - t0, 1)
         for e in entries:
             e["command"] = command.strip()
             e["runtime_s"] = runtime
-        store["checks"] = [e for e in store["checks"] if e["sampler"] != name] + entries
+        done = {e["arm"] for e in entries}
+        store["checks"] = [e for e in store["checks"] if e["sampler"] != name or e["arm"] not in done] + entries
         order = {n: i for i, n in enumerate(CASES)}
         store["checks"].sort(key=lambda e: order.get(e["sampler"], len(order)))
         store.update({"issue": 32, "rule": RULE, "numba_num_threads": os.environ.get("NUMBA_NUM_THREADS"),
                       "python": platform.python_version(), "numpy": np.__version__,
-                      "note": "each entry carries the command that produced it; --only runs merge into this file"})
+                      "note": NOTE})
         with open(args.out, "w") as f:
             json.dump(store, f, indent=1)
             f.write("\n")
