@@ -324,6 +324,17 @@ def _test_lines(idata, means, delta, level):
     return lines
 
 
+def _n_iter_flag(text):
+    """The value of --n-iter: None (not given), "auto", or an integer >= 1 (else a ValueError naming the flag)."""
+    if text is None or text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError as err:
+        raise ValueError(f"--n-iter must be an integer or 'auto', got {text!r}") from err
+    return check.count(value, "--n-iter")
+
+
 def _run_analyse(args):
     from dplit.release import Release
     from dplit.results import to_netcdf
@@ -335,14 +346,7 @@ def _run_analyse(args):
         raise ValueError("--delta is the tolerance of --test; give --test M1,...,Md or leave --delta out")
     out = _check_out(args.out, args.force)
     level = check.level(args.level, "--level")
-    n_iter = args.n_iter
-    if n_iter is not None and n_iter != "auto":
-        try:
-            n_iter = int(n_iter)
-        except ValueError as err:
-            raise ValueError(f"--n-iter must be an integer or 'auto', got {n_iter!r}") from err
-        check.count(n_iter, "--n-iter")
-    options["n_iter"] = n_iter
+    options["n_iter"] = _n_iter_flag(args.n_iter)
     for key, low in (("n_warmup", 0), ("n_chains", 1), ("thin", 1), ("b", 1), ("n_boot", 1), ("n_accept", 1),
                      ("n_jobs", 1)):
         if options[key] is not None:
@@ -506,13 +510,8 @@ def _run_compare(args):
     out = _check_out(args.out, args.force, example="report.html")
     level = check.level(args.level, "--level")
     settings = {}
-    if args.n_iter is not None:
-        n_iter = args.n_iter
-        if n_iter != "auto":
-            try:
-                n_iter = check.count(int(n_iter), "--n-iter")
-            except ValueError as err:
-                raise ValueError(f"--n-iter must be an integer or 'auto', got {args.n_iter!r}") from err
+    n_iter = _n_iter_flag(args.n_iter)
+    if n_iter is not None:
         settings = {m: {"n_iter": n_iter} for m in names if "n_iter" in REGISTRY[m].options}
     rel = Release.load(args.release)
     if args.truth is not None and len(args.truth) != rel.d:
