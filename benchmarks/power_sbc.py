@@ -27,7 +27,9 @@ from scipy import stats
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from test_sbc_power import ALPHA, CASES, L, get_case, sbc_check  # noqa: E402
+from test_sbc_power import ALPHA, CASES, L, get_case  # noqa: E402
+
+from dplit.testing import sbc_check  # noqa: E402
 
 OUT = os.path.join(ROOT, "benchmarks", "results", "power_sbc.json")
 NOTE = ("each entry carries the command that produced it and its size; runs of some samplers (--only) or arms "

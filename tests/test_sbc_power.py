@@ -3,7 +3,7 @@
 Each sampler runs as a user runs it (its public function, one short thinned chain per replicate) on data simulated
 from its own model, with the parameters drawn from its prior (Talts et al. 2018). For an exact sampler the rank of a
 monitored quantity's true value among ``L = 19`` posterior draws is uniform on ``0..19``. :func:`sbc_check` judges
-the ranks at family level ``ALPHA = 0.01`` by a weighted Bonferroni over three tests:
+the ranks at family level ``ALPHA = 0.01`` (:func:`dplit.testing.sbc_check`) by a weighted Bonferroni over three tests:
 
 - **spread** (weight 1/2): the Klotz score ``Phi^-1((r + 1/2) / (L + 1))^2``, summed over the coordinates that the
   noise informs, against its exact null mean (a z-test; the null variance is exact per coordinate, combined with the
@@ -30,53 +30,10 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from dplit.testing import rank_uniformity_pvalues, sbc_ranks
+from dplit.testing import sbc_check, sbc_ranks
 
 ALPHA = 0.01          # family level of one SBC check (all its tests and coordinates)
 L = 19                # posterior draws per replicate: ranks 0..19
-N_BINS = 10           # chi-square bins (two ranks each)
-
-
-# ---------------------------------------------------------------- the check
-def _scores(L=L):
-    """van der Waerden scores of the ranks 0..L (mean 0) and their squares (Klotz scores)."""
-    q = stats.norm.ppf((np.arange(L + 1) + 0.5) / (L + 1))
-    return q, q ** 2
-
-
-def sbc_check(ranks, spread, L=L):
-    """Weighted-Bonferroni p-value that SBC ranks are uniform; reject at ``p < ALPHA``.
-
-    Parameters
-    ----------
-    ranks : array_like of int, shape (n_rep, p)
-        Ranks in ``0..L`` (:func:`dplit.testing.sbc_ranks`).
-    spread : sequence of int
-        Columns whose Klotz scores are summed in the spread test.
-
-    Returns
-    -------
-    dict
-        ``p`` (the adjusted p-value of the whole check, at most 1), ``z_spread``, ``z_loc`` (per column),
-        ``p_spread``, ``p_loc``, ``p_chi2`` (per column).
-    """
-    ranks = np.asarray(ranks)
-    if ranks.ndim != 2 or ranks.shape[0] < 30 or ranks.min() < 0 or ranks.max() > L:
-        raise ValueError(f"ranks must be (n_rep >= 30, p) integers in 0..{L}, got shape {ranks.shape}")
-    n_rep, p = ranks.shape
-    loc, sq = _scores(L)
-    cols = sq[ranks[:, list(spread)]]
-    # null variance of the summed score: each column's exact variance (ranks uniform), their observed correlations
-    corr = np.atleast_2d(np.corrcoef(cols, rowvar=False)) if len(spread) > 1 else np.ones((1, 1))
-    var0 = np.var(sq) * np.nan_to_num(corr, nan=0.0).sum()
-    z_spread = (cols.sum(axis=1).mean() - len(spread) * sq.mean()) / math.sqrt(var0 / n_rep)
-    z_loc = loc[ranks].mean(axis=0) / math.sqrt(np.mean(loc ** 2) / n_rep)
-    p_spread = float(2 * stats.norm.sf(abs(z_spread)))
-    p_loc = 2 * stats.norm.sf(np.abs(z_loc))
-    p_chi2 = np.asarray(rank_uniformity_pvalues(ranks, L=L, n_bins=N_BINS))
-    p_adj = min(1.0, 2 * p_spread, 4 * p * float(p_loc.min()), 4 * p * float(p_chi2.min()))
-    return {"p": p_adj, "z_spread": float(z_spread), "z_loc": z_loc.round(3).tolist(), "p_spread": p_spread,
-            "p_loc": p_loc.tolist(), "p_chi2": p_chi2.tolist()}
 
 
 # ---------------------------------------------------------------- the cases
@@ -113,7 +70,7 @@ class Case:
     def check(self, arm="genuine", *, seed=None):
         """:func:`sbc_check` of one arm at the CI's size, with the ranks under ``"ranks"``."""
         ranks = self.ranks(arm, seed=seed)
-        return dict(sbc_check(ranks, self.spread), ranks=ranks)
+        return dict(sbc_check(ranks, self.spread, L=L), ranks=ranks)
 
 
 def _quiet(fn, *args, **kwargs):
