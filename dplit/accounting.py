@@ -41,10 +41,10 @@ class BudgetExceededError(ValueError):
 
 @dataclass(frozen=True)
 class BudgetEntry:
-    """One charge to a :class:`PrivacyBudget`: a label, its cost and how it composed."""
+    """One charge to a :class:`PrivacyBudget`: a label, its cost ``eps`` and how it composed."""
 
     label: str
-    epsilon: float
+    eps: float
     composition: str
     parts: tuple
 
@@ -86,17 +86,17 @@ class PrivacyBudget(_Ledger):
     @property
     def spent(self):
         """Epsilon spent so far (sum of the charges)."""
-        return math.fsum(e.epsilon for e in self._entries)
+        return math.fsum(e.eps for e in self._entries)
 
     @property
     def remaining(self):
         """Epsilon left (never negative)."""
         return max(self.total - self.spent, 0.0)
 
-    def can_spend(self, epsilon):
-        """True if a sequential charge of ``epsilon`` fits in the remaining budget."""
-        epsilon = check.epsilon(epsilon, allow_zero=True)
-        return self.spent + epsilon <= self.total * (1.0 + _SLACK)
+    def can_spend(self, eps):
+        """True if a sequential charge of ``eps`` fits in the remaining budget."""
+        eps = check.epsilon(eps, "eps", allow_zero=True)
+        return self.spent + eps <= self.total * (1.0 + _SLACK)
 
     def _charge(self, cost, label, composition, parts):
         if not self.can_spend(cost):
@@ -106,12 +106,12 @@ class PrivacyBudget(_Ledger):
         self._entries.append(BudgetEntry(str(label), cost, composition, tuple(parts)))
         return self.remaining
 
-    def spend(self, epsilon, label=""):
-        """Charge one epsilon-DP release on the data (sequential composition, Prop. 2).
+    def spend(self, eps, label=""):
+        """Charge one eps-DP release on the data (sequential composition, Prop. 2).
 
         Parameters
         ----------
-        epsilon : float
+        eps : float
             Cost, >= 0.
         label : str, optional
             What was released.
@@ -126,18 +126,18 @@ class PrivacyBudget(_Ledger):
         BudgetExceededError
             If the charge does not fit; nothing is recorded then.
         """
-        epsilon = check.epsilon(epsilon, allow_zero=True)
-        return self._charge(epsilon, label, "sequential", (epsilon,))
+        eps = check.epsilon(eps, "eps", allow_zero=True)
+        return self._charge(eps, label, "sequential", (eps,))
 
-    def spend_parallel(self, epsilons, label=""):
-        """Charge releases on *disjoint* subsets of the records: costs ``max(epsilons)`` (Prop. 3).
+    def spend_parallel(self, eps, label=""):
+        """Charge releases on *disjoint* subsets of the records: costs ``max(eps)`` (Prop. 3).
 
-        ``epsilons`` holds the cost of each release (each >= 0, at least one); ``label`` and the
+        ``eps`` holds the cost of each release (each >= 0, at least one); ``label`` and the
         result (the remaining budget, or BudgetExceededError) are those of :meth:`spend`.
         """
-        parts = [check.epsilon(e, "epsilons", allow_zero=True) for e in np.atleast_1d(epsilons).tolist()]
+        parts = [check.epsilon(e, "eps", allow_zero=True) for e in np.atleast_1d(eps).tolist()]
         if not parts:
-            raise ValueError("epsilons must hold at least one cost")
+            raise ValueError("eps must hold at least one cost")
         return self._charge(max(parts), label, "parallel", parts)
 
     def absorb(self, ledger):
@@ -166,22 +166,22 @@ class PrivacyBudget(_Ledger):
             raise BudgetExceededError(f"the release spent epsilon = {ledger.spent:.6g} but only {self.remaining:.6g} "
                                       f"of the total {self.total:.6g} is left")
         for e in ledger.entries:
-            self._charge(e.epsilon, e.label, e.composition, e.parts)
+            self._charge(e.eps, e.label, e.composition, e.parts)
         return self.remaining
 
     def __repr__(self):
         lines = [f"PrivacyBudget(total={self.total:g}, spent={self.spent:g}, remaining={self.remaining:g})"]
-        lines += [f"  {e.composition:>10}: {e.epsilon:g}  {e.label}" for e in self._entries]
+        lines += [f"  {e.composition:>10}: {e.eps:g}  {e.label}" for e in self._entries]
         return "\n".join(lines)
 
 
 # %% notebooks/01b_accounting.py, cell 12: zCDP and the discrete Gaussian (dapper, Example 2)
-def compose_rdp(epsilons):
+def compose_rdp(eps):
     """Compose RDP guarantees of the same order: the epsilons add (Mironov 2017, Prop. 1).
 
     Parameters
     ----------
-    epsilons : array_like, shape (k,) or (k, n_orders)
+    eps : array_like, shape (k,) or (k, n_orders)
         RDP epsilon of each of k mechanisms (optionally as curves over a common grid of orders).
 
     Returns
@@ -189,26 +189,26 @@ def compose_rdp(epsilons):
     float or ndarray
         The composed RDP epsilon (per order).
     """
-    e = np.asarray(epsilons, dtype=float)
+    e = np.asarray(eps, dtype=float)
     if e.ndim == 0 or e.shape[0] == 0:
-        raise ValueError("epsilons must hold at least one RDP epsilon")
+        raise ValueError("eps must hold at least one RDP epsilon")
     if not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError("epsilons must be finite and >= 0")
+        raise ValueError("eps must be finite and >= 0")
     total = e.sum(axis=0)
     return float(total) if np.ndim(total) == 0 else total
 
 
-def rdp_to_dp(epsilon, lam, delta):
-    """Convert (lam, epsilon)-RDP to (epsilon_hat, delta)-DP (Canonne et al. 2020; Dirichlet paper Lemma 3).
+def rdp_to_dp(eps, lam, delta):
+    """Convert (lam, eps)-RDP to (epsilon_hat, delta)-DP (Canonne et al. 2020; Dirichlet paper Lemma 3).
 
-    ``epsilon_hat = epsilon + log(lam - 1) - (log(delta) + lam * log(lam)) / (lam - 1)``.
+    ``epsilon_hat = eps + log(lam - 1) - (log(delta) + lam * log(lam)) / (lam - 1)``.
 
     Parameters
     ----------
-    epsilon : float or array_like
+    eps : float or array_like
         RDP epsilon(s), >= 0.
     lam : float or array_like
-        RDP order(s), > 1 (broadcast with ``epsilon``).
+        RDP order(s), > 1 (broadcast with ``eps``).
     delta : float
         Target delta in (0, 1).
 
@@ -219,35 +219,35 @@ def rdp_to_dp(epsilon, lam, delta):
         holds as well).
     """
     delta = check.delta(delta)
-    e = np.asarray(epsilon, dtype=float)
+    e = np.asarray(eps, dtype=float)
     lam = np.asarray(lam, dtype=float)
     if not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError("epsilon must be finite and >= 0")
+        raise ValueError("eps must be finite and >= 0")
     if not np.all(np.isfinite(lam)) or np.any(lam <= 1):
         raise ValueError("lam (the Renyi order) must be finite and > 1")
     out = e + np.log(lam - 1) - (math.log(delta) + lam * np.log(lam)) / (lam - 1)
     return float(out) if out.ndim == 0 else out
 
 
-def rdp_to_dp_classic(epsilon, lam, delta):
-    """Mironov's (2017, Prop. 3) conversion ``epsilon + log(1/delta) / (lam - 1)``, for comparison."""
+def rdp_to_dp_classic(eps, lam, delta):
+    """Mironov's (2017, Prop. 3) conversion ``eps + log(1/delta) / (lam - 1)``, for comparison."""
     delta = check.delta(delta)
-    e, lam = np.asarray(epsilon, dtype=float), np.asarray(lam, dtype=float)
+    e, lam = np.asarray(eps, dtype=float), np.asarray(lam, dtype=float)
     if np.any(lam <= 1):
         raise ValueError("lam (the Renyi order) must be > 1")
     out = e + math.log(1 / delta) / (lam - 1)
     return float(out) if out.ndim == 0 else out
 
 
-def best_rdp_to_dp(epsilons, lams, delta):
-    """Best (smallest) converted epsilon over an RDP curve ``epsilons[i]`` at orders ``lams[i]``.
+def best_rdp_to_dp(eps, lams, delta):
+    """Best (smallest) converted epsilon over an RDP curve ``eps[i]`` at orders ``lams[i]``.
 
     Returns
     -------
     (float, float)
         ``(epsilon_hat, lam)`` at the best order.
     """
-    eh = np.atleast_1d(rdp_to_dp(epsilons, lams, delta))
+    eh = np.atleast_1d(rdp_to_dp(eps, lams, delta))
     lams = np.broadcast_to(np.asarray(lams, dtype=float), eh.shape)
     i = int(np.argmin(eh))
     return float(eh[i]), float(lams[i])
@@ -256,11 +256,11 @@ def best_rdp_to_dp(epsilons, lams, delta):
 # %% notebooks/01b_accounting.py, cell 16: A ledger of RDP charges
 @dataclass(frozen=True)
 class RdpEntry:
-    """One charge to an :class:`RdpBudget`: a label and its (lam, epsilon)-RDP cost."""
+    """One charge to an :class:`RdpBudget`: a label and its (lam, eps)-RDP cost."""
 
     label: str
     lam: float
-    epsilon: float
+    eps: float
 
 
 class RdpBudget(_Ledger):
@@ -276,7 +276,7 @@ class RdpBudget(_Ledger):
     >>> budget = RdpBudget()
     >>> budget.spend_rdp(0.5, 5, "class counts")
     >>> budget.spend_rdp(0.5, 10, "feature table")
-    >>> budget.lam, budget.epsilon
+    >>> budget.lam, budget.eps
     (5.0, 1.0)
     """
 
@@ -289,31 +289,56 @@ class RdpBudget(_Ledger):
         return min((e.lam for e in self._entries), default=None)
 
     @property
-    def epsilon(self):
+    def eps(self):
         """The composed RDP epsilon at order :attr:`lam` (the sum of the charges)."""
-        return math.fsum(e.epsilon for e in self._entries)
+        return math.fsum(e.eps for e in self._entries)
 
-    def spend_rdp(self, epsilon, lam, label=""):
-        """Charge one (lam, epsilon)-RDP release; raises BudgetExceededError past ``total`` (nothing recorded)."""
-        epsilon = check.epsilon(epsilon, "epsilon", allow_zero=True)
+    @property
+    def remaining(self):
+        """RDP epsilon left under ``total`` (never negative; inf without a cap)."""
+        return math.inf if self.total is None else max(self.total - self.eps, 0.0)
+
+    def can_spend(self, eps):
+        """True if a charge of RDP epsilon ``eps`` fits under ``total`` (always, without a cap)."""
+        eps = check.epsilon(eps, "eps", allow_zero=True)
+        return self.total is None or self.eps + eps <= self.total * (1.0 + _SLACK)
+
+    def spend_rdp(self, eps, lam, label=""):
+        """Charge one (lam, eps)-RDP release; raises BudgetExceededError past ``total`` (nothing recorded)."""
+        eps = check.epsilon(eps, "eps", allow_zero=True)
         lam = check.finite(lam, "lam")
         if lam <= 1:
             raise ValueError(f"lam (the Renyi order) must be > 1, got {lam}")
-        if self.total is not None and self.epsilon + epsilon > self.total * (1.0 + _SLACK):
+        if not self.can_spend(eps):
             raise BudgetExceededError(
-                f"charge {label!r} costs RDP epsilon = {epsilon:.6g} but only "
-                f"{max(self.total - self.epsilon, 0.0):.6g} of the total {self.total:.6g} is left")
-        self._entries.append(RdpEntry(str(label), lam, epsilon))
+                f"charge {label!r} costs RDP epsilon = {eps:.6g} but only "
+                f"{self.remaining:.6g} of the total {self.total:.6g} is left")
+        self._entries.append(RdpEntry(str(label), lam, eps))
+
+    def absorb(self, ledger):
+        """Charge every entry of another RDP ledger (a model's own account) to this one, all or nothing.
+
+        ``ledger``: an :class:`RdpBudget`, or None (a non-private model) which charges nothing. Raises
+        BudgetExceededError, recording nothing, when the whole ledger does not fit under ``total``.
+        """
+        if ledger is None:
+            return
+        if not isinstance(ledger, RdpBudget):
+            raise TypeError(f"ledger must be an RdpBudget, got {type(ledger).__name__}")
+        if not self.can_spend(ledger.eps):
+            raise BudgetExceededError(f"the release spent RDP epsilon = {ledger.eps:.6g} but only "
+                                      f"{self.remaining:.6g} of the total {self.total:.6g} is left")
+        self._entries.extend(ledger.entries)
 
     def to_dp(self, delta):
         """The (epsilon_hat, delta)-DP of everything charged, via :func:`rdp_to_dp` at order :attr:`lam`."""
         if not self._entries:
             raise ValueError("nothing has been charged to this RdpBudget yet")
-        return rdp_to_dp(self.epsilon, self.lam, delta)
+        return rdp_to_dp(self.eps, self.lam, delta)
 
     def __repr__(self):
-        head = f"RdpBudget(lam={self.lam}, epsilon={self.epsilon:g}, total={self.total})"
-        return "\n".join([head] + [f"  lam={e.lam:g}: {e.epsilon:g}  {e.label}" for e in self._entries])
+        head = f"RdpBudget(lam={self.lam}, eps={self.eps:g}, total={self.total})"
+        return "\n".join([head] + [f"  lam={e.lam:g}: {e.eps:g}  {e.label}" for e in self._entries])
 
 
 # %% notebooks/01b_accounting.py, cell 19: A ledger of RDP charges
@@ -389,12 +414,12 @@ def _check_shift(shift):
 
 
 # %% notebooks/01b_accounting.py, cell 27: A ledger of RDP charges
-def discrete_gaussian_delta(epsilon, sigma, *, shift=(1,)):
-    """Exact delta(epsilon) of the discrete Gaussian mechanism for neighbours differing by ``shift``.
+def discrete_gaussian_delta(eps, sigma, *, shift=(1,)):
+    """Exact delta(eps) of the discrete Gaussian mechanism for neighbours differing by ``shift``.
 
     Parameters
     ----------
-    epsilon : float
+    eps : float
         Epsilon, >= 0.
     sigma : float
         Scale of the discrete Gaussian noise on each coordinate, > 0.
@@ -405,14 +430,14 @@ def discrete_gaussian_delta(epsilon, sigma, *, shift=(1,)):
     Returns
     -------
     float
-        The smallest delta for which the mechanism is (epsilon, delta)-DP on these neighbours.
+        The smallest delta for which the mechanism is (eps, delta)-DP on these neighbours.
     """
-    epsilon = check.epsilon(epsilon, allow_zero=True)
+    eps = check.epsilon(eps, "eps", allow_zero=True)
     sigma = check.positive(sigma, "sigma")
     values, probs = _privacy_loss_pmf(sigma, np.abs(_check_shift(shift)))
     loss = values / (2.0 * sigma**2)
-    pos = loss > epsilon
-    return float(np.sum(probs[pos] * -np.expm1(epsilon - loss[pos])))
+    pos = loss > eps
+    return float(np.sum(probs[pos] * -np.expm1(eps - loss[pos])))
 
 
 def discrete_gaussian_epsilon(sigma, delta, *, shift=(1,)):

@@ -92,12 +92,12 @@ def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0,
     return float(out) if out.ndim == 0 else out
 
 
-def dirichlet_mechanism_params(epsilon, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0, g=None):
-    """Calibrate the Dirichlet mechanism to (lam, epsilon)-RDP: ``(r, alpha)`` of Alg. 1.
+def dirichlet_mechanism_params(eps, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0, g=None):
+    """Calibrate the Dirichlet mechanism to (lam, eps)-RDP: ``(r, alpha)`` of Alg. 1.
 
     Parameters
     ----------
-    epsilon : float
+    eps : float
         RDP epsilon, > 0.
     lam : float
         Renyi order, > 1.
@@ -113,10 +113,10 @@ def dirichlet_mechanism_params(epsilon, lam, delta2=SQRT2, delta_inf=1.0, *, low
     Returns
     -------
     (float, float)
-        ``r`` (the root of ``epsilon = lam r^2 delta2^2 psi'(1 + r b + g(r)) / 2``, to machine precision)
+        ``r`` (the root of ``eps = lam r^2 delta2^2 psi'(1 + r b + g(r)) / 2``, to machine precision)
         and ``alpha = 1 + g(r) + (lam - 1) r delta_inf``.
     """
-    epsilon = V.epsilon(epsilon)
+    eps = V.epsilon(eps, "eps")
     lam = _check_lam(lam)
     delta2 = V.positive(delta2, "delta2")
     delta_inf = V.positive(delta_inf, "delta_inf")
@@ -124,9 +124,9 @@ def dirichlet_mechanism_params(epsilon, lam, delta2=SQRT2, delta_inf=1.0, *, low
     if g is not None and not callable(g):
         raise TypeError(f"g must be callable (Remark 1) or None, got {type(g).__name__}")
     gf = _g_default(lam, delta_inf) if g is None else g
-    log_c = math.log(0.5 * lam * delta2**2) - math.log(epsilon)
+    log_c = math.log(0.5 * lam * delta2**2) - math.log(eps)
 
-    def h(t):  # log(bound / epsilon) at r = e^t
+    def h(t):  # log(bound / eps) at r = e^t
         r = math.exp(t)
         gr = float(gf(r))
         if not gr >= 0:
@@ -147,7 +147,7 @@ def dirichlet_mechanism_params(epsilon, lam, delta2=SQRT2, delta_inf=1.0, *, low
 
 
 # %% notebooks/12_dirichlet_mechanism.py, cell 13: 3. The mechanism, and what it spends
-def dirichlet_mechanism(counts, epsilon, lam, *, delta2=SQRT2, delta_inf=1.0, lower_bound=0.0,
+def dirichlet_mechanism(counts, eps, lam, *, delta2=SQRT2, delta_inf=1.0, lower_bound=0.0,
                         rng=None, budget=None, label="Dirichlet mechanism"):
     """Release a histogram as one draw from ``Dirichlet(r counts + alpha)`` (the paper's Alg. 1).
 
@@ -157,15 +157,15 @@ def dirichlet_mechanism(counts, epsilon, lam, *, delta2=SQRT2, delta_inf=1.0, lo
         Histogram(s) ``f(x)``, entries >= 0, ``d >= 2``
         rows of a 2-D array are histograms of disjoint
         groups of records and get independent draws.
-    epsilon, lam : float
-        The (lam, epsilon)-RDP guarantee: ``epsilon > 0``, ``lam > 1``.
+    eps, lam : float
+        The (lam, eps)-RDP guarantee: ``eps > 0``, ``lam > 1``.
     delta2, delta_inf, lower_bound
         Sensitivities and Remark 2, see :func:`dirichlet_mechanism_params`. A count below ``lower_bound``
         breaks Remark 2's precondition and is refused (``ValueError``): the claimed guarantee would be void.
     rng : None, int or numpy.random.Generator
         Source of randomness.
-    budget : object with ``spend_rdp(epsilon, lam, label)``, optional
-        A ledger (``dplit.accounting``) charged one (lam, epsilon)-RDP release.
+    budget : object with ``spend_rdp(eps, lam, label)``, optional
+        A ledger (``dplit.accounting``) charged one (lam, eps)-RDP release.
     label : str
         What the ledger records.
 
@@ -175,16 +175,16 @@ def dirichlet_mechanism(counts, epsilon, lam, *, delta2=SQRT2, delta_inf=1.0, lo
         Points of the simplex (each row sums to 1).
     """
     counts = _check_counts(counts)
-    r, alpha = dirichlet_mechanism_params(epsilon, lam, delta2, delta_inf, lower_bound=lower_bound)
+    r, alpha = dirichlet_mechanism_params(eps, lam, delta2, delta_inf, lower_bound=lower_bound)
     if counts.size and counts.min() < lower_bound:
         j = np.unravel_index(int(np.argmin(counts)), counts.shape)
         where = f"counts[{', '.join(str(int(i)) for i in j)}]"
         raise ValueError(f"{where} = {counts[j]:g} is below lower_bound = {lower_bound:g}: Remark 2 needs every count "
-                         f"in [lower_bound, inf) = [{lower_bound:g}, inf), so the guarantee (epsilon = {epsilon:g} at "
+                         f"in [lower_bound, inf) = [{lower_bound:g}, inf), so the guarantee (eps = {eps:g} at "
                          f"lam = {lam:g}) would be void; pass lower_bound <= {counts.min():g} (0: no bound)")
     rng = V.rng(rng)
     if budget is not None:
-        budget.spend_rdp(epsilon, lam, label)
+        budget.spend_rdp(eps, lam, label)
     gam = rng.standard_gamma(r * counts + alpha)
     return gam / gam.sum(axis=-1, keepdims=True)
 
@@ -244,9 +244,9 @@ def renyi_divergence_dirichlet(u, v, lam):
 
 
 # %% notebooks/12_dirichlet_mechanism.py, cell 29: 6. From RDP to $(\hat\epsilon, \delta)$ (App. B, eq. 10, Figure 7)
-def dirichlet_mechanism_dp(epsilon, lam, delta):
-    """(epsilon_hat, delta)-DP of the (lam, epsilon)-RDP Dirichlet mechanism (eq. 10), via ``accounting.rdp_to_dp``."""
-    return rdp_to_dp(V.epsilon(epsilon), _check_lam(lam), V.delta(delta))
+def dirichlet_mechanism_dp(eps, lam, delta):
+    """(epsilon_hat, delta)-DP of the (lam, eps)-RDP Dirichlet mechanism (eq. 10), via ``accounting.rdp_to_dp``."""
+    return rdp_to_dp(V.epsilon(eps, "eps"), _check_lam(lam), V.delta(delta))
 
 
 # %% notebooks/12_dirichlet_mechanism.py, cell 33: 7. Utility: the KL tail bound (Thm. 2) and sample complexity (Sec. 4)
@@ -267,7 +267,7 @@ def kl_tail_bound(eta, beta, d, alpha):
     return float(out) if out.ndim == 0 else out
 
 
-def sample_complexity(eta, zeta, epsilon, lam, d, *, delta2=SQRT2, delta_inf=1.0):
+def sample_complexity(eta, zeta, eps, lam, d, *, delta2=SQRT2, delta_inf=1.0):
     """Records ``N_f`` after which Thm. 2 guarantees ``P[D_KL(f~ || y) > eta] <= zeta`` for the mechanism.
 
     ``max(d alpha / (r (e^{eta/2} - 1)), 2 (2 + eta)(4 + 3 eta) log(1/zeta) / (r eta^2))`` with ``(r, alpha)``
@@ -276,7 +276,7 @@ def sample_complexity(eta, zeta, epsilon, lam, d, *, delta2=SQRT2, delta_inf=1.0
     eta = V.positive(eta, "eta")
     zeta = V.unit_interval(zeta, "zeta")
     d = V.count(d, "d", 2)
-    r, alpha = dirichlet_mechanism_params(epsilon, lam, delta2, delta_inf)
+    r, alpha = dirichlet_mechanism_params(eps, lam, delta2, delta_inf)
     return max(d * alpha / (r * math.expm1(eta / 2)),
                2 * (2 + eta) * (4 + 3 * eta) * math.log(1 / zeta) / (r * eta**2))
 
@@ -296,20 +296,20 @@ def laplace_rdp(lam, scale, shift=1.0):
     return float(log_terms / (lam - 1))
 
 
-def baseline_noise_scale(mechanism, epsilon, lam, *, cells_changed=2):
-    """Noise scale giving (lam, epsilon)-RDP when ``cells_changed`` counts each move by 1.
+def baseline_noise_scale(mechanism, eps, lam, *, cells_changed=2):
+    """Noise scale giving (lam, eps)-RDP when ``cells_changed`` counts each move by 1.
 
-    ``mechanism="gaussian"``: sigma with ``lam cells / (2 sigma^2) = epsilon``
+    ``mechanism="gaussian"``: sigma with ``lam cells / (2 sigma^2) = eps``
     ``"laplace"``: scale b
-    with ``cells * laplace_rdp(lam, b) = epsilon`` (solved to machine precision).
+    with ``cells * laplace_rdp(lam, b) = eps`` (solved to machine precision).
     """
     V.choice(mechanism, "mechanism", ("gaussian", "laplace"))
-    epsilon = V.epsilon(epsilon)
+    eps = V.epsilon(eps, "eps")
     lam = _check_lam(lam)
     if mechanism == "gaussian":
-        return math.sqrt(lam * cells_changed / (2.0 * epsilon))
+        return math.sqrt(lam * cells_changed / (2.0 * eps))
     if mechanism == "laplace":
-        h = lambda t: math.log(cells_changed * laplace_rdp(lam, math.exp(t))) - math.log(epsilon)  # noqa: E731
+        h = lambda t: math.log(cells_changed * laplace_rdp(lam, math.exp(t))) - math.log(eps)  # noqa: E731
         return math.exp(optimize.brentq(h, -50.0, 50.0, xtol=1e-14, rtol=4 * np.finfo(float).eps))
     raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r}")
 
@@ -337,15 +337,15 @@ def _segments(n_levels):
     return np.concatenate([[0], np.cumsum(n_levels)[:-1]])
 
 
-def _release_rows(table, offsets, mechanism, epsilon, lam, rng, prior=0.1, tol=1e-6):
+def _release_rows(table, offsets, mechanism, eps, lam, rng, prior=0.1, tol=1e-6):
     """Normalise each row block of ``table`` after one release (mle / dirichlet / gaussian / laplace)."""
     if mechanism == "mle":
         noisy = table + prior
     elif mechanism == "dirichlet":
-        r, alpha = dirichlet_mechanism_params(epsilon, lam)
+        r, alpha = dirichlet_mechanism_params(eps, lam)
         noisy = rng.standard_gamma(r * table + alpha)
     elif mechanism in ("gaussian", "laplace"):
-        scale = baseline_noise_scale(mechanism, epsilon, lam)
+        scale = baseline_noise_scale(mechanism, eps, lam)
         z = rng.normal(0.0, scale, table.shape) if mechanism == "gaussian" else rng.laplace(0.0, scale, table.shape)
         noisy = np.maximum(table + z, tol)
     else:
@@ -355,7 +355,7 @@ def _release_rows(table, offsets, mechanism, epsilon, lam, rng, prior=0.1, tol=1
     return np.log(noisy) - np.log(np.repeat(totals, sizes, axis=-1))
 
 
-def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet", epsilon=1.0, lam=5.0, rng=None):
+def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet", eps=1.0, lam=5.0, rng=None):
     """Fit a multinomial naive Bayes model with each of its K + 1 count tables released privately.
 
     Parameters
@@ -368,8 +368,8 @@ def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet",
     n_classes : int
     mechanism : {"dirichlet", "gaussian", "laplace", "mle"}
         ``"mle"``: not private (counts + 0.1). Otherwise each table is released at
-        (lam, epsilon / (K + 1))-RDP, so the model is (lam, epsilon)-RDP.
-    epsilon, lam : float
+        (lam, eps / (K + 1))-RDP, so the model is (lam, eps)-RDP.
+    eps, lam : float
     rng : None, int or Generator
 
     Returns
@@ -387,7 +387,7 @@ def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet",
         raise ValueError("codes and y must lie in 0 .. n_levels[k] - 1 and 0 .. n_classes - 1")
     V.choice(mechanism, "mechanism", _MECHANISMS)
     rng = V.rng(rng)
-    eps_each = None if mechanism == "mle" else V.epsilon(epsilon) / (n_levels.size + 1)
+    eps_each = None if mechanism == "mle" else V.epsilon(eps, "eps") / (n_levels.size + 1)
     offsets = _segments(n_levels)
     table = np.zeros((n_classes, int(n_levels.sum())))
     np.add.at(table, (np.repeat(y, codes.shape[1]), (codes + offsets).ravel()), 1.0)
@@ -406,8 +406,8 @@ def naive_bayes_log_proba(model, codes, n_levels):
 
 
 # %% notebooks/12_dirichlet_mechanism.py, cell 53: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
-def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", epsilon=1.0, lam=5.0, rng=None):
-    """Estimate the conditional tables of a discrete Bayesian network, each node at (lam, epsilon/K)-RDP.
+def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, lam=5.0, rng=None):
+    """Estimate the conditional tables of a discrete Bayesian network, each node at (lam, eps/K)-RDP.
 
     Parameters
     ----------
@@ -416,7 +416,7 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", epsilon=1
     parents : sequence of sequences of int
         ``parents[k]``: the parent columns of node k (a DAG).
     mechanism : {"dirichlet", "gaussian", "laplace", "mle"}
-    epsilon, lam, rng
+    eps, lam, rng
         As in :func:`private_naive_bayes`.
 
     Returns
@@ -430,7 +430,7 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", epsilon=1
         raise ValueError("parents must name the parents of each of the K nodes (not the node itself)")
     V.choice(mechanism, "mechanism", _MECHANISMS)
     rng = V.rng(rng)
-    eps_each = None if mechanism == "mle" else V.epsilon(epsilon) / n_levels.size
+    eps_each = None if mechanism == "mle" else V.epsilon(eps, "eps") / n_levels.size
     out = []
     for k, pa in enumerate(parents):
         pa = list(pa)

@@ -79,8 +79,8 @@ def laplace_logpdf(x, loc, scale):
 
 
 # %% notebooks/01_mechanisms.py, cell 9: The Laplace mechanism (Guo et al., Sec. 2.1; dapper, Sec. 2)
-def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, budget=None, label="Laplace mechanism"):
-    """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon`` (epsilon-DP).
+def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget=None, label="Laplace mechanism"):
+    """Release ``value`` with Laplace noise of scale ``sensitivity / eps`` (epsilon-DP).
 
     Parameters
     ----------
@@ -88,7 +88,7 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, bu
         The confidential statistic (any shape), finite real numbers.
     sensitivity : float
         Global l1 sensitivity of the statistic over neighbouring data sets, > 0.
-    epsilon : float
+    eps : float
         Privacy budget spent, > 0.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness for the fast path. Ignored when ``secure=True``.
@@ -96,7 +96,7 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, bu
         If True, draw the noise with OpenDP's ``make_laplace`` (resistant to the floating-point
         attack of Mironov 2012, randomness from the operating system: not seedable).
     budget : dplit.accounting.PrivacyBudget, optional
-        A ledger to charge ``epsilon`` to (with ``label``) before any noise is drawn; a charge that
+        A ledger to charge ``eps`` to (with ``label``) before any noise is drawn; a charge that
         does not fit raises ``BudgetExceededError`` and releases nothing.
     label : str, optional
         What the ledger records.
@@ -108,17 +108,17 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, bu
 
     Examples
     --------
-    >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, epsilon=0.5, rng=1).shape
+    >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, eps=0.5, rng=1).shape
     (2,)
     """
     x = check.finite_array(value, "value")
     sensitivity = check.positive(sensitivity, "sensitivity")
-    epsilon = check.epsilon(epsilon)
-    scale = sensitivity / epsilon
+    eps = check.epsilon(eps, "eps")
+    scale = sensitivity / eps
     if not math.isfinite(scale):
-        raise ValueError(f"sensitivity / epsilon must be finite, got {sensitivity:g} / {epsilon:g}")
+        raise ValueError(f"sensitivity / eps must be finite, got {sensitivity:g} / {eps:g}")
     if budget is not None:
-        budget.spend(epsilon, label)
+        budget.spend(eps, label)
     if secure:
         if x.size == 0:
             return x.copy()
@@ -209,11 +209,11 @@ def _check_counts(counts):
     return arr.astype(np.int64)
 
 
-def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False, budget=None,
+def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, budget=None,
                         label="geometric mechanism"):
     """Release integer ``counts`` with two-sided geometric noise (epsilon-DP).
 
-    The noise is TwoSidedGeometric(t) with ``t = exp(-epsilon / sensitivity)`` (Guo et al. Sec. 2.1).
+    The noise is TwoSidedGeometric(t) with ``t = exp(-eps / sensitivity)`` (Guo et al. Sec. 2.1).
 
     Parameters
     ----------
@@ -221,7 +221,7 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False,
         Confidential integer statistic (any shape). Floats are accepted only when integer-valued.
     sensitivity : float
         Global l1 sensitivity, > 0 (2 for a histogram when a record changes its cell).
-    epsilon : float
+    eps : float
         Privacy budget spent, > 0.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness for the fast path. Ignored when ``secure=True``.
@@ -229,7 +229,7 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False,
         If True, draw the noise with OpenDP's integer ``make_laplace`` (exact integer sampling,
         randomness from the operating system: not seedable).
     budget : dplit.accounting.PrivacyBudget, optional
-        A ledger to charge ``epsilon`` to (with ``label``) before any noise is drawn; a charge that
+        A ledger to charge ``eps`` to (with ``label``) before any noise is drawn; a charge that
         does not fit raises ``BudgetExceededError`` and releases nothing.
     label : str, optional
         What the ledger records.
@@ -241,21 +241,21 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False,
     """
     x = _check_counts(counts)
     sensitivity = check.positive(sensitivity, "sensitivity")
-    epsilon = check.epsilon(epsilon)
-    if not math.exp(-epsilon / sensitivity) < 1.0:
-        raise ValueError(f"epsilon / sensitivity = {epsilon / sensitivity:g} is too small: "
-                         f"t = exp(-epsilon / sensitivity) rounds to 1")
+    eps = check.epsilon(eps, "eps")
+    if not math.exp(-eps / sensitivity) < 1.0:
+        raise ValueError(f"eps / sensitivity = {eps / sensitivity:g} is too small: "
+                         f"t = exp(-eps / sensitivity) rounds to 1")
     if budget is not None:
-        budget.spend(epsilon, label)
+        budget.spend(eps, label)
     if secure:
         if x.size == 0:
             return x.copy()
         dp = _opendp()
         meas = dp.m.make_laplace(
             dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"),
-            scale=sensitivity / epsilon)
+            scale=sensitivity / eps)
         return np.asarray(meas(x.ravel().tolist()), dtype=np.int64).reshape(x.shape)
-    t = math.exp(-epsilon / sensitivity)
+    t = math.exp(-eps / sensitivity)
     rng = check.rng(rng)
     return x + _two_sided_geometric_kernel(t, x.size, rng).reshape(x.shape)
 
@@ -317,9 +317,9 @@ class AuditResult:
 
     Attributes
     ----------
-    epsilon_lower : float
+    eps_lower : float
         Lower confidence bound on the epsilon spent (0 when no event shows a positive log ratio).
-    epsilon_point : float
+    eps_point : float
         Plug-in log ratio of the reported event on the second halves (not a bound).
     confidence : float
         Joint confidence level of the bound.
@@ -333,8 +333,8 @@ class AuditResult:
         Number of events bounded on the second halves (the Bonferroni factor).
     """
 
-    epsilon_lower: float
-    epsilon_point: float
+    eps_lower: float
+    eps_point: float
     confidence: float
     event: str
     threshold: float
@@ -414,7 +414,7 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
         Independent scalar outputs of the mechanism on neighbouring data sets ``D`` and ``D'``
         (continuous or discrete; at least 20 each).
     confidence : float, default 0.95
-        Joint confidence level in (0, 1): ``P(epsilon_lower <= true epsilon) >= confidence``.
+        Joint confidence level in (0, 1): ``P(eps_lower <= true epsilon) >= confidence``.
     n_thresholds : int, default 200
         Number of candidate thresholds (quantiles of the pooled first halves).
     n_events : int, default 4
@@ -425,13 +425,13 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     Returns
     -------
     AuditResult
-        With ``epsilon_lower`` (the bound), ``epsilon_point``, the event and the sizes.
+        With ``eps_lower`` (the bound), ``eps_point``, the event and the sizes.
 
     Examples
     --------
     >>> a = laplace_mechanism(np.zeros(100_000), 1.0, 1.0, rng=1)
     >>> b = laplace_mechanism(np.ones(100_000), 1.0, 1.0, rng=2)
-    >>> audit_epsilon(a, b).epsilon_lower <= 1.0
+    >>> audit_epsilon(a, b).eps_lower <= 1.0
     True
     """
     a = _check_sample(sample_a, "sample_a")
@@ -460,8 +460,8 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     lower = float(bound[rows[best], best])
     name, direction = _EVENT_NAMES[rows[best]]
     return AuditResult(
-        epsilon_lower=max(lower, 0.0) if np.isfinite(lower) else 0.0,
-        epsilon_point=float(point[rows[best], best]),
+        eps_lower=max(lower, 0.0) if np.isfinite(lower) else 0.0,
+        eps_point=float(point[rows[best], best]),
         confidence=float(confidence),
         event=name.format(c=c[cols[best]]) + f" ({direction})",
         threshold=float(c[cols[best]]),

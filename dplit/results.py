@@ -393,14 +393,10 @@ CONTRACT_ATTRS = {
 
 
 def _entries(budget):
-    """[(label, epsilon)] of a ledger: a PrivacyBudget/RdpBudget (its entries) or None (no charge)."""
+    """[(label, eps)] of a ledger: a PrivacyBudget/RdpBudget (its entries) or None (no charge)."""
     if budget is None:
         return []
-    rows = []
-    for e in budget.entries:
-        eps = getattr(e, "epsilon", None)
-        rows.append((str(e.label) or "charge", float(eps)))
-    return rows
+    return [(str(e.label) or "charge", float(e.eps)) for e in budget.entries]
 
 
 def privacy_attrs(release=None, *, budget=None, eps_total=None, delta=0.0):

@@ -119,8 +119,8 @@ assert ratio.max() <= eps + 1e-12 and np.isclose(np.abs(ratio).max(), eps)
 
 # %%
 #| export
-def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, budget=None, label="Laplace mechanism"):
-    """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon`` (epsilon-DP).
+def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget=None, label="Laplace mechanism"):
+    """Release ``value`` with Laplace noise of scale ``sensitivity / eps`` (epsilon-DP).
 
     Parameters
     ----------
@@ -128,7 +128,7 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, bu
         The confidential statistic (any shape), finite real numbers.
     sensitivity : float
         Global l1 sensitivity of the statistic over neighbouring data sets, > 0.
-    epsilon : float
+    eps : float
         Privacy budget spent, > 0.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness for the fast path. Ignored when ``secure=True``.
@@ -136,7 +136,7 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, bu
         If True, draw the noise with OpenDP's ``make_laplace`` (resistant to the floating-point
         attack of Mironov 2012, randomness from the operating system: not seedable).
     budget : dplit.accounting.PrivacyBudget, optional
-        A ledger to charge ``epsilon`` to (with ``label``) before any noise is drawn; a charge that
+        A ledger to charge ``eps`` to (with ``label``) before any noise is drawn; a charge that
         does not fit raises ``BudgetExceededError`` and releases nothing.
     label : str, optional
         What the ledger records.
@@ -148,17 +148,17 @@ def laplace_mechanism(value, sensitivity, epsilon, *, rng=None, secure=False, bu
 
     Examples
     --------
-    >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, epsilon=0.5, rng=1).shape
+    >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, eps=0.5, rng=1).shape
     (2,)
     """
     x = check.finite_array(value, "value")
     sensitivity = check.positive(sensitivity, "sensitivity")
-    epsilon = check.epsilon(epsilon)
-    scale = sensitivity / epsilon
+    eps = check.epsilon(eps, "eps")
+    scale = sensitivity / eps
     if not math.isfinite(scale):
-        raise ValueError(f"sensitivity / epsilon must be finite, got {sensitivity:g} / {epsilon:g}")
+        raise ValueError(f"sensitivity / eps must be finite, got {sensitivity:g} / {eps:g}")
     if budget is not None:
-        budget.spend(epsilon, label)
+        budget.spend(eps, label)
     if secure:
         if x.size == 0:
             return x.copy()
@@ -183,8 +183,8 @@ print(f"Laplace vs its cdf: KS p = {ks.pvalue:.3f}; vs 10% wider scale: p = {ks_
 assert ks.pvalue > 1e-3 and ks_wrong.pvalue < 1e-6
 assert np.array_equal(laplace_mechanism([1.0, 2.0], 1, 1, rng=5), laplace_mechanism([1.0, 2.0], 1, 1, rng=5))
 assert laplace_mechanism(np.ones((2, 3)), 1, 1, rng=0).shape == (2, 3)
-for bad in [dict(epsilon=0), dict(epsilon=-1), dict(sensitivity=0), dict(sensitivity=np.inf)]:
-    kw = dict(sensitivity=1.0, epsilon=1.0) | bad
+for bad in [dict(eps=0), dict(eps=-1), dict(sensitivity=0), dict(sensitivity=np.inf)]:
+    kw = dict(sensitivity=1.0, eps=1.0) | bad
     try:
         laplace_mechanism([0.0], **kw)
     except ValueError as err:
@@ -363,11 +363,11 @@ def _check_counts(counts):
     return arr.astype(np.int64)
 
 
-def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False, budget=None,
+def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, budget=None,
                         label="geometric mechanism"):
     """Release integer ``counts`` with two-sided geometric noise (epsilon-DP).
 
-    The noise is TwoSidedGeometric(t) with ``t = exp(-epsilon / sensitivity)`` (Guo et al. Sec. 2.1).
+    The noise is TwoSidedGeometric(t) with ``t = exp(-eps / sensitivity)`` (Guo et al. Sec. 2.1).
 
     Parameters
     ----------
@@ -375,7 +375,7 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False,
         Confidential integer statistic (any shape). Floats are accepted only when integer-valued.
     sensitivity : float
         Global l1 sensitivity, > 0 (2 for a histogram when a record changes its cell).
-    epsilon : float
+    eps : float
         Privacy budget spent, > 0.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness for the fast path. Ignored when ``secure=True``.
@@ -383,7 +383,7 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False,
         If True, draw the noise with OpenDP's integer ``make_laplace`` (exact integer sampling,
         randomness from the operating system: not seedable).
     budget : dplit.accounting.PrivacyBudget, optional
-        A ledger to charge ``epsilon`` to (with ``label``) before any noise is drawn; a charge that
+        A ledger to charge ``eps`` to (with ``label``) before any noise is drawn; a charge that
         does not fit raises ``BudgetExceededError`` and releases nothing.
     label : str, optional
         What the ledger records.
@@ -395,21 +395,21 @@ def geometric_mechanism(counts, sensitivity, epsilon, *, rng=None, secure=False,
     """
     x = _check_counts(counts)
     sensitivity = check.positive(sensitivity, "sensitivity")
-    epsilon = check.epsilon(epsilon)
-    if not math.exp(-epsilon / sensitivity) < 1.0:
-        raise ValueError(f"epsilon / sensitivity = {epsilon / sensitivity:g} is too small: "
-                         f"t = exp(-epsilon / sensitivity) rounds to 1")
+    eps = check.epsilon(eps, "eps")
+    if not math.exp(-eps / sensitivity) < 1.0:
+        raise ValueError(f"eps / sensitivity = {eps / sensitivity:g} is too small: "
+                         f"t = exp(-eps / sensitivity) rounds to 1")
     if budget is not None:
-        budget.spend(epsilon, label)
+        budget.spend(eps, label)
     if secure:
         if x.size == 0:
             return x.copy()
         dp = _opendp()
         meas = dp.m.make_laplace(
             dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"),
-            scale=sensitivity / epsilon)
+            scale=sensitivity / eps)
         return np.asarray(meas(x.ravel().tolist()), dtype=np.int64).reshape(x.shape)
-    t = math.exp(-epsilon / sensitivity)
+    t = math.exp(-eps / sensitivity)
     rng = check.rng(rng)
     return x + _two_sided_geometric_kernel(t, x.size, rng).reshape(x.shape)
 
@@ -440,7 +440,7 @@ assert p_paths > 1e-6  # unseeded OpenDP draws: a once-in-a-million false alarm
 assert chisq_homogeneity(g_secure, geometric_mechanism(np.full(n_secure, 7), 2, 0.8, rng=rng)) < 1e-9
 for bad_call, word in [(lambda: geometric_mechanism([1.5, 2], 1, 1), "counts"),
                        (lambda: geometric_mechanism([1e20, 2], 1, 1), "counts"),  # would not fit in int64
-                       (lambda: geometric_mechanism([1, 2], 1, 0), "epsilon"),
+                       (lambda: geometric_mechanism([1, 2], 1, 0), "eps"),
                        (lambda: geometric_mechanism([1, 2], -1, 1), "sensitivity")]:
     try:
         bad_call()
@@ -606,9 +606,9 @@ class AuditResult:
 
     Attributes
     ----------
-    epsilon_lower : float
+    eps_lower : float
         Lower confidence bound on the epsilon spent (0 when no event shows a positive log ratio).
-    epsilon_point : float
+    eps_point : float
         Plug-in log ratio of the reported event on the second halves (not a bound).
     confidence : float
         Joint confidence level of the bound.
@@ -622,8 +622,8 @@ class AuditResult:
         Number of events bounded on the second halves (the Bonferroni factor).
     """
 
-    epsilon_lower: float
-    epsilon_point: float
+    eps_lower: float
+    eps_point: float
     confidence: float
     event: str
     threshold: float
@@ -731,7 +731,7 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
         Independent scalar outputs of the mechanism on neighbouring data sets ``D`` and ``D'``
         (continuous or discrete; at least 20 each).
     confidence : float, default 0.95
-        Joint confidence level in (0, 1): ``P(epsilon_lower <= true epsilon) >= confidence``.
+        Joint confidence level in (0, 1): ``P(eps_lower <= true epsilon) >= confidence``.
     n_thresholds : int, default 200
         Number of candidate thresholds (quantiles of the pooled first halves).
     n_events : int, default 4
@@ -742,13 +742,13 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     Returns
     -------
     AuditResult
-        With ``epsilon_lower`` (the bound), ``epsilon_point``, the event and the sizes.
+        With ``eps_lower`` (the bound), ``eps_point``, the event and the sizes.
 
     Examples
     --------
     >>> a = laplace_mechanism(np.zeros(100_000), 1.0, 1.0, rng=1)
     >>> b = laplace_mechanism(np.ones(100_000), 1.0, 1.0, rng=2)
-    >>> audit_epsilon(a, b).epsilon_lower <= 1.0
+    >>> audit_epsilon(a, b).eps_lower <= 1.0
     True
     """
     a = _check_sample(sample_a, "sample_a")
@@ -777,8 +777,8 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     lower = float(bound[rows[best], best])
     name, direction = _EVENT_NAMES[rows[best]]
     return AuditResult(
-        epsilon_lower=max(lower, 0.0) if np.isfinite(lower) else 0.0,
-        epsilon_point=float(point[rows[best], best]),
+        eps_lower=max(lower, 0.0) if np.isfinite(lower) else 0.0,
+        eps_point=float(point[rows[best], best]),
         confidence=float(confidence),
         event=name.format(c=c[cols[best]]) + f" ({direction})",
         threshold=float(c[cols[best]]),
@@ -816,14 +816,14 @@ audits = {
     "geometric, half noise": audit_geometric(eps, 2, n_audit, rng, noise_factor=0.5),
 }
 for label, res in audits.items():
-    print(f"{label:>22}: epsilon_lower = {res.epsilon_lower:.3f} (point {res.epsilon_point:.3f}, event {res.event})")
-assert audits["Laplace, correct"].epsilon_lower <= eps
-assert audits["geometric, correct"].epsilon_lower <= eps
-assert audits["Laplace, half noise"].epsilon_lower > 1.5 * eps
-assert audits["geometric, half noise"].epsilon_lower > 1.5 * eps
+    print(f"{label:>22}: eps_lower = {res.eps_lower:.3f} (point {res.eps_point:.3f}, event {res.event})")
+assert audits["Laplace, correct"].eps_lower <= eps
+assert audits["geometric, correct"].eps_lower <= eps
+assert audits["Laplace, half noise"].eps_lower > 1.5 * eps
+assert audits["geometric, half noise"].eps_lower > 1.5 * eps
 # the same data on both sides carries no information
 same = audit_epsilon(rng.laplace(size=n_audit), rng.laplace(size=n_audit))
-assert same.epsilon_lower < 0.05
+assert same.eps_lower < 0.05
 
 # %% [markdown]
 # ## The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
@@ -1136,8 +1136,8 @@ assert stats.binomtest(int(r0.sum()), n_gof, 0.25).pvalue > 1e-3
 assert stats.binomtest(int(r1.sum()), n_gof, 0.74).pvalue < 1e-4  # a wrong rate is caught
 assert np.allclose(np.exp(randomized_response_logpmf([1, 0], [1, 1])), [0.75, 0.25])
 rr_audit = audit_epsilon(r1, r0)  # binary outputs: events {y >= 1}, {y <= 0}
-print(f"randomized response: audit epsilon_lower = {rr_audit.epsilon_lower:.3f} <= log 3 = {np.log(3):.3f}")
-assert 0.9 * np.log(3) < rr_audit.epsilon_lower <= np.log(3)
+print(f"randomized response: audit eps_lower = {rr_audit.eps_lower:.3f} <= log 3 = {np.log(3):.3f}")
+assert 0.9 * np.log(3) < rr_audit.eps_lower <= np.log(3)
 for bad_call, word in [(lambda: randomized_response([0, 2]), "x"),
                        (lambda: randomized_response([0, 1], p_keep=1.0), "p_keep")]:
     try:
@@ -1157,7 +1157,7 @@ for bad_call, word in [(lambda: randomized_response([0, 2]), "x"),
 # %%
 eps_grid = np.array([0.25, 0.5, 1.0, 2.0, 3.0])
 n_curve = size(full=400_000, quick=40_000)
-curves = {f: np.array([audit_laplace(e, 1.0, n_curve, rng, noise_factor=f).epsilon_lower for e in eps_grid])
+curves = {f: np.array([audit_laplace(e, 1.0, n_curve, rng, noise_factor=f).eps_lower for e in eps_grid])
           for f in [1.0, 0.75, 0.5]}
 print({f: np.round(c, 3) for f, c in curves.items()})
 assert np.all(curves[1.0] <= eps_grid)
@@ -1170,7 +1170,7 @@ for f, c in curves.items():
     ax.plot(eps_grid, c, "o-", label=f"noise x {f}")
 ax.plot(eps_grid, eps_grid, "k:", label="claimed epsilon")
 ax.set_xlabel("claimed epsilon")
-ax.set_ylabel("audit: epsilon_lower (95%)")
+ax.set_ylabel("audit: eps_lower (95%)")
 ax.legend()
 fig.tight_layout()
 

@@ -1459,16 +1459,16 @@ for d in (2, 3):
     audits[f"d={d}, statistic, HALF scale"] = audit_release(X_s, X_s_prime, 1.0, 1.0, AUDIT_CANDS, AUDIT_TC,
                                                             n_runs=n_audit, rng=rng, release_fn=half_scale)
 for name, res in audits.items():
-    print(f"{name:28s} a = {res['a']:g}: Laplace part {res['laplace'].epsilon_lower:.3f} (claim eps1 = 1), "
-          f"counts {res['geometric'].epsilon_lower:.3f} (claim eps2 = 1)")
+    print(f"{name:28s} a = {res['a']:g}: Laplace part {res['laplace'].eps_lower:.3f} (claim eps1 = 1), "
+          f"counts {res['geometric'].eps_lower:.3f} (claim eps2 = 1)")
 for name, res in audits.items():
-    assert res["geometric"].epsilon_lower <= 1.0, name
+    assert res["geometric"].eps_lower <= 1.0, name
     if "HALF" not in name:
-        assert res["laplace"].epsilon_lower <= 1.0, name
-assert audits["d=2, statistic move"]["laplace"].epsilon_lower > 0.5  # the audit has power ...
-assert audits["d=2, cell move"]["geometric"].epsilon_lower > 0.5  # ... on both parts
-assert audits["d=2, statistic, HALF scale"]["laplace"].epsilon_lower > 1.0  # and catches the broken release
-assert audits["d=3, statistic, HALF scale"]["laplace"].epsilon_lower > 1.0
+        assert res["laplace"].eps_lower <= 1.0, name
+assert audits["d=2, statistic move"]["laplace"].eps_lower > 0.5  # the audit has power ...
+assert audits["d=2, cell move"]["geometric"].eps_lower > 0.5  # ... on both parts
+assert audits["d=2, statistic, HALF scale"]["laplace"].eps_lower > 1.0  # and catches the broken release
+assert audits["d=3, statistic, HALF scale"]["laplace"].eps_lower > 1.0
 
 # %% [markdown]
 # The audit of the Laplace part comes close to $\epsilon_1$ for $d = 2$, where the move between opposite corners uses

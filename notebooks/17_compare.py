@@ -301,7 +301,7 @@ with warnings.catch_warnings():
         assert at["method"] == REGISTRY[name].label
         if REGISTRY[name].needs == "Release":
             assert math.isclose(at["eps_total"], rel.eps_total) and ledger(res) == {
-                e.label: e.epsilon for e in rel.budget.entries}
+                e.label: e.eps for e in rel.budget.entries}
         else:
             assert at["eps_total"] == math.inf and ledger(res) == {}
 print("every method keeps the contract; the ledgers are the release's:", json.dumps(ledger(res)))

@@ -15,7 +15,7 @@ def test_budget_sequential_and_parallel():
     assert b.spend_parallel([0.5, 0.7], "two halves") == pytest.approx(0.05)
     assert b.spent == pytest.approx(0.95)
     assert [e.composition for e in b.entries] == ["sequential", "parallel"]
-    assert b.entries[1].epsilon == 0.7
+    assert b.entries[1].eps == 0.7
     assert "remaining" in repr(b)
 
 
@@ -36,6 +36,40 @@ def test_budget_exact_split_can_be_spent_in_full():
     b.spend(0.2)
     assert b.remaining == 0.0
     assert not b.can_spend(1e-9)
+
+
+def test_the_privacy_parameter_is_spelt_eps_everywhere():
+    b = A.PrivacyBudget(1.0)
+    assert b.can_spend(eps=0.5) and b.spend(eps=0.25, label="a") == pytest.approx(0.75)
+    assert b.spend_parallel(eps=[0.25, 0.5], label="b") == pytest.approx(0.25) and b.entries[0].eps == 0.25
+    r = A.RdpBudget()
+    r.spend_rdp(eps=0.5, lam=5, label="c")
+    assert r.eps == r.entries[0].eps == 0.5 and "eps=0.5" in repr(r)
+    assert A.rdp_to_dp(eps=0.5, lam=5, delta=1e-5) == A.best_rdp_to_dp(eps=[0.5], lams=[5], delta=1e-5)[0]
+    assert A.compose_rdp(eps=[0.1, 0.2]) == pytest.approx(0.3)
+    assert A.discrete_gaussian_delta(eps=1.0, sigma=2.0) > 0
+    with pytest.raises(ValueError, match=r"^eps must"):
+        b.spend(-1.0)
+
+
+def test_rdp_budget_absorbs_a_models_ledger_all_or_nothing():
+    own = A.RdpBudget()
+    own.spend_rdp(0.2, 5, "table 1")
+    own.spend_rdp(0.2, 10, "table 2")
+    capped = A.RdpBudget(total=1.0)
+    capped.absorb(own)
+    capped.absorb(None)                                  # a non-private model charges nothing
+    assert capped.entries == own.entries and capped.eps == pytest.approx(0.4) and capped.lam == 5
+    assert capped.remaining == pytest.approx(0.6) and capped.can_spend(0.6) and not capped.can_spend(0.7)
+    more = A.RdpBudget()
+    more.spend_rdp(0.5, 5, "fits")
+    more.spend_rdp(0.5, 5, "does not")
+    with pytest.raises(A.BudgetExceededError, match="left"):
+        capped.absorb(more)
+    assert len(capped.entries) == 2                      # nothing of the refused ledger was recorded
+    with pytest.raises(TypeError, match="RdpBudget"):
+        capped.absorb(A.PrivacyBudget(1.0))
+    assert A.RdpBudget().remaining == math.inf and A.RdpBudget().can_spend(1e9)
 
 
 @pytest.mark.parametrize("call", [
@@ -83,7 +117,7 @@ def test_compose_rdp():
 @pytest.mark.parametrize("call, word", [
     (lambda: A.rdp_to_dp(1.0, 1.0, 1e-5), "lam"),
     (lambda: A.rdp_to_dp(1.0, 2.0, 1.0), "delta"),
-    (lambda: A.rdp_to_dp(-1.0, 2.0, 1e-5), "epsilon"),
+    (lambda: A.rdp_to_dp(-1.0, 2.0, 1e-5), r"\beps\b"),
     (lambda: A.zcdp_to_dp(0.0, 1e-5), "rho"),
     (lambda: A.zcdp_to_dp(0.1, 1e-5, method="magic"), "method"),
     (lambda: A.gaussian_zcdp_rho(0.0, 1.0), "sigma"),

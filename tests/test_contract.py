@@ -114,7 +114,7 @@ def ledger_problems(res, method, source):
     total = float(getattr(source, "eps_total", budget.spent))
     if not math.isclose(float(at["eps_total"]), total):
         out.append(f"eps_total {at['eps_total']} != the release's {total}")
-    if results.ledger(res) != {e.label: e.epsilon for e in budget.entries}:
+    if results.ledger(res) != {e.label: e.eps for e in budget.entries}:
         out.append(f"eps_by_part {results.ledger(res)} is not the release's ledger")
     return out
 

@@ -69,8 +69,8 @@ class _Ledger:
     def __init__(self):
         self.charges = []
 
-    def spend_rdp(self, epsilon, lam, label):
-        self.charges.append((epsilon, lam, label))
+    def spend_rdp(self, eps, lam, label):
+        self.charges.append((eps, lam, label))
 
 
 def test_budget_is_charged_once():
@@ -85,7 +85,7 @@ def test_budget_from_accounting_holds_rdp_charges():
     budget = RdpBudget()
     dirichlet_mechanism([1, 2, 3], 0.2, 5, rng=0, budget=budget)
     dirichlet_mechanism([4, 0, 1], 0.3, 10, rng=0, budget=budget, label="second")
-    assert budget.lam == 5 and budget.epsilon == pytest.approx(0.5)
+    assert budget.lam == 5 and budget.eps == pytest.approx(0.5)
     assert [e.label for e in budget.entries] == ["Dirichlet mechanism", "second"]
     assert budget.to_dp(1e-5) == pytest.approx(dirichlet_mechanism_dp(0.5, 5, 1e-5))
     capped = RdpBudget(total=0.25)
@@ -203,7 +203,7 @@ def test_naive_bayes_non_private_is_smoothed_counts():
     proba = np.exp(naive_bayes_log_proba((lp, lt), codes, [2, 2]))
     assert np.allclose(proba.sum(1), 1)
     for m in ("dirichlet", "gaussian", "laplace"):
-        lp, lt = private_naive_bayes(codes, y, [2, 2], 2, mechanism=m, epsilon=1.0, rng=0)
+        lp, lt = private_naive_bayes(codes, y, [2, 2], 2, mechanism=m, eps=1.0, rng=0)
         assert np.allclose(np.exp(lp).sum(), 1) and np.all(np.isfinite(lt))
 
 
@@ -220,7 +220,7 @@ def test_dirichlet_beats_additive_noise_in_cross_entropy_on_a_synthetic_table():
         for m in ("dirichlet", "gaussian", "laplace"):
             vals = []
             for _ in range(5):
-                model = private_naive_bayes(codes[:2000], y[:2000], [L] * K, 2, mechanism=m, epsilon=eps, rng=rng)
+                model = private_naive_bayes(codes[:2000], y[:2000], [L] * K, 2, mechanism=m, eps=eps, rng=rng)
                 lpr = naive_bayes_log_proba(model, codes[2000:], [L] * K)
                 vals.append(-np.mean(np.maximum(lpr[np.arange(1000), y[2000:]], np.log(1e-20))))
             ce[m] = np.mean(vals)
@@ -236,13 +236,13 @@ def test_bayes_net_mle_loglik():
     p1 = np.array([[1.1, 1.1], [0.1, 2.1]]) / np.array([[2.2], [2.2]])
     expect = np.mean(np.log(p0[codes[:, 0]]) + np.log(p1[codes[:, 0], codes[:, 1]]))
     assert ll == pytest.approx(expect)
-    cpts = bayes_net_cpts(codes, [2, 2], parents, epsilon=1.0, rng=0)
+    cpts = bayes_net_cpts(codes, [2, 2], parents, eps=1.0, rng=0)
     assert all(np.allclose(np.exp(c).sum(1), 1) for c in cpts)
 
 
 @pytest.mark.parametrize("call, word", [
-    (lambda: dirichlet_mechanism_params(0.0, 5), "epsilon"),
-    (lambda: dirichlet_mechanism_params(-1.0, 5), "epsilon"),
+    (lambda: dirichlet_mechanism_params(0.0, 5), r"\beps\b"),
+    (lambda: dirichlet_mechanism_params(-1.0, 5), r"\beps\b"),
     (lambda: dirichlet_mechanism_params(1.0, 1.0), "lam"),
     (lambda: dirichlet_mechanism_params(1.0, 0.3), "lam"),
     (lambda: dirichlet_mechanism_params(1.0, 5, 0.0), "delta2"),
@@ -251,7 +251,7 @@ def test_bayes_net_mle_loglik():
     (lambda: dirichlet_mechanism([1, -1, 2], 1.0, 5), "counts"),
     (lambda: dirichlet_mechanism([3], 1.0, 5), "counts"),
     (lambda: dirichlet_mechanism([1, np.nan], 1.0, 5), "counts"),
-    (lambda: dirichlet_mechanism([1, 2], 0.0, 5), "epsilon"),
+    (lambda: dirichlet_mechanism([1, 2], 0.0, 5), r"\beps\b"),
     (lambda: dirichlet_mechanism([1, 2], 1.0, 1.0), "lam"),
     (lambda: dirichlet_mechanism([1, 2], 1.0, 5, rng=-1), "rng"),
     (lambda: renyi_divergence_dirichlet([1, 2], [1, 2], 1.0), "lam"),
@@ -261,7 +261,7 @@ def test_bayes_net_mle_loglik():
     (lambda: baseline_noise_scale("uniform", 1.0, 5), "mechanism"),
     (lambda: laplace_rdp(5, 0.0), "scale"),
     (lambda: private_naive_bayes([[0]], [0], [1], 1, mechanism="noise"), "mechanism"),
-    (lambda: private_naive_bayes([[0]], [0], [1], 1, epsilon=0.0), "epsilon"),
+    (lambda: private_naive_bayes([[0]], [0], [1], 1, eps=0.0), r"\beps\b"),
     (lambda: private_naive_bayes([[0, 3]], [0], [2, 2], 1), "codes"),
     (lambda: private_naive_bayes([[0]], [0], [1], 0), "n_classes"),
     (lambda: bayes_net_cpts([[0, 1]], [2, 2], [[], [1]]), "parents"),
@@ -272,7 +272,7 @@ def test_bad_input_raises_naming_the_argument(call, word):
 
 
 @pytest.mark.parametrize("call, word", [
-    (lambda: dirichlet_mechanism_params("1", 5), "epsilon"),
+    (lambda: dirichlet_mechanism_params("1", 5), r"\beps\b"),
     (lambda: dirichlet_mechanism(["a", "b"], 1.0, 5), "counts"),
     (lambda: dirichlet_mechanism([True, False], 1.0, 5), "counts"),
     (lambda: dirichlet_mechanism_params(1.0, 5, g=3.0), "g"),
@@ -290,12 +290,12 @@ def test_counts_below_lower_bound_are_refused_before_any_draw_or_charge():
 
     ledger = RdpBudget()
     ok = dirichlet_mechanism([8.0, 9.0, 20.0], 1.0, 5, lower_bound=8, rng=0, budget=ledger)
-    assert ok.shape == (3,) and math.isclose(ledger.epsilon, 1.0)
+    assert ok.shape == (3,) and math.isclose(ledger.eps, 1.0)
     with pytest.raises(ValueError, match=r"counts\[1\] = 7 is below lower_bound = 8.*void.*lower_bound <= 7"):
         dirichlet_mechanism([8.0, 7.0, 20.0], 1.0, 5, lower_bound=8, rng=0, budget=ledger)
     with pytest.raises(ValueError, match=r"counts\[1, 0\] = 0 is below lower_bound = 0.5"):
         dirichlet_mechanism([[3, 4], [0, 9]], 1.0, 5, lower_bound=0.5, rng=0, budget=ledger)
-    assert math.isclose(ledger.epsilon, 1.0)                 # the refused calls spent nothing
+    assert math.isclose(ledger.eps, 1.0)                 # the refused calls spent nothing
     # genuine calls pass: any histogram at b = 0 (zeros included), and b = min(counts) exactly
     rng = np.random.default_rng(3)
     for _ in range(200):

@@ -120,7 +120,7 @@ def test_spends_exactly_the_budget_it_reports(records):
         sel = select_margins(records, eps, rng=1, budget=ledger)
         assert sel.eps == eps and ledger.spent == pytest.approx(eps, rel=1e-12)
         assert len(ledger.entries) == records.shape[1] - 1
-        assert all(e.epsilon == pytest.approx(eps / 5) for e in ledger.entries)
+        assert all(e.eps == pytest.approx(eps / 5) for e in ledger.entries)
         assert ledger.remaining == pytest.approx(0.0, abs=1e-12)
 
 

@@ -238,9 +238,9 @@ def test_audit_passes_honest_and_catches_half_scale():
     counts = audit_release(Xc, X_cen, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=2)
     broken = audit_release(X, X_opp, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=3,
                            release_fn=lambda X_, e1, e2, c, t, **kw: release(X_, 2 * e1, e2, c, t, **kw))
-    assert 0.4 < honest["laplace"].epsilon_lower <= 1.0
-    assert 0.4 < counts["geometric"].epsilon_lower <= 1.0 and counts["laplace"].epsilon_lower <= 1.0
-    assert broken["laplace"].epsilon_lower > 1.0
+    assert 0.4 < honest["laplace"].eps_lower <= 1.0
+    assert 0.4 < counts["geometric"].eps_lower <= 1.0 and counts["laplace"].eps_lower <= 1.0
+    assert broken["laplace"].eps_lower > 1.0
 
 
 def _write(path, rows, header=None):

@@ -31,14 +31,14 @@ def audit_laplace(seed, noise_factor=1.0, n=AUDIT_N, eps=AUDIT_EPS):
 def test_audit_stays_below_epsilon_for_a_correct_laplace_mechanism():
     res = audit_laplace(seed=1)
     assert isinstance(res, AuditResult) and res.n_a == res.n_b == AUDIT_N and res.confidence == 0.95
-    assert res.epsilon_lower <= AUDIT_EPS
-    assert res.epsilon_lower > 0.7 * AUDIT_EPS    # and it sees most of the budget: not vacuous
+    assert res.eps_lower <= AUDIT_EPS
+    assert res.eps_lower > 0.7 * AUDIT_EPS    # and it sees most of the budget: not vacuous
 
 
 @pytest.mark.parametrize("noise_factor", [0.5, 0.7])
 def test_audit_flags_a_laplace_mechanism_with_too_little_noise(noise_factor):
     """Planted controls: half the noise (the brief's) and a scale 30% too small (moderate); power >= 0.9."""
-    assert audit_laplace(seed=2, noise_factor=noise_factor).epsilon_lower > AUDIT_EPS
+    assert audit_laplace(seed=2, noise_factor=noise_factor).eps_lower > AUDIT_EPS
 
 
 def test_audit_projects_vector_outputs_and_is_reproducible():
@@ -47,7 +47,7 @@ def test_audit_projects_vector_outputs_and_is_reproducible():
 
     first = audit_mechanism(mechanism, 0.0, 1.0, 2000, rng=3)              # default: the first coordinate
     second = audit_mechanism(mechanism, 0.0, 1.0, 2000, project=lambda out: out[1], rng=3)
-    assert first.epsilon_lower < 0.5 < 1.0 < second.epsilon_lower <= 2.0
+    assert first.eps_lower < 0.5 < 1.0 < second.eps_lower <= 2.0
     again = audit_mechanism(mechanism, 0.0, 1.0, 2000, project=lambda out: out[1], rng=3)
     assert again == second
     assert audit_mechanism(mechanism, 0.0, 1.0, 2000, project=lambda out: out[1], rng=4) != second
