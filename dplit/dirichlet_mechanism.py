@@ -17,8 +17,10 @@ __all__ = [
     "sample_complexity",
     "laplace_rdp",
     "baseline_noise_scale",
+    "NaiveBayesModel",
     "private_naive_bayes",
     "naive_bayes_log_proba",
+    "BayesNetCpts",
     "bayes_net_cpts",
     "bayes_net_loglik",
 ]
@@ -31,7 +33,7 @@ import numpy as np
 from scipy import optimize, special
 
 from dplit import _validate as V
-from dplit.accounting import rdp_to_dp
+from dplit.accounting import BudgetExceededError, RdpBudget, rdp_to_dp
 
 SQRT2 = math.sqrt(2.0)
 
@@ -355,7 +357,57 @@ def _release_rows(table, offsets, mechanism, eps, lam, rng, prior=0.1, tol=1e-6)
     return np.log(noisy) - np.log(np.repeat(totals, sizes, axis=-1))
 
 
-def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet", eps=1.0, lam=5.0, rng=None):
+_LABELS = {"dirichlet": "Dirichlet mechanism", "gaussian": "Gaussian noise", "laplace": "Laplace noise"}
+
+
+def _check_rdp_budget(budget, eps, what):
+    """Refuse, before any draw, a ledger that is not an RdpBudget or cannot pay RDP epsilon ``eps``."""
+    if budget is None:
+        return
+    if not isinstance(budget, RdpBudget):
+        raise TypeError(f"budget must be a dplit.accounting.RdpBudget, got {type(budget).__name__}")
+    if eps is not None and not budget.can_spend(eps):
+        raise BudgetExceededError(f"{what} needs RDP eps = {eps:.6g} but the budget has only {budget.remaining:.6g} left")
+
+
+def _model_ledger(mechanism, eps_each, lam, labels):
+    """The RDP ledger of a model whose tables ``labels`` were each released at (lam, eps_each); None if not private."""
+    if mechanism == "mle":
+        return None
+    ledger = RdpBudget()
+    for label in labels:
+        ledger.spend_rdp(eps_each, lam, f"{label} ({_LABELS[mechanism]})")
+    return ledger
+
+
+class NaiveBayesModel(tuple):
+    """The pair ``(log_prior, log_theta)`` of :func:`private_naive_bayes`, with its privacy ledger.
+
+    It unpacks and indexes as the pair; ``budget`` is the :class:`dplit.accounting.RdpBudget` of the K + 1 tables'
+    (lam, eps / (K + 1))-RDP charges (None for the non-private ``mechanism="mle"``).
+    """
+
+    def __new__(cls, log_prior, log_theta, budget=None):
+        self = super().__new__(cls, (log_prior, log_theta))
+        self.budget = budget
+        return self
+
+    def __getnewargs__(self):
+        return (self[0], self[1], self.budget)
+
+    @property
+    def log_prior(self):
+        """Log class probabilities, shape (n_classes,)."""
+        return self[0]
+
+    @property
+    def log_theta(self):
+        """Per class, the concatenated log level probabilities of each feature, shape (n_classes, sum(n_levels))."""
+        return self[1]
+
+
+def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet", eps=1.0, lam=5.0, rng=None,
+                        budget=None):
     """Fit a multinomial naive Bayes model with each of its K + 1 count tables released privately.
 
     Parameters
@@ -371,11 +423,16 @@ def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet",
         (lam, eps / (K + 1))-RDP, so the model is (lam, eps)-RDP.
     eps, lam : float
     rng : None, int or Generator
+    budget : dplit.accounting.RdpBudget, optional
+        A ledger charged with the model's own (its ``budget``), checked before any draw: a model that does not
+        fit raises ``BudgetExceededError`` and releases nothing. ``"mle"`` charges nothing.
 
     Returns
     -------
-    (log_prior, log_theta) : ndarray (n_classes,), ndarray (n_classes, sum(n_levels))
-        Log class probabilities and, per class, the concatenated log level probabilities of each feature.
+    NaiveBayesModel
+        ``(log_prior, log_theta)``, ndarray (n_classes,) and ndarray (n_classes, sum(n_levels)): log class
+        probabilities and, per class, the concatenated log level probabilities of each feature; ``.budget`` holds
+        the RDP ledger of the K + 1 releases.
     """
     codes, y, n_levels = _check_codes(codes, n_levels), np.asarray(y), np.asarray(n_levels, dtype=np.int64)
     n_classes = V.count(n_classes, "n_classes")
@@ -386,15 +443,21 @@ def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet",
     if np.any(codes < 0) or np.any(codes >= n_levels) or np.any(y < 0) or np.any(y >= n_classes):
         raise ValueError("codes and y must lie in 0 .. n_levels[k] - 1 and 0 .. n_classes - 1")
     V.choice(mechanism, "mechanism", _MECHANISMS)
+    eps = None if mechanism == "mle" else V.epsilon(eps, "eps")
+    eps_each = None if eps is None else eps / (n_levels.size + 1)
+    _check_rdp_budget(budget, eps, "private_naive_bayes")
     rng = V.rng(rng)
-    eps_each = None if mechanism == "mle" else V.epsilon(eps, "eps") / (n_levels.size + 1)
     offsets = _segments(n_levels)
     table = np.zeros((n_classes, int(n_levels.sum())))
     np.add.at(table, (np.repeat(y, codes.shape[1]), (codes + offsets).ravel()), 1.0)
     class_counts = np.bincount(y, minlength=n_classes).astype(float)[None, :]
     log_prior = _release_rows(class_counts, np.array([0]), mechanism, eps_each, lam, rng)[0]
     log_theta = _release_rows(table, offsets, mechanism, eps_each, lam, rng)
-    return log_prior, log_theta
+    ledger = _model_ledger(mechanism, eps_each, lam, ["naive Bayes: class counts"]
+                           + [f"naive Bayes: feature {k} counts by class" for k in range(n_levels.size)])
+    if budget is not None:
+        budget.absorb(ledger)
+    return NaiveBayesModel(log_prior, log_theta, ledger)
 
 
 def naive_bayes_log_proba(model, codes, n_levels):
@@ -406,7 +469,19 @@ def naive_bayes_log_proba(model, codes, n_levels):
 
 
 # %% notebooks/12_dirichlet_mechanism.py, cell 53: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
-def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, lam=5.0, rng=None):
+class BayesNetCpts(list):
+    """The log conditional tables of :func:`bayes_net_cpts` (a list, one per node), with its privacy ledger.
+
+    ``budget`` is the :class:`dplit.accounting.RdpBudget` of the K nodes' (lam, eps / K)-RDP charges (None for the
+    non-private ``mechanism="mle"``).
+    """
+
+    def __init__(self, tables=(), budget=None):
+        super().__init__(tables)
+        self.budget = budget
+
+
+def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, lam=5.0, rng=None, budget=None):
     """Estimate the conditional tables of a discrete Bayesian network, each node at (lam, eps/K)-RDP.
 
     Parameters
@@ -416,21 +491,24 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, 
     parents : sequence of sequences of int
         ``parents[k]``: the parent columns of node k (a DAG).
     mechanism : {"dirichlet", "gaussian", "laplace", "mle"}
-    eps, lam, rng
+    eps, lam, rng, budget
         As in :func:`private_naive_bayes`.
 
     Returns
     -------
-    list of ndarray
-        ``log_cpt[k]`` of shape (prod(n_levels[parents[k]]), n_levels[k]): log P(x_k | parent configuration).
+    BayesNetCpts
+        A list: ``log_cpt[k]`` of shape (prod(n_levels[parents[k]]), n_levels[k]), log P(x_k | parent
+        configuration); ``.budget`` holds the RDP ledger of the K releases.
     """
     n_levels = np.asarray(n_levels, dtype=np.int64)
     codes = _check_codes(codes, n_levels)
     if len(parents) != n_levels.size or any(k in pa for k, pa in enumerate(parents)):
         raise ValueError("parents must name the parents of each of the K nodes (not the node itself)")
     V.choice(mechanism, "mechanism", _MECHANISMS)
+    eps = None if mechanism == "mle" else V.epsilon(eps, "eps")
+    eps_each = None if eps is None else eps / n_levels.size
+    _check_rdp_budget(budget, eps, "bayes_net_cpts")
     rng = V.rng(rng)
-    eps_each = None if mechanism == "mle" else V.epsilon(eps, "eps") / n_levels.size
     out = []
     for k, pa in enumerate(parents):
         pa = list(pa)
@@ -439,7 +517,11 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, 
         table = np.zeros((n_conf, int(n_levels[k])))
         np.add.at(table, (config, codes[:, k]), 1.0)
         out.append(_release_rows(table, np.array([0]), mechanism, eps_each, lam, rng, prior=0.1))
-    return out
+    ledger = _model_ledger(mechanism, eps_each, lam,
+                           [f"Bayes net: node {k} counts by parent configuration" for k in range(n_levels.size)])
+    if budget is not None:
+        budget.absorb(ledger)
+    return BayesNetCpts(out, ledger)
 
 
 def bayes_net_loglik(log_cpts, codes, n_levels, parents):

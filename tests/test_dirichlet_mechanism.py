@@ -240,6 +240,52 @@ def test_bayes_net_mle_loglik():
     assert all(np.allclose(np.exp(c).sum(1), 1) for c in cpts)
 
 
+@pytest.mark.parametrize("mechanism", ["dirichlet", "gaussian", "laplace"])
+def test_the_models_carry_their_rdp_ledger_and_charge_budget_all_or_nothing(mechanism):
+    import pickle
+
+    from dplit.accounting import BudgetExceededError, RdpBudget
+
+    codes = np.array([[0, 1, 2], [1, 1, 0], [1, 0, 1], [0, 0, 2], [1, 1, 1]])
+    y = np.array([0, 0, 1, 1, 1])
+    levels, parents = [2, 2, 3], [[], [0], [0, 1]]
+    model = private_naive_bayes(codes, y, levels, 2, mechanism=mechanism, eps=0.8, lam=4, rng=1)
+    lp, lt = model                                      # still unpacks as the pair
+    assert lp is model.log_prior and lt is model.log_theta
+    assert len(model.budget.entries) == 4 and model.budget.lam == 4 and model.budget.eps == pytest.approx(0.8)
+    assert all(e.eps == pytest.approx(0.2) for e in model.budget.entries)
+    back = pickle.loads(pickle.dumps(model))
+    assert np.array_equal(back.log_theta, lt) and back.budget.entries == model.budget.entries
+    cpts = bayes_net_cpts(codes, levels, parents, mechanism=mechanism, eps=0.9, lam=4, rng=1)
+    assert len(cpts) == 3 and cpts.budget.eps == pytest.approx(0.9) and len(cpts.budget.entries) == 3
+    assert bayes_net_loglik(cpts, codes, levels, parents) < 0
+    # budget= is charged with the model's own ledger; one that cannot pay refuses before any draw
+    ledger = RdpBudget(total=2.0)
+    again = private_naive_bayes(codes, y, levels, 2, mechanism=mechanism, eps=0.8, lam=4, rng=1, budget=ledger)
+    assert np.array_equal(again.log_theta, lt) and ledger.entries == model.budget.entries
+    bayes_net_cpts(codes, levels, parents, mechanism=mechanism, eps=0.9, lam=4, rng=1, budget=ledger)
+    assert ledger.eps == pytest.approx(1.7)
+    gen = np.random.default_rng(5)
+    state = gen.bit_generator.state
+    with pytest.raises(BudgetExceededError, match="private_naive_bayes needs RDP eps = 0.8"):
+        private_naive_bayes(codes, y, levels, 2, mechanism=mechanism, eps=0.8, rng=gen, budget=ledger)
+    with pytest.raises(BudgetExceededError, match="bayes_net_cpts"):
+        bayes_net_cpts(codes, levels, parents, mechanism=mechanism, eps=0.9, rng=gen, budget=ledger)
+    assert ledger.eps == pytest.approx(1.7) and gen.bit_generator.state == state    # nothing charged, nothing drawn
+    with pytest.raises(TypeError, match="RdpBudget"):
+        private_naive_bayes(codes, y, levels, 2, mechanism=mechanism, budget=0.5)
+
+
+def test_non_private_models_have_no_ledger_and_charge_nothing():
+    from dplit.accounting import RdpBudget
+
+    ledger = RdpBudget(total=1.0)
+    codes, y = np.array([[0, 1], [1, 0], [1, 1]]), np.array([0, 1, 1])
+    assert private_naive_bayes(codes, y, [2, 2], 2, mechanism="mle", budget=ledger).budget is None
+    assert bayes_net_cpts(codes, [2, 2], [[], [0]], mechanism="mle", budget=ledger).budget is None
+    assert ledger.entries == ()
+
+
 @pytest.mark.parametrize("call, word", [
     (lambda: dirichlet_mechanism_params(0.0, 5), r"\beps\b"),
     (lambda: dirichlet_mechanism_params(-1.0, 5), r"\beps\b"),
