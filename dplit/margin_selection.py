@@ -29,8 +29,14 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
-from dplit.accounting import BudgetExceededError, PrivacyBudget
-from dplit.latent_class import cell_intervals, margin_counts, margin_draws, release_margins
+from dplit.accounting import PrivacyBudget
+from dplit.latent_class import (
+    cell_intervals,
+    check_budget,
+    margin_counts,
+    margin_draws,
+    release_margins,
+)
 
 
 def _check_records(records, levels=None):
@@ -219,6 +225,21 @@ class MarginSelection:
         return self.eps / (len(self.levels) - 1)
 
     @property
+    def eps_total(self):
+        """Total privacy budget the selection spent (``eps``)."""
+        return float(self.eps)
+
+    @property
+    def budget(self):
+        """The selection's ledger: a :class:`dplit.accounting.PrivacyBudget` of ``eps`` charged with one entry per
+        exponential-mechanism step (the ``p - 1`` attributes after the first, which is free)."""
+        ledger = PrivacyBudget(self.eps)
+        for step, (a, pa) in enumerate(self.network[1:], start=1):
+            ledger.spend(self.eps_per_step, f"select_margins step {step}: attribute {a}, parents {pa} "
+                                            f"(exponential mechanism)")
+        return ledger
+
+    @property
     def maximal_margins(self):
         """The families not contained in another family (what PrivBayes would release)."""
         return tuple(m for m in self.margins if not any(set(m) < set(o) for o in self.margins))
@@ -272,7 +293,8 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     rng : None, int or numpy.random.Generator
         Seed or generator: the same seed gives the same network.
     budget : dplit.accounting.PrivacyBudget, optional
-        Charged one entry per step; refused before any work if ``eps`` does not fit.
+        Charged with the selection's own ledger (:attr:`MarginSelection.budget`, one entry per step); refused
+        before any work if ``eps`` does not fit.
 
     Returns
     -------
@@ -289,12 +311,7 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     eps = V.epsilon(eps, "eps")
     degree = V.count(degree, "degree")
     _check_selection_size(levels, xt.shape[1], degree)
-    if budget is not None:
-        if not isinstance(budget, PrivacyBudget):
-            raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget, got {type(budget).__name__}")
-        if not budget.can_spend(eps):
-            raise BudgetExceededError(f"select_margins needs eps = {eps:.6g} but the budget has only "
-                                      f"{budget.remaining:.6g} left")
+    check_budget(budget, eps, "select_margins")
     gen = V.rng(rng)
     p, n = xt.shape
     lv = np.array(levels, dtype=np.int64)
@@ -302,7 +319,7 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     sens = {b: mi_sensitivity(n, b) for b in (True, False)}
     first = int(gen.integers(p))
     network, chosen, cache = [(first, ())], [first], {}
-    for step in range(1, p):
+    for _ in range(1, p):
         k = min(degree, len(chosen))
         cands = _candidates(p, set(chosen), k)
         new = [c for c in cands if c not in cache]
@@ -314,9 +331,10 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
         a, pa = cands[exponential_mechanism(np.array([cache[c] for c in cands]), s, eps_step, rng=gen)]
         network.append((a, pa))
         chosen.append(a)
-        if budget is not None:
-            budget.spend(eps_step, f"select_margins step {step}: attribute {a}, parents {pa} (exponential mechanism)")
-    return MarginSelection.from_network(network, levels, n, eps, degree)
+    sel = MarginSelection.from_network(network, levels, n, eps, degree)
+    if budget is not None:
+        budget.absorb(sel.budget)
+    return sel
 
 
 # %% notebooks/15_margin_selection.py, cell 25: Greedy network construction (PrivBayes' first half)
@@ -362,7 +380,8 @@ def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=N
     names : sequence of str, optional
         Variable names for the release.
     budget : dplit.accounting.PrivacyBudget, optional
-        Charged with the selection's steps and one entry per released table.
+        Charged with the selection's ledger and then the release's (``sel.budget`` and ``rel.budget``, one entry per
+        step and per table); refused before any work if ``eps`` does not fit.
 
     Returns
     -------
@@ -370,9 +389,7 @@ def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=N
     """
     eps = V.epsilon(eps, "eps")
     share = V.unit_interval(share, "share")
-    if budget is not None and isinstance(budget, PrivacyBudget) and not budget.can_spend(eps):
-        raise BudgetExceededError(f"select_and_release needs eps = {eps:.6g} but the budget has only "
-                                  f"{budget.remaining:.6g} left")
+    check_budget(budget, eps, "select_and_release")      # the whole pipeline fits, or nothing is selected
     gen = V.rng(rng)
     sel = select_margins(records, share * eps, degree=degree, levels=levels, rng=gen, budget=budget)
     rel = release_margins(records, list(sel.pairs), (1 - share) * eps, levels=sel.levels, rng=gen, secure=secure,

@@ -417,9 +417,21 @@ def privacy_attrs(release=None, *, budget=None, eps_total=None, delta=0.0):
     -------
     dict
         ``{"eps_total": float, "eps_by_part": JSON str, "delta": float}``.
+
+    Raises
+    ------
+    ValueError
+        If a release's ledger and its claim disagree: its pure-DP ledger does not spend its ``eps_total``, or it
+        claims a finite ``eps_total`` without a ledger. A result never reports a budget its release did not account for.
     """
     if release is not None:
         budget, eps_total = release.budget, float(release.eps_total)
+        spent = getattr(budget, "spent", None)
+        if (budget is None and math.isfinite(eps_total)) or (
+                spent is not None and not math.isclose(spent, eps_total, rel_tol=1e-9)):
+            what = "no ledger" if budget is None else f"a ledger that spends eps = {spent:.6g}"
+            raise ValueError(f"the release claims eps_total = {eps_total:.6g} but carries {what}: its budget and "
+                             f"its claim disagree ({type(release).__name__})")
     rows = _entries(budget)
     parts, seen = {}, {}
     for label, eps in rows:                   # repeated labels stay apart: "label", "label (2)", ...

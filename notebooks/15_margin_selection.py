@@ -79,8 +79,14 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
-from dplit.accounting import BudgetExceededError, PrivacyBudget
-from dplit.latent_class import cell_intervals, margin_counts, margin_draws, release_margins
+from dplit.accounting import PrivacyBudget
+from dplit.latent_class import (
+    cell_intervals,
+    check_budget,
+    margin_counts,
+    margin_draws,
+    release_margins,
+)
 
 
 def _check_records(records, levels=None):
@@ -365,8 +371,9 @@ for args, err in [((scores_demo, 1.0, 0.0), ValueError), ((scores_demo, -1.0, 1.
 # so each count table is made once. The result, a `MarginSelection`, holds the network in the order built, the
 # *families* (each attribute with its parents, a sorted tuple: the margins PrivBayes itself would release) and the
 # network's *edges* as sorted pairs (the two-way margins Nixon et al. release, next section). It does not hold the
-# scores: they are exact statistics of the data, not private. A `PrivacyBudget` passed as `budget` is charged one
-# entry per step, and refused up front (nothing charged) if $\epsilon$ does not fit.
+# scores: they are exact statistics of the data, not private. Like a release, it carries its own ledger: `budget`, a
+# `PrivacyBudget` of the $p - 1$ steps' charges, and `eps_total`. A `PrivacyBudget` passed as `budget` to
+# `select_margins` is charged with that ledger's entries, and refused up front (nothing charged) if $\epsilon$ does not fit.
 
 # %%
 #| export
@@ -412,6 +419,21 @@ class MarginSelection:
     def eps_per_step(self):
         """Budget of each exponential-mechanism step, ``eps / (p - 1)``."""
         return self.eps / (len(self.levels) - 1)
+
+    @property
+    def eps_total(self):
+        """Total privacy budget the selection spent (``eps``)."""
+        return float(self.eps)
+
+    @property
+    def budget(self):
+        """The selection's ledger: a :class:`dplit.accounting.PrivacyBudget` of ``eps`` charged with one entry per
+        exponential-mechanism step (the ``p - 1`` attributes after the first, which is free)."""
+        ledger = PrivacyBudget(self.eps)
+        for step, (a, pa) in enumerate(self.network[1:], start=1):
+            ledger.spend(self.eps_per_step, f"select_margins step {step}: attribute {a}, parents {pa} "
+                                            f"(exponential mechanism)")
+        return ledger
 
     @property
     def maximal_margins(self):
@@ -468,7 +490,8 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     rng : None, int or numpy.random.Generator
         Seed or generator: the same seed gives the same network.
     budget : dplit.accounting.PrivacyBudget, optional
-        Charged one entry per step; refused before any work if ``eps`` does not fit.
+        Charged with the selection's own ledger (:attr:`MarginSelection.budget`, one entry per step); refused
+        before any work if ``eps`` does not fit.
 
     Returns
     -------
@@ -485,12 +508,7 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     eps = V.epsilon(eps, "eps")
     degree = V.count(degree, "degree")
     _check_selection_size(levels, xt.shape[1], degree)
-    if budget is not None:
-        if not isinstance(budget, PrivacyBudget):
-            raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget, got {type(budget).__name__}")
-        if not budget.can_spend(eps):
-            raise BudgetExceededError(f"select_margins needs eps = {eps:.6g} but the budget has only "
-                                      f"{budget.remaining:.6g} left")
+    check_budget(budget, eps, "select_margins")
     gen = V.rng(rng)
     p, n = xt.shape
     lv = np.array(levels, dtype=np.int64)
@@ -498,7 +516,7 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     sens = {b: mi_sensitivity(n, b) for b in (True, False)}
     first = int(gen.integers(p))
     network, chosen, cache = [(first, ())], [first], {}
-    for step in range(1, p):
+    for _ in range(1, p):
         k = min(degree, len(chosen))
         cands = _candidates(p, set(chosen), k)
         new = [c for c in cands if c not in cache]
@@ -510,13 +528,14 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
         a, pa = cands[exponential_mechanism(np.array([cache[c] for c in cands]), s, eps_step, rng=gen)]
         network.append((a, pa))
         chosen.append(a)
-        if budget is not None:
-            budget.spend(eps_step, f"select_margins step {step}: attribute {a}, parents {pa} (exponential mechanism)")
-    return MarginSelection.from_network(network, levels, n, eps, degree)
+    sel = MarginSelection.from_network(network, levels, n, eps, degree)
+    if budget is not None:
+        budget.absorb(sel.budget)
+    return sel
 
 
 # %% [markdown]
-# Checks: the ledger is charged exactly $\epsilon$ in $p - 1$ entries; the same seed gives the same network (and a
+# Checks: the ledger is charged exactly $\epsilon$ in $p - 1$ entries, the selection's own; the same seed gives the same network (and a
 # Generator passed in is advanced, so two calls with one Generator differ); every attribute appears once with
 # $\min(k, \text{position})$ parents, all chosen before it; bad arguments are refused by name.
 
@@ -524,7 +543,8 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
 x_small = rng.integers(0, 3, size=(3000, 6))
 ledger = PrivacyBudget(2.0)
 sel_small = select_margins(x_small, 0.7, degree=2, rng=5, budget=ledger)
-assert abs(ledger.spent - 0.7) < 1e-12 and len(ledger.entries) == 5 and sel_small.eps == 0.7
+assert abs(ledger.spent - 0.7) < 1e-12 and len(ledger.entries) == 5 and sel_small.eps == sel_small.eps_total == 0.7
+assert ledger.entries == sel_small.budget.entries     # what was charged is the selection's own ledger
 assert abs(sel_small.eps_per_step - 0.7 / 5) < 1e-15
 assert select_margins(x_small, 0.7, degree=2, rng=5) == sel_small
 gen_shared = np.random.default_rng(5)
@@ -727,7 +747,8 @@ def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=N
     names : sequence of str, optional
         Variable names for the release.
     budget : dplit.accounting.PrivacyBudget, optional
-        Charged with the selection's steps and one entry per released table.
+        Charged with the selection's ledger and then the release's (``sel.budget`` and ``rel.budget``, one entry per
+        step and per table); refused before any work if ``eps`` does not fit.
 
     Returns
     -------
@@ -735,9 +756,7 @@ def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=N
     """
     eps = V.epsilon(eps, "eps")
     share = V.unit_interval(share, "share")
-    if budget is not None and isinstance(budget, PrivacyBudget) and not budget.can_spend(eps):
-        raise BudgetExceededError(f"select_and_release needs eps = {eps:.6g} but the budget has only "
-                                  f"{budget.remaining:.6g} left")
+    check_budget(budget, eps, "select_and_release")      # the whole pipeline fits, or nothing is selected
     gen = V.rng(rng)
     sel = select_margins(records, share * eps, degree=degree, levels=levels, rng=gen, budget=budget)
     rel = release_margins(records, list(sel.pairs), (1 - share) * eps, levels=sel.levels, rng=gen, secure=secure,
@@ -753,6 +772,7 @@ print(f"{len(sel_1.pairs)} two-way margins of {len(PAIRS)} selected (the paper: 
       f"for all {len(PAIRS)}; ledger spent {ledger.spent:.12f} in {len(ledger.entries)} entries")
 assert len(sel_1.pairs) == 29 and rel_1.margins == sel_1.pairs and abs(ledger.spent - 1.0) < 1e-12
 assert len(ledger.entries) == 15 + 29 and abs(sel_1.eps - 0.25) < 1e-15 and abs(rel_1.eps - 0.75) < 1e-15
+assert ledger.entries == sel_1.budget.entries + rel_1.budget.entries     # one ledger: the selection's, then the release's
 
 # %% [markdown]
 # ## What the selection buys: 29 selected margins against all 120 (NLTCS)
