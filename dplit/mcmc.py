@@ -49,7 +49,7 @@ from dplit.priors import (
     prior_logpdf_kernel,
 )
 from dplit.release import Release, laplace_scale
-from dplit.results import name_components, privacy_attrs
+from dplit.results import composition_draws, name_components, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 
@@ -851,7 +851,7 @@ def _sampler(spec):
             stats["scale_acceptance"], stats["shift_acceptance"] = (off, off) if (st.anc_on or not st.joint_on) \
                 else (sc, sh)
             stats["ancillary_acceptance"] = an if st.anc_on else off
-        return {"alpha": draws, "mean_composition": draws / draws.sum(axis=-1, keepdims=True)}, stats
+        return composition_draws(draws), stats
 
     def adapt(st, draws, stats):
         half = np.log(draws["alpha"][len(draws["alpha"]) // 2:])   # theta over the window's second half
@@ -1204,20 +1204,23 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
 
 # %% notebooks/07_mcmc.py, cell 40: Exactness: simulation-based calibration (Talts et al. 2018)
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
-               moves=True, rng=None):
-    """Ranks (n_rep, d) of p1 draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks).
+               moves=True, prior_rate=0.1, monitor=None, rng=None):
+    """Ranks of prior draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks), one column per monitored value.
 
-    Data are simulated from p1 and the release of Guo et al. (Laplace scale -d log(a) / (n eps));
+    Data are simulated from the prior Gamma(1, ``prior_rate``) (p1 at the default rate) and the release of Guo et al.
+    (Laplace scale -d log(a) / (n eps));
     the sampler is told a scale multiplied by ``scale_factor`` (1 = correct) and uses ``b`` latent
     records (None = n, DPMCMC); ``moves=False`` leaves out steps (iii) and (iv) (the chain before them).
+    ``monitor`` maps alpha, shape (k, d), to the monitored values, shape (k, m) (None: alpha itself).
     """
-    p1 = GammaPrior(1.0, 0.1, d=d)
+    watch = (lambda al: al) if monitor is None else monitor
+    p1 = GammaPrior(1.0, prior_rate, d=d)
     scale = laplace_scale(d, a, n, eps)
 
     def simulate(g):
         alpha = g.gamma(p1.shape, 1.0 / p1.rate)
         logx = log_dirichlet_draws_reference(alpha, n, g)
-        return alpha, np.maximum(logx, np.log(a)).mean(axis=0) + g.laplace(0.0, scale, d)
+        return watch(alpha[None])[0], np.maximum(logx, np.log(a)).mean(axis=0) + g.laplace(0.0, scale, d)
 
     def posterior(s_L, n_draws, g):
         spec = spec_from_blocks([(s_L, n, n if b is None else b, scale * scale_factor)], a, p1.kernel_form(),
@@ -1225,6 +1228,6 @@ def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, 
         if not moves:
             spec.n_joint = spec.n_anc = 0
         draws = run_chains(_sampler(spec), n_iter=n_draws * thin, n_warmup=n_warmup, n_chains=1, thin=thin, rng=g)
-        return draws[0]["alpha"][0]
+        return watch(draws[0]["alpha"][0])
 
     return sbc_ranks(simulate, posterior, n_rep, L=L, rng=rng)

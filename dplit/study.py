@@ -40,7 +40,6 @@ __all__ = [
 import concurrent.futures as cf
 import hashlib
 import json
-import math
 import os
 import sqlite3
 import time
@@ -55,6 +54,7 @@ import numpy as np
 from dplit import _validate as V
 from dplit import results
 from dplit.methods import fit
+from dplit.methods import method as method_entry
 
 #: The five true parameters of Sec. 5.1.
 PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
@@ -260,8 +260,8 @@ def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, t
     n, d = X.shape
     if threshold != "dp":
         a, eps1, sel = V.threshold(threshold, "threshold"), eps, {}
-        sens = -d * math.log(a) / n
-        unsplit = Release.from_statistic(laplace_mechanism(censored_stat(X, a), sens, eps1, rng=g), n, a, eps1)
+        unsplit = Release.from_statistic(laplace_mechanism(censored_stat(X, a), censored_sensitivity(d, a, n), eps1,
+                                                           rng=g), n, a, eps1)
     else:
         eps1 = 0.75 * eps
         unsplit = release(X, eps1, 0.25 * eps, candidates, tc, rng=g, secure=False)
@@ -342,16 +342,10 @@ def run_method(method, replicate, config_like, rng):
     c = config_like if isinstance(config_like, dict) else asdict(config_like)
     fam, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
     rel = replicate["unsplit"] if prior in (None, "p1") else replicate["split"]
-    if fam in ("boots", "dpboots"):
-        effort = dict(n_boot=c["n_boot"])
-    elif fam == "dpabc":
-        effort = dict(n_accept=c["n_accept"], accept_rate=c["accept_rate"], n_jobs=1)
-    else:
-        effort = dict(n_iter=c["n_iter"], n_warmup=c["n_warmup"], n_chains=c["n_chains"], n_jobs=1)
-        if fam == "mcmc":
-            effort["thin"] = 10
-        elif fam == "dpremcmc":
-            effort["b"] = c["b"]
+    # the study's effort under the names the registry lists for the method; one thread per task (the study
+    # runs tasks in parallel); the non-private chain is thinned, as it is cheap and long
+    effort = {k: c[k] for k in method_entry(fam).options if k in c}
+    effort.update(n_jobs=1, **({"thin": 10} if fam == "mcmc" else {}))
     data = replicate["X"] if fam in ("boots", "mcmc") else rel
     res = fit(data, fam, prior=prior, rng=rng, **effort)
     at = dict(res.posterior.attrs)

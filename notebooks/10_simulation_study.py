@@ -31,7 +31,7 @@ from dplit.config import is_quick, size
 SEED = 20261126
 rng = np.random.default_rng(SEED)
 reduced_reps = size(full=5, quick=2)               # replicates per scenario in the reduced study
-reduced_eps = size(full=[0.5, 1e10], quick=[1.0])
+reduced_eps = size(full=[0.5, 1e10], quick=[0.5, 1e10])   # both sizes: the checks below need 1e10
 reduced_alpha = size(full=[[3.3, 4.4], [2.2, 3.3, 4.4]], quick=[[2.2, 3.3, 4.4]])
 reduced_methods = size(full=["boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p1", "dpabc_p4",
                              "dpabc_p5", "dpapprox_p4"],
@@ -85,7 +85,6 @@ print(f"quick mode: {is_quick()}; reduced study: {len(reduced_alpha)} alphas x {
 import concurrent.futures as cf
 import hashlib
 import json
-import math
 import os
 import sqlite3
 import time
@@ -100,6 +99,7 @@ import numpy as np
 from dplit import _validate as V
 from dplit import results
 from dplit.methods import fit
+from dplit.methods import method as method_entry
 
 #: The five true parameters of Sec. 5.1.
 PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
@@ -384,8 +384,8 @@ def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, t
     n, d = X.shape
     if threshold != "dp":
         a, eps1, sel = V.threshold(threshold, "threshold"), eps, {}
-        sens = -d * math.log(a) / n
-        unsplit = Release.from_statistic(laplace_mechanism(censored_stat(X, a), sens, eps1, rng=g), n, a, eps1)
+        unsplit = Release.from_statistic(laplace_mechanism(censored_stat(X, a), censored_sensitivity(d, a, n), eps1,
+                                                           rng=g), n, a, eps1)
     else:
         eps1 = 0.75 * eps
         unsplit = release(X, eps1, 0.25 * eps, candidates, tc, rng=g, secure=False)
@@ -538,16 +538,10 @@ def run_method(method, replicate, config_like, rng):
     c = config_like if isinstance(config_like, dict) else asdict(config_like)
     fam, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
     rel = replicate["unsplit"] if prior in (None, "p1") else replicate["split"]
-    if fam in ("boots", "dpboots"):
-        effort = dict(n_boot=c["n_boot"])
-    elif fam == "dpabc":
-        effort = dict(n_accept=c["n_accept"], accept_rate=c["accept_rate"], n_jobs=1)
-    else:
-        effort = dict(n_iter=c["n_iter"], n_warmup=c["n_warmup"], n_chains=c["n_chains"], n_jobs=1)
-        if fam == "mcmc":
-            effort["thin"] = 10
-        elif fam == "dpremcmc":
-            effort["b"] = c["b"]
+    # the study's effort under the names the registry lists for the method; one thread per task (the study
+    # runs tasks in parallel); the non-private chain is thinned, as it is cheap and long
+    effort = {k: c[k] for k in method_entry(fam).options if k in c}
+    effort.update(n_jobs=1, **({"thin": 10} if fam == "mcmc" else {}))
     data = replicate["X"] if fam in ("boots", "mcmc") else rel
     res = fit(data, fam, prior=prior, rng=rng, **effort)
     at = dict(res.posterior.attrs)
@@ -1063,7 +1057,7 @@ def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
 #
 # What is reduced, against the paper's grid (5 alphas x 2 n x 4 eps x 50 data sets x 17 methods = 20,000 tasks):
 # * two true parameters, $\boldsymbol\alpha_1 = (3.3, 4.4)$ and $\boldsymbol\alpha_3 = (2.2, 3.3, 4.4)$; one sample size, $n = 1000$; two
-#   budgets, $\epsilon = 0.5$ and $10^{10}$; **5** data sets per scenario (quick size: 2, one alpha, $\epsilon = 1$);
+#   budgets, $\epsilon = 0.5$ and $10^{10}$; **5** data sets per scenario (quick size: 2, one alpha);
 # * nine methods: the two benchmarks, DPBoots, DPMCMC$_{p1}$, DPreMCMC$_{p1}$ ($b = 5$ as in the paper), DPABC$_{p1,p4,p5}$ and
 #   DPapprox$_{p4}$;
 # * the `quick` effort: 3 chains of 2,000 iterations after 500 of warm-up (thinned by 10) instead of 20,000 after
