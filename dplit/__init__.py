@@ -18,6 +18,7 @@ TIERS = (
     ("infrastructure", (
         ("config", "export"),               # hand-written, no dplit imports
         ("_validate", "results"),           # argument checks; the one ArviZ adapter and the result contract
+        ("sampling",),                      # 06b: the one multi-chain driver, the reproducible parallel map
     )),
     ("privacy", (
         ("mechanisms",),                    # 01: noise
@@ -32,7 +33,6 @@ TIERS = (
     ("methods", (
         ("bootstrap",),                     # 05
         ("priors",),                        # 06: p1-p5, each owns its kernel density (p2 from DPBoots)
-        ("sampling",),                      # 06b: the one multi-chain driver
         ("mcmc",),                          # 07: MCMC, DPMCMC, DPreMCMC, p5
         ("abc", "approx"),                  # 08-09
         ("dirichlet_mechanism",),           # 12

@@ -35,7 +35,7 @@ from dplit.mcmc import (
 )
 from dplit.priors import prior_logpdf_kernel
 from dplit.release import laplace_scale
-from dplit.results import name_components, privacy_attrs
+from dplit.results import composition_draws, name_components, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 
@@ -228,8 +228,7 @@ def _approx_sampler(blocks, a, form, update="blocked", n_mh=5):
     def run_chain(st, n_steps, thin, rng):
         draws, acc = _approx_chain_kernel(st.theta, st.rho, st.v, s_L, n, b, blocked, n_steps, thin, n_mh, st.step,
                                           st.chol, form.kind, form.shape, form.rate, form.prec, rng)
-        return {"alpha": draws, "mean_composition": draws / draws.sum(axis=-1, keepdims=True)}, \
-            {"alpha_acceptance": acc}
+        return composition_draws(draws), {"alpha_acceptance": acc}
 
     def adapt(st, draws, stats):
         st.step *= math.exp(2.0 * (float(np.mean(stats["alpha_acceptance"])) - 0.3))

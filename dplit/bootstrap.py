@@ -52,6 +52,7 @@ from dplit.results import (
     privacy_attrs,
     to_arviz,
 )
+from dplit.sampling import map_blocks
 
 TRUNCATION_METHODS = ("auto", "rejection", "gibbs")
 OUT_OF_RANGE = ("redraw", "nan", "uncensored")
@@ -357,34 +358,12 @@ BOOT_BLOCK = 250
 
 
 def _boots_blocks(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng, n_jobs, progress):
-    """:func:`_boots_kernel` over fixed blocks of replicates, block ``k`` with the ``k``-th Generator spawned
-    from ``rng``, in up to ``n_jobs`` threads (the kernel releases the GIL); same draws for any ``n_jobs``."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    starts = list(range(0, s_tilde.shape[0], BOOT_BLOCK))
-    gens = rng.spawn(len(starts))
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=s_tilde.shape[0], desc="bootstrap replicates")
-
-    def one(k):
-        part = _boots_kernel(s_tilde[starts[k]:starts[k] + BOOT_BLOCK], n, a, policy, max_redraw, tol, max_iter,
-                             True, gens[k])
-        if bar is not None:
-            bar.update(part[0].shape[0])
-        return part
-
-    try:
-        if n_jobs > 1 and len(starts) > 1:
-            with ThreadPoolExecutor(n_jobs) as pool:
-                parts = list(pool.map(one, range(len(starts))))
-        else:
-            parts = [one(k) for k in range(len(starts))]
-    finally:
-        if bar is not None:
-            bar.close()
+    """:func:`_boots_kernel` over fixed blocks of replicates (:func:`dplit.sampling.map_blocks`: block ``k`` gets
+    the ``k``-th Generator spawned from ``rng``; threads, as the kernel releases the GIL); same draws for any
+    ``n_jobs``."""
+    parts = map_blocks(lambda lo, hi, g: _boots_kernel(s_tilde[lo:hi], n, a, policy, max_redraw, tol, max_iter, True, g),
+                       s_tilde.shape[0], block_size=BOOT_BLOCK, rng=rng, n_jobs=n_jobs, progress=progress,
+                       desc="bootstrap replicates")
     return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
             int(sum(p[2] for p in parts)))
 

@@ -662,15 +662,16 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     s_G = np.maximum(noisy, 0)
     p_hat = noisy_censoring_rates(s_G)
     a = select_threshold(p_hat, cands, tc)
-    sens = -d * math.log(a)  # times 1/n_l: the sensitivity of a mean of n_l censored records
     logs = np.log(np.maximum(X, a))  # X is checked once above; censored_stat(X, a) is logs.mean(axis=0)
     if n1 == 0:
-        s_L = laplace_mechanism(logs.mean(axis=0), sens / n, eps1, rng=rng, secure=secure)
+        s_L = laplace_mechanism(logs.mean(axis=0), censored_sensitivity(d, a, n), eps1, rng=rng, secure=secure)
         s_L1 = None
     else:
         i1, i2 = _split(n, n1, rng)
-        s_L1 = laplace_mechanism(logs[i1].mean(axis=0), sens / n1, eps1, rng=rng, secure=secure)
-        s_L = laplace_mechanism(logs[i2].mean(axis=0), sens / (n - n1), eps1, rng=rng, secure=secure)
+        s_L1 = laplace_mechanism(logs[i1].mean(axis=0), censored_sensitivity(d, a, n1), eps1, rng=rng,
+                                 secure=secure)
+        s_L = laplace_mechanism(logs[i2].mean(axis=0), censored_sensitivity(d, a, n - n1), eps1, rng=rng,
+                                secure=secure)
     rel = Release(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n - n1, d=d, eps1=eps1,
                   eps2=eps2, candidates=cands, tc=tc, scale=laplace_scale(d, a, n - n1, eps1),
                   scale1=laplace_scale(d, a, n1, eps1) if n1 else None, names=names)

@@ -113,11 +113,23 @@ def _as_dataset(data, var_names=None):
     return (ds if var_names is None else ds[list(var_names)]), False
 
 
-def _diagnostic(fn, data, var_names, **kw):
-    """Apply ArviZ's ``fn`` (rhat or ess) to the draws; an array in gives a float or an array out."""
+def _halves(ds):
+    """One chain's draws read as two chains, its first and second halves (an odd last draw is dropped)."""
+    t = ds.sizes["draw"] // 2
+    ds = ds.isel(draw=slice(0, 2 * t)).stack(sample=("chain", "draw")).drop_vars(["chain", "draw", "sample"])
+    return ds.assign_coords(sample=np.arange(2 * t)).coarsen(sample=t).construct(sample=("chain", "draw"))
+
+
+def _diagnostic(fn, data, var_names, *, one_chain_halves=False, **kw):
+    """Apply ArviZ's ``fn`` (rhat or ess) to the draws; an array in gives a float or an array out.
+
+    ``one_chain_halves``: a single chain of at least 4 draws is read as its two halves (ArviZ needs two chains).
+    """
     import arviz as az
 
     ds, from_array = _as_dataset(data, var_names)
+    if one_chain_halves and ds.sizes["chain"] == 1 and ds.sizes["draw"] >= 4:
+        ds = _halves(ds)
     logger = getattr(az, "_log", None) or logging.getLogger("arviz")   # ArviZ 0.x logs through its own az._log
     level = logger.level
     logger.setLevel(logging.ERROR)   # ArviZ 0.x logs a line for every one-chain R-hat; the callers handle it
@@ -145,9 +157,18 @@ def rhat(data, *, var_names=None):
     -------
     float, ndarray or xarray.Dataset
         A float for ``(chain, draw)`` draws, an array over the trailing axes of a larger array, a
-        Dataset (one value per variable and coordinate) otherwise. NaN where undefined (one chain).
+        Dataset (one value per variable and coordinate) otherwise. One chain is judged by its two halves
+        (as dapper's ``posterior`` package does); NaN where undefined (fewer than 4 draws, constant draws).
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(0)
+    >>> rhat(g.normal(size=(1, 1000))) < 1.01                     # one stationary chain: its halves agree
+    True
+    >>> rhat(np.concatenate([g.normal(size=500), 3 + g.normal(size=500)])[None]) > 1.1   # a jump mid-chain
+    True
     """
-    return _diagnostic("rhat", data, var_names, method="rank")
+    return _diagnostic("rhat", data, var_names, one_chain_halves=True, method="rank")
 
 
 def ess(data, *, method="bulk", var_names=None):

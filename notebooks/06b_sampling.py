@@ -411,16 +411,12 @@ def _diagnostics(post, names):
 
     ``post`` is an ``xarray.Dataset`` of draws with ``(chain, draw)`` dims.
     """
-    halves, t = post, post.sizes["draw"] // 2
-    if post.sizes["chain"] == 1 and t >= 2:     # one chain: R-hat of its two halves (ArviZ needs two chains)
-        halves = post.isel(draw=slice(0, 2 * t)).stack(sample=("chain", "draw")).drop_vars(["chain", "draw", "sample"])
-        halves = halves.assign_coords(sample=np.arange(2 * t)).coarsen(sample=t).construct(sample=("chain", "draw"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # constant coordinates: nan, read as failures
         if post.sizes["chain"] * post.sizes["draw"] < 4:   # too few draws for any diagnostic: nan, read as failed
             rhat = bulk = tail = post.isel(chain=0, draw=0, drop=True) * np.nan
         else:
-            rhat, bulk, tail = results.rhat(halves), results.ess(post), results.ess(post, method="tail")
+            rhat, bulk, tail = results.rhat(post), results.ess(post), results.ess(post, method="tail")  # 1 chain: halves
     out = {}
     for v in names:
         r, b, t = (np.ravel(x[v].values) for x in (rhat, bulk, tail))
@@ -631,7 +627,7 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
 
 # %%
 #| export
-def map_blocks(fn, n, *, block_size, rng=None, n_jobs=None, progress=False, desc="blocks"):
+def map_blocks(fn, n, *, block_size, rng=None, n_jobs=None, progress=False, desc="items"):
     """Apply ``fn(start, stop, rng)`` to fixed blocks of ``range(n)``, in threads, reproducibly.
 
     Parameters
@@ -647,7 +643,7 @@ def map_blocks(fn, n, *, block_size, rng=None, n_jobs=None, progress=False, desc
     n_jobs : int, optional
         Threads; default ``cpu_count``. Use numba kernels with ``nogil=True`` to gain from threads.
     progress : bool, default False
-        Show a progress bar over blocks.
+        Show a progress bar over the ``n`` items (labelled ``desc``).
 
     Returns
     -------
@@ -671,12 +667,12 @@ def map_blocks(fn, n, *, block_size, rng=None, n_jobs=None, progress=False, desc
     gens, _ = chain_generators(rng, len(starts))
     tasks = [(s, min(s + block_size, n), g) for s, g in zip(starts, gens)]
     n_jobs = (os.cpu_count() or 1) if n_jobs is None else n_jobs
-    bar, tick = _progress(progress, len(tasks), desc)
+    bar, tick = _progress(progress, n, desc)
 
     def one(task):
         out = fn(*task)
         if tick is not None:
-            tick(1)
+            tick(task[1] - task[0])
         return out
 
     try:

@@ -552,18 +552,6 @@ def _sampler(model, sdp, init_par, engine):
     return Sampler(init=init, run_chain=run_chain)
 
 
-def _rhat(x):
-    """Rank-normalised split R-hat of draws (chain, draw); one chain is read as its two halves (as dapper's)."""
-    x = np.asarray(x, dtype=float)
-    if x.shape[0] == 1:
-        half = x.shape[1] // 2
-        if half < 4:
-            return math.inf
-        x = x[0, :2 * half].reshape(2, half)
-    r = results.rhat(x)
-    return r if math.isfinite(r) else math.inf
-
-
 def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=4, thin=1, rng=None,
                   progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None,
                   engine="auto", budget=None):
@@ -700,11 +688,11 @@ def summary(result, var_names=None):
         flat = per_chain.reshape(-1, per_chain.shape[2])
         for k in range(flat.shape[1]):
             col, xk = flat[:, k], per_chain[:, :, k]
-            med = np.median(col)
+            med, r = np.median(col), results.rhat(xk)     # one chain: its two halves; undefined: inf
             label = v if flat.shape[1] == 1 else f"{v}[{k}]"
             rows[label] = {"mean": col.mean(), "median": med, "sd": col.std(ddof=1),
                            "mad": 1.4826 * np.median(np.abs(col - med)), "q5": np.quantile(col, 0.05),
-                           "q95": np.quantile(col, 0.95), "rhat": _rhat(xk),
+                           "q95": np.quantile(col, 0.95), "rhat": r if np.isfinite(r) else np.inf,
                            "ess_bulk": results.ess(xk), "ess_tail": results.ess(xk, method="tail")}
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.name = "variable"

@@ -89,7 +89,9 @@ def test_rhat_and_ess_read_arrays_datasets_and_results():
     res = results.to_arviz({"alpha": both}, dims={"alpha": ["component"]})
     np.testing.assert_allclose(results.ess(res)["alpha"].values, results.ess(both))
     np.testing.assert_allclose(results.rhat(res, var_names=["alpha"])["alpha"].values, results.rhat(both))
-    assert np.isnan(results.rhat(rng.normal(size=(1, 100))))    # one chain: undefined, said with a NaN
+    assert results.rhat(rng.normal(size=(1, 1000))) < 1.02         # one chain: judged by its two halves
+    assert results.rhat(np.arange(1000.0)[None]) > 1.5              # ... which catches a trend
+    assert np.isnan(results.rhat(rng.normal(size=(1, 3))))          # too few draws: undefined, said with a NaN
     with pytest.raises(ValueError, match="method"):
         results.ess(iid, method="mean")
     with pytest.raises(ValueError, match="chain, draw"):

@@ -58,7 +58,7 @@ def test_an_inverted_import_is_caught():
     assert layering_problems(graph, dplit.LAYERS) == []
     graph["dirichlet"] = {"release"}          # a lower module reaching up
     problems = layering_problems(graph, dplit.LAYERS)
-    assert problems == ["dirichlet (layer 5) imports release from a higher layer (layer 7)"]
+    assert problems == ["dirichlet (layer 6) imports release from a higher layer (layer 8)"]
 
 
 def test_a_cycle_and_a_same_layer_import_are_caught():
