@@ -173,6 +173,80 @@ def test_python_and_numba_engines_give_identical_draws_for_any_threads():
     assert np.all((acc >= 0) & (acc <= 1)) and 0.1 < acc.mean() < 1.0
 
 
+def test_an_iteration_is_dappers():
+    """dapper's iteration, written out: theta from post_f given the records, one latent_f database of proposals,
+    then the records in order, each accepted by the ratio of mechanism densities. dapper keeps theta before the
+    iteration's post_f, dapper_sample after it: the same sequence, one iteration apart."""
+    n_steps, sdp = 60, 0.7
+    g = np.random.default_rng(11).spawn(1)[0]            # the chain's Generator, as dapper_sample spawns it
+    theta = np.array([0.0])
+    dmat = py_latent(theta, g)
+    st = sum(py_st(dmat[i], sdp, i) for i in range(N))
+    kept_before, kept_after, acc = [], [], []
+    for _ in range(n_steps):
+        kept_before.append(theta[0])
+        theta = py_post(dmat, theta, g)
+        prop = py_latent(theta, g)
+        n_acc = 0
+        for i in range(N):
+            sn = st - py_st(dmat[i], sdp, i) + py_st(prop[i], sdp, i)
+            a = py_priv(sdp, sn) - py_priv(sdp, st)
+            if a >= 0.0 or g.random() < math.exp(a):     # a uniform only when the ratio is below 1
+                dmat[i], st, n_acc = prop[i], sn, n_acc + 1
+        kept_after.append(theta[0])
+        acc.append(n_acc / N)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = dapper_sample(py_model(), sdp, [0.0], n_iter=n_steps, n_warmup=0, n_chains=1,
+                            rng=np.random.default_rng(11), **QUIET)
+    draws = res.posterior["mu"].values[0]
+    assert np.allclose(draws, kept_after, rtol=0, atol=1e-12)
+    assert np.allclose(draws[:-1], kept_before[1:], rtol=0, atol=1e-12) and kept_before[0] == 0.0
+    assert np.allclose(res.sample_stats["acceptance"].values[0], acc)
+
+
+def test_dapper_module_style_runs_the_compact_chain():
+    """dapper's Example 1 style (the term of record i is an n x 2 matrix, zero but row i; priv_f counts the
+    entries that agree with the release) and the compact style (the term is record i's agreements) give the
+    same log density on every database, so the same draws, bit for bit."""
+    n = 7
+    cells = np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    sdp = cells[[0, 1, 1, 2, 3, 3, 0]]
+
+    def latent(theta, rng):
+        return cells[rng.choice(4, size=n, p=theta / theta.sum())]
+
+    def post(dmat, theta, rng):
+        counts = np.array([np.sum((dmat == c).all(axis=1)) for c in cells])
+        t = rng.standard_gamma(counts + 1.0)
+        return t / t.sum()
+
+    def st_dapper(xi, sdp, i):
+        x = np.zeros((n, 2))
+        x[i] = xi
+        return x
+
+    def priv_dapper(sdp, sx):
+        t1 = np.sum(sdp == sx)
+        return t1 * math.log(0.75) + (2 * n - t1) * math.log(0.25)
+
+    def st_compact(xi, sdp, i):
+        return float(xi[0] == sdp[i, 0]) + float(xi[1] == sdp[i, 1])
+
+    def priv_compact(sdp, sx):
+        return sx * math.log(0.75) + (sdp.size - sx) * math.log(0.25)
+
+    kw = dict(n_iter=150, n_warmup=20, n_chains=1, rng=4, **QUIET)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = dapper_sample(PrivacyModel(latent, post, priv_dapper, st_dapper, 4), sdp, np.full(4, 0.25), **kw)
+        b = dapper_sample(PrivacyModel(latent, post, priv_compact, st_compact, 4, same_shape=False), sdp,
+                          np.full(4, 0.25), **kw)
+    for v in a.posterior.data_vars:
+        assert np.array_equal(a.posterior[v].values, b.posterior[v].values)
+    assert np.array_equal(a.sample_stats["acceptance"].values, b.sample_stats["acceptance"].values)
+
+
 def test_general_path_equals_the_additive_path_on_integer_statistics():
     """A count statistic recomputed from the whole database gives the same draws as the running sum."""
     def latent(theta, rng):
