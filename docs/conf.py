@@ -42,8 +42,15 @@ html_title = f"dplit {version}"
 # into _static/ like the theme's files): no CDN at build or view time. An online reader of the
 # published site gets these same files from the site, so offline and online look alike.
 _MATHJAX = Path(importlib.util.find_spec("sphinx-mathjax-offline").submodule_search_locations[0]) / "static"
-html_static_path = [str(_MATHJAX)]
+html_static_path = [str(_MATHJAX), str(ROOT / "docs" / "_static")]
 mathjax_path = "mathjax/tex-chtml.js"
+# The tutorial first (issue 29, item 2): docs/prepare.py tags export cells and long cells hide-input;
+# their toggle reads "Show code (...)" (the reason is set per cell). dplit.css keeps wide outputs and
+# equations inside the column; dplit.js opens figures full size on click.
+nb_code_prompt_show = "Show code"
+nb_code_prompt_hide = "Hide code"
+html_css_files = ["dplit.css"]
+html_js_files = ["dplit.js"]
 html_show_sourcelink = False
 html_last_updated_fmt = None
 
