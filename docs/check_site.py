@@ -3,8 +3,26 @@
 `make check-docs` runs this after `make docs`. Per page: no console error and no uncaught exception,
 no request outside the site (it must work offline: theme, scripts, fonts and MathJax come from the
 site itself), every internal link points to an existing page and anchor, every image is decoded
-with a non-zero size, and every formula was typeset by MathJax without error. Screenshots of three
-pages go to build/site-shots/.
+with a non-zero size, and every formula was typeset by MathJax without error.
+
+Then what the reader meets (issue 29, item 2), measured at the 1280 px viewport:
+
+(a) no clipped element: a ``pre``, output, table, image or display equation fails when its content is
+    wider than its box (``scrollWidth > clientWidth``) and the box does not scroll (``overflow-x``
+    auto/scroll), or when its box reaches past the article column; an element inside a scrolling box
+    (within the column) is that box's business. Folded code (a closed ``<details>``) is not measured.
+    Boxes that scroll with content wider than they are (an output or equation partly behind a
+    scrollbar) are counted and reported, not failed;
+(b) no machine path (``/work/``, ``/tmp/``, ``ipykernel_``) in the text of the page, folded code included;
+(c) no tool marker (``NBVAL_*``, ``noqa``, ``#| export``, ``#| default_exp``) in the code and outputs
+    (notebook cells and ``pre`` blocks, folded code included; prose may name a marker to explain it); the
+    module source pages of viewcode (``_modules/``) are exempt: they show the library's source as it is;
+(d) on the method notebooks (pages 01-17), where the first figure starts, as a fraction of the page
+    height, and the share of the page height taken by displayed code. Reported in a table, never a failure.
+
+Screenshots go to build/site-shots/: the top of three pages (index, 04, an API page) and the whole
+article column of notebooks 05, 07, 11 and 14 as a reader sees them (code folded); with
+``--save-screenshots`` the latter four are also written, compressed, to docs/screenshots/.
 
 The browser is Debian's ``chromium`` driven by Playwright's Python package through
 ``executable_path`` (Playwright never downloads a browser here). When /usr/bin/chromium is missing,
@@ -33,6 +51,12 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SCREENSHOTS = {"index.html": "index.png", "notebooks/04_release.html": "notebook-04_release.png",
                "api/release.html": "api-release.png"}
+# Whole pages (full_page=True): what a reader scrolls through, code folded.
+FULL_SHOTS = {f"notebooks/{n}.html": f"notebook-{n}.png"
+              for n in ("05_dpboots", "07_mcmc", "11_atus", "14_latent_class")}
+MACHINE_PATH = re.compile(r"/work/|/tmp/|ipykernel_")
+MARKER = re.compile(r"NBVAL_|\bnoqa\b|#\|\s*(?:export|default_exp)\b")
+METHOD_PAGE = re.compile(r"^notebooks/(0[1-9]|1[0-7])[a-z]?_")
 
 
 def ensure_chromium() -> str:
@@ -108,6 +132,98 @@ PAGE_FACTS = """() => ({
 })"""
 
 
+# What the reader meets: clipped elements, the page's text (folded code included, scripts and styles not),
+# where the first figure starts and how much of the page displayed code takes.
+READER_FACTS = """() => {
+  const col = document.querySelector('article[role="main"]') || document.body;
+  const colBox = col.getBoundingClientRect();
+  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  const insideScroller = el => { for (let a = el.parentElement; a && a !== col; a = a.parentElement)
+                                   if (scrolls(a)) return true;
+                                 return false; };
+  const shown = el => !el.closest('details:not([open])') && el.getClientRects().length > 0;
+  const clipped = [];
+  const sel = 'pre, div.output, div.cell_output, table, div.table-wrapper, img, div.math-wrapper, div.math, ' +
+              'mjx-container[display="true"]';
+  for (const el of col.querySelectorAll(sel)) {
+    if (!shown(el) || insideScroller(el)) continue;  // inside a scroller, that box is the one that must fit
+    const box = el.getBoundingClientRect();
+    const wider = el.scrollWidth > el.clientWidth + 1 && !scrolls(el), past = box.right > colBox.right + 1;
+    if (wider || past) clipped.push(el);
+  }
+  // One report per offender: the innermost (an output box is wide because the pre in it is).
+  const offenders = clipped.filter(a => !clipped.some(b => b !== a && a.contains(b))).map(el => ({
+      what: el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).trim().split(/\\s+/).join('.') : ''),
+      content: el.scrollWidth, box: el.clientWidth,
+      text: (el.textContent || el.getAttribute('src') || '').trim().slice(0, 60)}));
+  // Outputs and equations wider than their box that scroll: not clipped, but partly behind a scrollbar.
+  const scrolled = Array.from(col.querySelectorAll('*')).filter(el => el.scrollWidth > el.clientWidth + 1
+      && scrolls(el) && shown(el) && !el.closest('div.cell_input')).length;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+      n.parentElement.closest('script, style, noscript') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  const parts = [], cellParts = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    parts.push(n.data);
+    if (n.parentElement.closest('div.cell, pre')) cellParts.push(n.data);
+  }
+  const height = document.documentElement.scrollHeight;
+  const img = Array.from(col.querySelectorAll('img')).find(shown);
+  const code = Array.from(col.querySelectorAll('div.cell_input')).filter(shown)
+      .reduce((s, el) => s + el.getBoundingClientRect().height, 0);
+  return {clipped: offenders, scrolled, text: parts.join(' '), cellText: cellParts.join(' '), height,
+          column: [colBox.left + window.scrollX, colBox.width],
+          firstFigure: img ? (img.getBoundingClientRect().top + window.scrollY) / height : null,
+          codeShare: code / height};
+}"""
+
+
+def text_problems(page: str, text: str, cell_text: str) -> list[str]:
+    """Machine paths in the text of one page, tool markers in its code and outputs (``cell_text``: notebook
+    cells and ``pre`` blocks; prose may name a marker, as 00_index does to explain the export); each
+    distinct one once, with its context."""
+    problems, seen = [], set()
+    checks = [("machine path", MACHINE_PATH, text)]
+    if not page.startswith("_modules/"):
+        checks.append(("tool marker", MARKER, cell_text))
+    for label, pattern, where in checks:
+        for m in pattern.finditer(where):
+            around = " ".join(where[max(0, m.start() - 40):m.end() + 40].split())
+            if (label, around) not in seen:
+                seen.add((label, around))
+                problems.append(f"{label} {m.group(0)!r} in: ...{around}...")
+    return problems
+
+
+def clip_problems(clipped: list[dict]) -> list[str]:
+    """One line per clipped element."""
+    return [f"clipped {c['what']} (content {c['content']} px in a {c['box']} px box): {c['text']!r}"
+            for c in clipped]
+
+
+def reader_table(rows: list[dict]) -> str:
+    """The per-page table: clipped and scrolled elements, markers, machine paths, page height, first-figure
+    fraction, code share."""
+    lines = [f"{'page':<40s} {'clipped':>7s} {'scroll':>6s} {'markers':>7s} {'paths':>5s} {'height px':>9s} "
+             f"{'1st fig':>7s} {'code':>5s}"]
+    for r in rows:
+        fig = "-" if r["firstFigure"] is None else f"{r['firstFigure']:.2f}"
+        lines.append(f"{r['page']:<40s} {r['clipped']:>7d} {r['scrolled']:>6d} {r['markers']:>7d} {r['paths']:>5d} "
+                     f"{r['height']:>9d} {fig:>7s} {r['codeShare']:>5.2f}")
+    return "\n".join(lines)
+
+
+def compress_shot(src: Path, dest: Path, colors: int = 48) -> Path:
+    """A screenshot as a palette PNG (text, code and figures stay legible; a page of 23,000 px is ~1.4 MB)."""
+    from PIL import Image
+
+    with Image.open(src) as image:
+        small = image.convert("RGB").quantize(colors=colors, method=Image.Quantize.MEDIANCUT,
+                                              dither=Image.Dither.NONE)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    small.save(dest, "PNG", optimize=True)
+    return dest
+
+
 def _harmless(message) -> bool:
     """A console error that is not the site's: the browser's own favicon request."""
     return (message.location or {}).get("url", "").endswith("favicon.ico")
@@ -132,8 +248,21 @@ def check_page(context, base: str, page: str) -> tuple[list[str], dict]:
     if facts["mathUnrendered"] or facts["mathErrors"]:
         problems.append(f"math: {facts['mathUnrendered']} of {facts['math']} formulas not typeset, "
                         f"{facts['mathErrors']} MathJax errors")
+    reader = tab.evaluate(READER_FACTS)
+    found = text_problems(page, reader["text"], reader["cellText"])
+    reader_row = {"page": page, "clipped": len(reader["clipped"]), "scrolled": reader["scrolled"],
+                  "height": reader["height"],
+                  "markers": sum(p.startswith("tool marker") for p in found),
+                  "paths": sum(p.startswith("machine path") for p in found),
+                  "firstFigure": reader["firstFigure"], "codeShare": reader["codeShare"]}
+    problems += clip_problems(reader["clipped"]) + found
+    facts["reader"] = reader_row
     if page in SCREENSHOTS:
         tab.screenshot(path=str(SHOTS / SCREENSHOTS[page]), full_page=False)
+    if page in FULL_SHOTS:  # the article column (with a margin), top to bottom
+        left, width = reader["column"]
+        tab.screenshot(path=str(SHOTS / FULL_SHOTS[page]), full_page=True,
+                       clip={"x": max(0, left - 16), "y": 0, "width": width + 32, "height": reader["height"]})
     tab.close()
     return problems, facts
 
@@ -164,7 +293,9 @@ def expected_figures(page: str) -> int:
     return sum("image/png" in out.get("data", {}) for c in cells for out in c.get("outputs", []))
 
 
-def main() -> int:
+def main(save_shots: bool = False) -> int:
+    """Check every page; with ``save_shots`` (``--save-screenshots``), also write compressed copies of the
+    whole-page screenshots into docs/screenshots/ (committed, for the README and the issue tracker)."""
     from playwright.sync_api import sync_playwright
 
     if not (SITE / "index.html").exists():
@@ -190,6 +321,7 @@ def main() -> int:
 
             context.route("**/*", only_local)
             n_images = n_math = 0
+            rows = []
             for page in pages:
                 problems, facts = check_page(context, base, page)
                 want = expected_figures(page)
@@ -198,6 +330,7 @@ def main() -> int:
                     problems.append(f"{got} decoded images, but the notebook holds {want} figures")
                 n_images += got
                 n_math += facts["math"]
+                rows.append(facts["reader"])
                 if problems:
                     failures[page] = problems
             context.close()
@@ -208,9 +341,20 @@ def main() -> int:
         failures.setdefault("(any page)", []).append(f"request outside the site: {url}")
     print(f"check-docs: {len(pages)} pages, {n_images} images decoded, {n_math} formulas typeset; "
           f"screenshots in {SHOTS.relative_to(ROOT)}/")
+    shown = [r for r in rows if r["page"].startswith("notebooks/") or r["clipped"] or r["markers"] or r["paths"]]
+    print("What the reader meets (scroll: outputs and equations wider than their box, which scroll;"
+          " 1st fig: top of the first figure / page height; code: displayed code / page height):")
+    print(reader_table(shown))
+    late = [r["page"] for r in rows if METHOD_PAGE.match(r["page"]) and (r["firstFigure"] or 0) > 1 / 3]
+    if late:
+        print(f"first figure below the first third (reported, not a failure): {', '.join(late)}")
     for page, problems in failures.items():
         for p in problems[:10]:
             print(f"  {page}: {p}")
+    if save_shots:
+        for name in FULL_SHOTS.values():
+            dest = compress_shot(SHOTS / name, ROOT / "docs" / "screenshots" / name)
+            print(f"  {dest.relative_to(ROOT)}: {dest.stat().st_size // 1024} KB")
     if failures:
         print(f"check-docs: {len(failures)} page(s) with problems")
         return 1
@@ -219,4 +363,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(save_shots="--save-screenshots" in sys.argv[1:]))

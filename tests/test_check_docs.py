@@ -1,5 +1,8 @@
-"""`make check-docs` on a machine without chromium: one install command, a non-zero exit, no system change."""
+"""The documentation check: `make check-docs` without chromium (one install command, a non-zero exit, no system
+change), and the pure functions of docs/prepare.py (marker stripping, folding, machine paths) and docs/check_site.py
+(the reader checks), each with a planted case."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -33,3 +36,170 @@ def test_check_site_never_installs(monkeypatch, tmp_path):
     with pytest.raises(SystemExit, match="apt-get install -y chromium"):
         check_site.ensure_chromium()
     assert calls == []
+
+
+def _docs_module(name):
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.pop(0)
+
+
+def test_prepare_strips_tool_markers():
+    prepare = _docs_module("prepare")
+    source = ("# NBVAL_IGNORE_OUTPUT\n#| export\n\nimport pandas as pd  # noqa: E402\n"
+              "f = lambda t: t   # noqa: E731  density of t = log v\n"
+              "except_ = 1  # noqa: BLE001 - handed to the caller\n"
+              "g = 2  # noqa: NPY002 (the peer's global state)\n"
+              "# noqa: F401\n"
+              "text = \"# noqa: E501 inside a string stays\"\n"
+              "# NBVAL_SKIP\ny = 3")
+    shown = prepare.strip_markers(source)
+    assert shown.splitlines() == [
+        "import pandas as pd",
+        "f = lambda t: t  # density of t = log v",
+        "except_ = 1  # handed to the caller",
+        "g = 2  # the peer's global state",
+        "text = \"# noqa: E501 inside a string stays\"",
+        "y = 3",
+    ]
+    assert prepare.strip_markers("#| default_exp mechanisms") == ""
+    # a cell that does not tokenize (an unclosed string) is still stripped, line by line
+    assert prepare.strip_markers("x = '''\n#| export\nimport a  # noqa: F401") == "x = '''\nimport a"
+
+
+def test_prepare_folds_export_and_long_cells():
+    prepare = _docs_module("prepare")
+    short = "x = 1\n" * prepare.FOLD_LINES
+    long = "x = 1\n" * (prepare.FOLD_LINES + 1)
+    assert prepare.fold_reason(short) is None
+    assert prepare.fold_reason("# NBVAL_IGNORE_OUTPUT\n" + short) is None     # markers are not counted
+    assert prepare.fold_reason(long) == f"{prepare.FOLD_LINES + 1} lines"
+    assert prepare.fold_reason("#| export\ndef f():\n    return 1\n") == "library code, 2 lines"
+    nb = {"cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": "#| export is only prose here"},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": "#| default_exp mechanisms"},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["#| export\n", "def f():\n", "    pass\n"]},
+        {"cell_type": "code", "metadata": {"tags": ["remove-input"]}, "outputs": [], "source": "#| export\nx = 1"},
+        {"cell_type": "code", "metadata": {}, "source": long,
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "x\n"}]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": "# NBVAL_IGNORE_OUTPUT\nplt.plot(x)"},
+    ]}
+    counts = prepare.prepare_cells(nb)
+    assert counts == {"folded export": 1, "folded long": 1, "removed empty": 1}
+    md, exp_dir, export, kept, longc, usage = nb["cells"]
+    assert md["source"] == "#| export is only prose here" and "tags" not in md["metadata"]
+    assert exp_dir["metadata"]["tags"] == ["remove-cell"]
+    assert export["metadata"]["tags"] == ["hide-input"] and export["source"] == "def f():\n    pass"
+    assert export["metadata"]["mystnb"]["code_prompt_show"] == "Show code (library code, 2 lines)"
+    assert kept["metadata"]["tags"] == ["remove-input"]                      # a tag already set is kept
+    assert longc["metadata"]["tags"] == ["hide-input"] and longc["outputs"][0]["text"] == "x\n"
+    assert usage["source"] == "plt.plot(x)" and "tags" not in usage["metadata"]
+
+
+def test_prepare_scrubs_machine_paths():
+    prepare = _docs_module("prepare")
+    warning = ("/tmp/ipykernel_12345/2873465.py:3: ConvergenceWarning: lbfgs failed\n"
+               "  fit = model.fit(X)\n")
+    assert prepare.scrub_paths(warning) == "ConvergenceWarning: lbfgs failed\n  fit = model.fit(X)\n"
+    assert prepare.scrub_paths("/srv/dplit/dplit/release.py:12: UserWarning: x", root="/srv/dplit") == \
+        "dplit/release.py:12: UserWarning: x"
+    assert prepare.scrub_paths("wrote /tmp/tmpab12cd/release.json") == "wrote <temporary folder>/release.json"
+    assert prepare.scrub_paths("/tmp/release.json and /tmp/a/b/c.nc") == \
+        "<temporary folder>/release.json and <temporary folder>/c.nc"
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": "warn()", "outputs": [
+        {"output_type": "stream", "name": "stderr", "text": [warning]},
+        {"output_type": "error", "ename": "E", "evalue": "", "traceback": ["File /tmp/ipykernel_1/2.py:1: here"]}]}]}
+    prepare.prepare_cells(nb)
+    text = json.dumps(nb)
+    check_site = _docs_module("check_site")
+    assert not check_site.MACHINE_PATH.search(text)
+
+
+def test_check_site_catches_markers_and_machine_paths():
+    check_site = _docs_module("check_site")
+    clean = "A derivation. import numpy as np  print(x)"
+    assert check_site.text_problems("notebooks/05_dpboots.html", clean, clean) == []
+    # planted: a marker in a code cell, a machine path in an output
+    cell = "# NBVAL_IGNORE_OUTPUT fig, ax = plt.subplots() import pandas as pd  # noqa: E402 #| export def f(): pass"
+    found = check_site.text_problems("notebooks/05_dpboots.html", cell, cell)
+    assert sum(p.startswith("tool marker") for p in found) == 3
+    found = check_site.text_problems("notebooks/11_atus.html", "/tmp/ipykernel_77/1.py:3: Warning", "")
+    assert found and all(p.startswith("machine path") for p in found)
+    # prose that names the convention is not a marker shown in code; viewcode's source pages are exempt
+    assert check_site.text_problems("notebooks/00_index.html", "cells marked #| export become a module", "") == []
+    assert check_site.text_problems("_modules/dplit/release.html", "x = 1  # noqa: E402", "x  # noqa: E402") == []
+    assert check_site.text_problems("_modules/dplit/x.html", "/work/main/dplit", "") != []
+
+
+def test_check_site_reports_clipped_elements_and_the_table():
+    check_site = _docs_module("check_site")
+    clipped = [{"what": "pre", "content": 1346, "box": 736, "text": "method sex runs"}]
+    assert check_site.clip_problems(clipped) == [
+        "clipped pre (content 1346 px in a 736 px box): 'method sex runs'"]
+    rows = [{"page": "notebooks/05_dpboots.html", "clipped": 0, "scrolled": 3, "markers": 0, "paths": 0,
+             "height": 14145, "firstFigure": 0.83, "codeShare": 0.33},
+            {"page": "notebooks/00_index.html", "clipped": 1, "scrolled": 0, "markers": 2, "paths": 1,
+             "height": 6000, "firstFigure": None, "codeShare": 0.1}]
+    table = check_site.reader_table(rows).splitlines()
+    assert table[0].split() == ["page", "clipped", "scroll", "markers", "paths", "height", "px", "1st", "fig", "code"]
+    assert table[1].split() == ["notebooks/05_dpboots.html", "0", "3", "0", "0", "14145", "0.83", "0.33"]
+    assert table[2].split()[-2] == "-"
+    assert check_site.METHOD_PAGE.match("notebooks/15b_peers.html")
+    assert check_site.METHOD_PAGE.match("notebooks/17_compare.html")
+    assert not check_site.METHOD_PAGE.match("notebooks/00_index.html")
+
+
+def test_compressed_screenshot_is_a_small_palette_png(tmp_path):
+    check_site = _docs_module("check_site")
+    image = pytest.importorskip("PIL.Image")
+    rgb = image.new("RGB", (300, 2000), "white")
+    for y in range(0, 2000, 40):
+        rgb.paste((31, 119, 180), (20, y, 280, y + 12))           # bars of a figure's blue
+    rgb.save(tmp_path / "shot.png")
+    out = check_site.compress_shot(tmp_path / "shot.png", tmp_path / "out" / "shot.png")
+    with image.open(out) as small:
+        assert small.mode == "P" and small.size == (300, 2000)
+        assert small.convert("RGB").getpixel((100, 5)) == (31, 119, 180)
+
+
+PLANTED_PAGE = """<!doctype html><html><body style="margin:0"><div style="width:900px">
+<article role="main" style="width:600px">
+<p>cells marked #| export become the module (prose: not a marker shown in code)</p>
+<div class="cell"><div class="cell_input"><pre># NBVAL_IGNORE_OUTPUT
+x = 1</pre></div>
+<div class="cell_output"><div class="output"><pre id="clipped" style="overflow: visible">{wide}</pre></div>
+<div class="output"><pre id="scrolls" style="overflow-x: auto">{wide}</pre></div>
+<div class="output"><pre style="white-space: pre-wrap">{wide}</pre></div>
+<div class="output" style="overflow-x: auto"><table style="width: 900px"><tr><td>a</td></tr></table></div>
+<div class="output"><table id="past" style="width: 900px"><tr><td>b</td></tr></table></div>
+<div class="output"><pre>/tmp/ipykernel_1/2.py:3: UserWarning</pre></div></div></div>
+<details><summary>Show code</summary><pre style="overflow: visible"># noqa folded: counted as text {wide}</pre></details>
+<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="10" height="10">
+</article></div></body></html>"""
+
+
+def test_reader_facts_catch_planted_clipping_in_chromium(tmp_path):
+    check_site = _docs_module("check_site")
+    if not Path(check_site.CHROMIUM).exists():
+        pytest.skip("needs Debian's chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page = tmp_path / "page.html"
+    page.write_text(PLANTED_PAGE.format(wide="a wide line " * 40))
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=check_site.CHROMIUM, headless=True, args=check_site.FLAGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1280, "height": 860})
+            tab.goto(page.as_uri())
+            facts = tab.evaluate(check_site.READER_FACTS)
+        finally:
+            browser.close()
+    # the visible-overflow pre and the table past the column, each once (not the output boxes around them)
+    what = [c["what"] for c in facts["clipped"]]
+    assert sorted(what) == ["pre", "table"], facts["clipped"]
+    assert facts["scrolled"] == 2                           # the scrolling pre and the scrolling output box
+    found = check_site.text_problems("notebooks/99_planted.html", facts["text"], facts["cellText"])
+    assert sum(p.startswith("tool marker") for p in found) == 2      # NBVAL in code, noqa in folded code
+    assert sum(p.startswith("machine path") for p in found) >= 1
+    assert 0 < facts["firstFigure"] < 1 and 0 < facts["codeShare"] < 1
