@@ -49,8 +49,10 @@
 
   // Scale the content of a scrolling box down (font size) when that makes it fit, by at most `least`.
   function fit(box, content, least) {
-    const need = content.scrollWidth, have = box.clientWidth;
-    if (need <= have + 1 || have === 0) return;
+    const style = getComputedStyle(box);
+    const pad = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);  // padding does not scale
+    const need = content.scrollWidth - (box === content ? pad : 0), have = box.clientWidth - pad;
+    if (need <= have + 1 || have <= 0) return;
     const ratio = (have - 2) / need;
     if (ratio < least) return;
     const size = parseFloat(getComputedStyle(content).fontSize);
