@@ -305,7 +305,7 @@ def _diagnostics(post, names):
         if post.sizes["chain"] * post.sizes["draw"] < 4:   # too few draws for any diagnostic: nan, read as failed
             rhat = bulk = tail = post.isel(chain=0, draw=0, drop=True) * np.nan
         else:
-            rhat, bulk, tail = results.rhat(post), results.ess(post), results.ess(post, method="tail")  # 1 chain: halves
+            rhat, bulk, tail = results.diagnostics(post, var_names=names)   # one pass; one chain: R-hat of its halves
     out = {}
     for v in names:
         r, b, t = (np.ravel(x[v].values) for x in (rhat, bulk, tail))
