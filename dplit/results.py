@@ -333,7 +333,7 @@ def _diagnostic_arrays(x, kinds=_KINDS):
     if len(starts) > 1:
         np.empty(_BLOCK * 16)   # freed at once: keeps the blocks' memory (see the note at _BLOCK)
 
-    def run(part):
+    def work(part):
         pad = np.zeros((min(step, k), 2 * c, next_fast_len(2 * (d // 2), real=True)))   # FFT input, zero-padded
         with np.errstate(divide="ignore", invalid="ignore"):            # constant draws: R-hat 0 / 0
             for s in part:
@@ -349,9 +349,9 @@ def _diagnostic_arrays(x, kinds=_KINDS):
     threads = min(len(starts), os.cpu_count() or 1)
     if threads > 1:             # NumPy's sorts and FFTs release the GIL: blocks run side by side, as the chains do
         with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(run, [starts[i::threads] for i in range(threads)]))
+            list(pool.map(work, [starts[i::threads] for i in range(threads)]))
     else:
-        run(starts)
+        work(starts)
     return out
 
 
