@@ -20,6 +20,8 @@ __all__ = [
     "log_dirichlet_density",
     "dirichlet_proposal",
     "cell_labels",
+    "DEFAULT_SETTINGS",
+    "PAPER_SETTINGS",
     "fit_latent_class",
     "latent_params",
     "margin_draws",
@@ -720,6 +722,10 @@ def _label_cells(result, release):
 
 
 # %% notebooks/14_latent_class.py, cell 35: `fit_latent_class`
+DEFAULT_SETTINGS = {"weight": "auto", "a": 0.1}   # intervals that cover: see "Coverage over repeated samples"
+PAPER_SETTINGS = {"weight": 1.0, "a": 1.0}        # Nixon et al.'s composite likelihood (6) and prior (7)
+
+
 def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
     """Refuse ``full_table=True`` when the table's draws would not fit in memory (``dplit._validate.work_size``).
 
@@ -737,8 +743,9 @@ def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
     return cells
 
 
-def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, weight=1.0, full_table=False, n_iter=5_000,
-                     n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
+def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, weight=None, paper=False,
+                     full_table=False, n_iter=5_000, n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True,
+                     n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
     """Posterior of a k-class latent class model given noisy margins (Nixon et al., model (7), Supp. Sec. 2).
 
     Parameters
@@ -752,12 +759,16 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
         Strategy 1 (Dirichlet proposals).
     alpha : float, default 1
         Concentration: pi ~ Dirichlet(alpha / k, ..., alpha / k).
-    a : float, default 1
-        Each Psi[h, j] ~ Dirichlet(a, ..., a).
-    weight : float or "auto", default 1
-        Power of the composite likelihood (6): 1 is the paper's; ``"auto"`` = 1 / (largest number of
-        released tables sharing one variable), a magnitude adjustment that undoes the over-counting of
-        records seen in several tables (see the notebook's coverage study).
+    a : float, default 0.1 (the paper's 1 with ``paper=True``)
+        Each Psi[h, j] ~ Dirichlet(a, ..., a). A sparse prior lets a cell probability near 0 stay there,
+        which the intervals of rare cells need (see the notebook's coverage study).
+    weight : float or "auto", default "auto" (the paper's 1 with ``paper=True``)
+        Power of the composite likelihood (6), in (0, 1]. ``"auto"`` = 1 / (largest number of released
+        tables sharing one variable), a magnitude adjustment that undoes the over-counting of records seen
+        in several tables; 1 is the paper's, whose intervals are too narrow.
+    paper : bool, default False
+        Use Nixon et al.'s settings (``weight=1``, ``a=1``) for the arguments left at None, to reproduce
+        the paper. Arguments given explicitly win.
     full_table : bool, default False
         Also keep the full-table probabilities ``table_probs`` (prod of the levels cells per draw); refused
         up front when their draws would exceed the memory limit of ``dplit._validate.work_size``.
@@ -790,6 +801,10 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
         raise TypeError(f"release must be a MarginRelease, got {type(release).__name__}")
     k = V.count(k, "k")
     strategy = {"gamma": 2, "dirichlet": 1}[V.choice(pi_strategy, "pi_strategy", ("gamma", "dirichlet"))]
+    paper = V.boolean(paper, "paper")
+    defaults = PAPER_SETTINGS if paper else DEFAULT_SETTINGS
+    a = defaults["a"] if a is None else a
+    weight = defaults["weight"] if weight is None else weight
     alpha, a = V.positive(alpha, "alpha"), V.positive(a, "a")
     full_table = V.boolean(full_table, "full_table")
     if full_table:
@@ -800,7 +815,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=1.0, we
     weight = V.unit_interval(weight, "weight", closed_high=True)
     sampler = _lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table)
     attrs = {"method": "latent_class", "eps_per_table": release.eps_per_table, "k": k,
-             "pi_strategy": pi_strategy, "alpha": alpha, "a": a, "weight": weight, "n": release.n, "levels": list(release.levels),
+             "pi_strategy": pi_strategy, "alpha": alpha, "a": a, "weight": weight, "paper": int(paper), "n": release.n, "levels": list(release.levels),
              "margins": repr(release.margins), "plausibility_checked": int(release.checked)}
     result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                  progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.flat_counts},

@@ -358,8 +358,8 @@ def lc_case(kind, seed):
         exact = lc_composite_exact()
         planted = Planted("prior a x2", "the prior of Psi off by 2x: Dirichlet(2, 2) instead of Dirichlet(1, 1)",
                           lc_composite_exact(2 * LC_A))
-    res = _quiet(fit_latent_class, rel, k=LC_K, alpha=LC_ALPHA, a=LC_A, n_iter=50_000, n_warmup=2_000, n_chains=2,
-                 rng=seed, progress=False)
+    res = _quiet(fit_latent_class, rel, k=LC_K, alpha=LC_ALPHA, a=LC_A, weight=1.0, n_iter=50_000, n_warmup=2_000,
+                 n_chains=2, rng=seed, progress=False)
     P = res.posterior["margin_probs"].values
     labels = [str(c) for c in res.posterior["cell"].values]
     return Comparison([f"E[P({lab})]" for lab in labels], P.mean(axis=(0, 1)),

@@ -273,7 +273,7 @@ def test_loaders(monkeypatch, tmp_path):
 
 def test_weight_auto_widens_and_bad_weight():
     r = release_margins(_records(4000, seed=7), PAIRS5, eps=np.inf)
-    sd1 = _fit(r, k=3, n_iter=2000).posterior["margin_probs"].std(("chain", "draw")).values
+    sd1 = _fit(r, k=3, n_iter=2000, weight=1.0).posterior["margin_probs"].std(("chain", "draw")).values
     res = _fit(r, k=3, n_iter=2000, weight="auto")
     assert res.posterior.attrs["weight"] == 0.25
     sdw = res.posterior["margin_probs"].std(("chain", "draw")).values
@@ -334,3 +334,17 @@ def test_fit_records_whether_the_release_was_checked():
             MarginRelease.from_counts(counts, r.margins, r.levels, r.n, r.eps)
         bad = MarginRelease.from_counts(counts, r.margins, r.levels, r.n, r.eps, check=False)
         assert fit_latent_class(bad, **kw).posterior.attrs["plausibility_checked"] == 0
+
+
+def test_defaults_and_paper_settings():
+    """The defaults are the calibrated ones (weight "auto", a = 0.1); paper=True gives Nixon et al.'s; explicit wins."""
+    r = release_margins(_records(500, seed=3), PAIRS5, eps=np.inf)
+    kw = dict(k=2, n_iter=20, n_warmup=0, n_chains=1, progress=False)
+    attrs = fit_latent_class(r, **kw).posterior.attrs
+    assert (attrs["weight"], attrs["a"], attrs["paper"]) == (0.25, 0.1, 0)
+    attrs = fit_latent_class(r, paper=True, **kw).posterior.attrs
+    assert (attrs["weight"], attrs["a"], attrs["paper"]) == (1.0, 1.0, 1)
+    attrs = fit_latent_class(r, paper=True, a=0.5, weight="auto", **kw).posterior.attrs
+    assert (attrs["weight"], attrs["a"]) == (0.25, 0.5)
+    with pytest.raises(TypeError, match="paper"):
+        fit_latent_class(r, paper="yes", **kw)

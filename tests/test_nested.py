@@ -385,3 +385,14 @@ def test_fit_records_whether_the_release_was_checked():
         assert fit_nested(rel, **kw).posterior.attrs["plausibility_checked"] == 1
         bad = SummaryRelease(counts=[30, 30, 10, 5, 5], n=30, eps=math.inf, n_race=4, n_rel=4, checked=False)
         assert fit_nested(bad, **kw).posterior.attrs["plausibility_checked"] == 0
+
+
+def test_default_prior_and_paper_settings():
+    """The default prior is the sparser a = 0.25 (intervals that cover S3); paper=True gives the supplement's a = 1."""
+    rel = release_summaries(simulate_households(NestedParams.random(2, 2, 3, 3, rng=0), 200, rng=1), math.inf)
+    kw = dict(n_iter=10, n_warmup=0, n_chains=1, thin=1, progress=False)
+    assert (fit_nested(rel, **kw).posterior.attrs["a"], fit_nested(rel, **kw).posterior.attrs["paper"]) == (0.25, 0)
+    assert fit_nested(rel, paper=True, **kw).posterior.attrs["a"] == 1.0
+    assert fit_nested(rel, paper=True, a=0.5, **kw).posterior.attrs["a"] == 0.5
+    with pytest.raises(TypeError, match="paper"):
+        fit_nested(rel, paper=1.5, **kw)

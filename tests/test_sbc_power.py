@@ -197,12 +197,13 @@ def _dapper_case(engine):
                 planted="priv_f uses a Laplace scale {told} x the one the release was drawn with")
 
 
-# c. fit_nested: the model the sampler targets (its composite likelihood: the five counts S_i ~ Binomial(n, P_i)
-# independently, P = summary_probs(theta), every simplex of theta ~ Dirichlet(1)), n = 40 households, G = M = 2
-# classes, 2 races and 2 relationships, eps = 2 (two-sided geometric noise, sd 3.5 per count against a binomial sd up
-# to 3.2). The planted errors: a SummaryRelease claiming twice or half the budget the noise was drawn with. Thinning
-# by 10 after 300 warm-up iterations left the draws autocorrelated (false alarms 3/20, pooled spread z = +5.9 over
-# 4000 replicates, gone at thinning 100: z = +1.7 and -2.3 at 600 and 800 replicates); 50 after 1000 is calibrated.
+# c. fit_nested, paper=True: the model the sampler targets (its composite likelihood: the five counts
+# S_i ~ Binomial(n, P_i) independently, P = summary_probs(theta), every simplex of theta ~ Dirichlet(1)),
+# n = 40 households, G = M = 2 classes, 2 races and 2 relationships, eps = 2 (two-sided geometric noise, sd 3.5 per
+# count against a binomial sd up to 3.2). The planted errors: a SummaryRelease claiming twice or half the budget the
+# noise was drawn with. Thinning by 10 after 300 warm-up iterations left the draws autocorrelated (false alarms 3/20,
+# pooled spread z = +5.9 over 4000 replicates, gone at thinning 100: z = +1.7 and -2.3 at 600 and 800 replicates);
+# 50 after 1000 is calibrated. The default prior (a = 0.25) runs the same kernel with another constant.
 NESTED = dict(n=40, eps=2.0, G=2, M=2, n_race=2, n_rel=2, n_warmup=1000, thin=50)
 
 
@@ -220,8 +221,8 @@ def _nested_case():
     def posterior(noisy, n_draws, g, told):
         rel = SummaryRelease(counts=noisy, n=s["n"], eps=s["eps"] * told, n_race=s["n_race"], n_rel=s["n_rel"],
                              checked=told == 1.0)
-        res = _quiet(fit_nested, rel, G=s["G"], M=s["M"], n_iter=n_draws * s["thin"], n_warmup=s["n_warmup"],
-                     n_chains=1, thin=s["thin"], rng=g, progress=False, n_jobs=1)
+        res = _quiet(fit_nested, rel, G=s["G"], M=s["M"], paper=True, n_iter=n_draws * s["thin"],
+                     n_warmup=s["n_warmup"], n_chains=1, thin=s["thin"], rng=g, progress=False, n_jobs=1)
         return res.posterior["summary_probs"].values[0]
 
     return Case("fit_nested", simulate, posterior, spread=list(range(5)), n_rep=150,
@@ -268,10 +269,12 @@ def _approx_case(update):
                 "data were drawn with")
 
 
-# e. fit_latent_class: its model (7), pi ~ Dirichlet(1 / k), every Psi[h, j] ~ Dirichlet(1), each released table's
-# counts Multinomial(n, its cell probabilities), two-sided geometric noise per cell (sensitivity 2, eps / 3 per
-# table); three binary variables, their three 2-way margins, k = 2, n = 100, eps = 1 (noise sd 6.3 per cell). The
-# latent counts mix slowly under that noise, hence the thinning by 100.
+# e. fit_latent_class, paper=True: model (7), pi ~ Dirichlet(1 / k), every Psi[h, j] ~ Dirichlet(1), each released
+# table's counts Multinomial(n, its cell probabilities), two-sided geometric noise per cell (sensitivity 2, eps / 3
+# per table); three binary variables, their three 2-way margins, k = 2, n = 100, eps = 1 (noise sd 6.3 per cell).
+# The latent counts mix slowly under that noise, hence the thinning by 100. Only weight = 1 makes the composite
+# likelihood a generative model that SBC can simulate from; the defaults (weight "auto", a = 0.1) change two
+# constants of the same kernel.
 LCM = dict(levels=(2, 2, 2), margins=((0, 1), (0, 2), (1, 2)), k=2, n=100, eps=1.0, n_warmup=1000, thin=100)
 
 
@@ -295,8 +298,8 @@ def _lcm_case():
     def posterior(noisy, n_draws, g, told):
         rel = MarginRelease(margins=margins, levels=levels, n=s["n"], eps=s["eps"] * told, counts=noisy,
                             checked=told == 1.0)
-        res = _quiet(fit_latent_class, rel, k=k, n_iter=n_draws * s["thin"], n_warmup=s["n_warmup"], n_chains=1,
-                     thin=s["thin"], rng=g, progress=False, n_jobs=1)
+        res = _quiet(fit_latent_class, rel, k=k, paper=True, n_iter=n_draws * s["thin"], n_warmup=s["n_warmup"],
+                     n_chains=1, thin=s["thin"], rng=g, progress=False, n_jobs=1)
         return res.posterior["margin_probs"].values[0]
 
     return Case("fit_latent_class", simulate, posterior, spread=list(range(12)), n_rep=150,
