@@ -2,11 +2,12 @@
 # Edit the notebook, then run `python -m dplit.export`.
 """Data augmentation MCMC for any privatised statistic: dapper in Python
 
-The sampler of Ju et al. (2022), as the R package dapper packages it (Eng et al., seed 002): four user modules (latent data generator, confidential-data posterior step, privacy mechanism density, record-additive statistic term) define a privacy-aware posterior sampler; plain Python modules run in a Python loop, numba-compiled modules run the whole sweep in compiled code.
+* **For:** the posterior of any model given any noisy statistic whose mechanism has a density (the sampler of Ju et al. 2022, as the R package dapper packages it).
 """
 
 __all__ = [
     "PrivacyModel",
+    "EngineNotice",
     "dapper_sample",
     "summary",
 ]
@@ -67,17 +68,21 @@ class PrivacyModel:
         dapper's rule: ``sdp`` must have the shape of the statistic. Set False when the statistic
         is a summary of the records paired with a record-level release (e.g. the number of answers
         that agree with their randomised version, Example 1), where ``priv_f`` reads ``sdp`` itself.
+    batch : bool, default False
+        True for a vectorised ``st_f(X, sdp, idx)``: the terms of the records ``X`` (a ``(k, p)``
+        matrix) with 0-based indices ``idx``, stacked as a ``(k, ...)`` array (row ``j`` is
+        ``t_{idx[j]}(X[j], sdp)``). The sampler calls it once per iteration on all proposals.
 
     Notes
     -----
-    A module that also takes ``rng`` receives the chain's Generator. When all four modules are
-    numba functions and the statistic is additive, :func:`dapper_sample` runs the whole chain in
-    one compiled kernel; numba's ``latent_f`` and ``post_f`` must then take ``rng`` as their last
-    argument and ``priv_f``, ``st_f`` must not (they are deterministic).
+    A module that also takes ``rng`` receives the chain's Generator. :func:`dapper_sample`
+    compiles plain Python modules with numba when it can (``engine="auto"``); numba's ``latent_f``
+    and ``post_f`` take ``rng`` as their last argument, ``priv_f`` and ``st_f`` do not (they are
+    deterministic).
     """
 
     def __init__(self, latent_f, post_f, priv_f, st_f, npar, varnames=None, *, additive=True,
-                 same_shape=True):
+                 same_shape=True, batch=False):
         for name, f in zip(_MODULES, (latent_f, post_f, priv_f, st_f)):
             if not callable(f):
                 raise TypeError(f"{name} must be a function, got {type(f).__name__}")
@@ -93,6 +98,10 @@ class PrivacyModel:
         self.varnames = varnames
         self.additive = V.boolean(additive, "additive")
         self.same_shape = V.boolean(same_shape, "same_shape")
+        self.batch = V.boolean(batch, "batch")
+        if self.batch and not self.additive:
+            raise ValueError("batch=True needs a record-additive statistic (additive=True)")
+        self._probes = {}      # the compiled modules and the engines they allow, per shape of sdp
         self.takes_rng = {name: _takes_rng(getattr(self, name)) for name in _MODULES}
         self.compiled = all(isinstance(getattr(self, m), Dispatcher) for m in _MODULES)
         if self.compiled:
@@ -107,8 +116,9 @@ class PrivacyModel:
 
     def __repr__(self):
         kind = "numba" if self.compiled else "Python"
-        return (f"PrivacyModel(npar={self.npar}, varnames={self.varnames}, {kind} modules, "
-                f"{'record additive' if self.additive else 'general (non-additive)'} statistic)")
+        stat = "general (non-additive)" if not self.additive else "record additive, batch" if self.batch \
+            else "record additive"
+        return f"PrivacyModel(npar={self.npar}, varnames={self.varnames}, {kind} modules, {stat} statistic)"
 
     def call(self, name, *args, rng=None):
         """Call module ``name`` with ``args``, adding the Generator when the module takes ``rng``."""
@@ -140,6 +150,8 @@ def _statistic(model, dmat, sdp):
     """The statistic of a database: the sum of the st_f terms (one shape for every record), or st_f(dmat, sdp)."""
     if not model.additive:
         return _as_real(model.st_f(dmat, sdp), "st_f(dmat, sdp)")
+    if model.batch:
+        return _batch_terms(model, dmat, sdp).sum(axis=0)
     s = _as_real(model.st_f(dmat[0], sdp, 0), "st_f") * 1.0
     for i in range(1, dmat.shape[0]):
         t = _as_real(model.st_f(dmat[i], sdp, i), "st_f")
@@ -148,6 +160,15 @@ def _statistic(model, dmat, sdp):
                              f"record {i} gave {np.shape(t)}")
         s = s + t
     return s
+
+
+def _batch_terms(model, dmat, sdp):
+    """The terms of all records from a batch st_f: a float array with one row per record."""
+    n = dmat.shape[0]
+    t = np.asarray(_as_real(model.st_f(dmat, sdp, np.arange(n)), "st_f(X, sdp, idx)"), dtype=float)
+    if t.ndim == 0 or t.shape[0] != n:
+        raise ValueError(f"a batch st_f(X, sdp, idx) must return one row per record of X ({n}), got shape {t.shape}")
+    return np.ascontiguousarray(t)
 
 
 def _log_density(model, sdp, s):
@@ -191,11 +212,62 @@ def _first_call(model, sdp, init_par):
     return sdp, theta
 
 
-# %% notebooks/13_data_augmentation.py, cell 13: One sweep, two engines
-def _python_chain(model, state, n_steps, thin, sdp, rng):
-    """Advance a chain n_steps iterations with the modules called from Python; state dict updated in place."""
-    theta, dmat, st, cur = state["theta"], state["dmat"], state["st"], state["cur"]
-    st_f, priv_f, additive = model.st_f, model.priv_f, model.additive
+# %% notebooks/13_data_augmentation.py, cell 13: One sweep, three engines
+def _python_sweep(model, state, prop, sdp, rng):
+    """One Metropolis-Hastings pass over the records with the modules called from Python; returns accepted count."""
+    dmat, st, cur = state["dmat"], state["st"], state["cur"]
+    st_f, priv_f = model.st_f, model.priv_f
+    n = dmat.shape[0]
+    n_acc = 0
+    if state["slot"]:                                 # record i's term lives in slot i of the statistic
+        flat = st.reshape(-1)
+        m = flat.size // n
+        for i in range(n):
+            lo = i * m
+            old = flat[lo:lo + m].copy()            # = t_i(x_i) in its slot: no call for the current record
+            t_new = np.asarray(st_f(prop[i], sdp, i), dtype=float).reshape(-1)
+            flat[lo:lo + m] = old - old + t_new[lo:lo + m]
+            new = float(priv_f(sdp, st))
+            a = new - cur
+            if a >= 0.0 or rng.random() < math.exp(a):
+                dmat[i] = prop[i]
+                cur = new
+                n_acc += 1
+            else:
+                flat[lo:lo + m] = old
+        state["cur"] = cur
+        return n_acc
+    if model.batch:                                   # the terms of all proposals in one call
+        t_cur, t_new = state["terms"], _batch_terms(model, prop, sdp)
+    for i in range(n):
+        if model.batch:
+            sn = st - t_cur[i] + t_new[i]
+        elif model.additive:
+            sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
+        else:
+            old = dmat[i].copy()
+            dmat[i] = prop[i]
+            sn = st_f(dmat, sdp)
+            dmat[i] = old
+        new = float(priv_f(sdp, sn))
+        a = new - cur
+        if a >= 0.0 or rng.random() < math.exp(a):
+            dmat[i] = prop[i]
+            if model.batch:
+                t_cur[i] = t_new[i]
+            st, cur = sn, new
+            n_acc += 1
+    state["st"], state["cur"] = st, cur
+    return n_acc
+
+
+def _python_chain(model, state, n_steps, thin, sdp, rng, sweep=None):
+    """Advance a chain n_steps iterations: post_f and latent_f called from Python, then a record sweep
+    (``sweep(state, prop, rng)``, default the Python one); state dict updated in place."""
+    if sweep is None:
+        def sweep(state, prop, rng):
+            return _python_sweep(model, state, prop, sdp, rng)
+    theta, dmat = state["theta"], state["dmat"]
     n = dmat.shape[0]
     n_save = n_steps // thin
     draws = np.empty((n_save, model.npar))
@@ -203,30 +275,15 @@ def _python_chain(model, state, n_steps, thin, sdp, rng):
     for it in range(n_save * thin):
         theta[:] = _as_real(model.call("post_f", dmat, theta, rng=rng), "post_f")
         prop = _as_real(model.call("latent_f", theta, rng=rng), "latent_f")
-        n_acc = 0
-        for i in range(n):
-            if additive:
-                sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
-            else:
-                old = dmat[i].copy()
-                dmat[i] = prop[i]
-                sn = st_f(dmat, sdp)
-                dmat[i] = old
-            new = float(priv_f(sdp, sn))
-            a = new - cur
-            if a >= 0.0 or rng.random() < math.exp(a):
-                dmat[i] = prop[i]
-                st, cur = sn, new
-                n_acc += 1
+        n_acc = sweep(state, prop, rng)
         slot = it // thin
         acc[slot] += n_acc / n / thin
         if (it + 1) % thin == 0:
             draws[slot] = theta
-    state["st"], state["cur"] = st, cur
     return draws, acc
 
 
-# %% notebooks/13_data_augmentation.py, cell 15: One sweep, two engines
+# %% notebooks/13_data_augmentation.py, cell 15: One sweep, three engines
 @njit(nogil=True)  # not cached: specialised on user functions (see _dapper_chain_kernel)
 def _stat_sum_kernel(st_f, dmat, sdp):
     """The statistic of a database: the sum over records of st_f(dmat[i], sdp, i) (float)."""
@@ -236,66 +293,266 @@ def _stat_sum_kernel(st_f, dmat, sdp):
     return s
 
 
-@njit(nogil=True)  # not cached: its specialisations key on the user's module functions; saving them
-# failed in a clean run (numba: 'underlying object has vanished'), and they change with every model anyway
-def _dapper_chain_kernel(latent_f, post_f, priv_f, st_f, theta, dmat, st, cur, sdp, n_steps, thin, rng):
-    """n_steps data-augmentation iterations with numba modules; theta and dmat in place.
+@njit(nogil=True)
+def _sweep_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
+    """The record sweep of the Python engine, compiled: returns (statistic, log density, accepted count)."""
+    n_acc = 0
+    for i in range(dmat.shape[0]):
+        sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
+        new = priv_f(sdp, sn)
+        a = new - cur
+        if a >= 0.0 or rng.random() < math.exp(a):
+            dmat[i, :] = prop[i]
+            st = sn
+            cur = new
+            n_acc += 1
+    return st, cur, n_acc
 
-    Returns (draws (n_steps // thin, npar), record acceptance rate per kept draw, statistic, log density).
-    """
+
+@njit(nogil=True)
+def _sweep_slot_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
+    """The sweep when record i's term is zero outside slot i of the statistic: only that slot is updated (in
+    place, restored on rejection), the same arithmetic entry by entry as _sweep_kernel. Slot i of the statistic
+    holds t_i(x_i) exactly (the other records add zeros), so st_f is called for the proposal only."""
     n = dmat.shape[0]
-    n_save = n_steps // thin
-    draws = np.empty((n_save, theta.size))
-    acc = np.zeros(n_save)
-    for it in range(n_save * thin):
-        new_theta = post_f(dmat, theta, rng)
-        for k in range(theta.size):
-            theta[k] = new_theta[k]
-        prop = latent_f(theta, rng)
-        n_acc = 0
-        for i in range(n):
-            sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
-            new = priv_f(sdp, sn)
-            a = new - cur
-            if a >= 0.0 or rng.random() < math.exp(a):
-                dmat[i, :] = prop[i]
-                st = sn
-                cur = new
-                n_acc += 1
-        slot = it // thin
-        acc[slot] += n_acc / n / thin
-        if (it + 1) % thin == 0:
+    flat = st.reshape(st.size)
+    m = st.size // n
+    old = np.empty(m)
+    n_acc = 0
+    for i in range(n):
+        lo = i * m
+        t_new = st_f(prop[i], sdp, i).reshape(st.size)
+        for k in range(m):
+            old[k] = flat[lo + k]
+            flat[lo + k] = old[k] - old[k] + t_new[lo + k]
+        new = priv_f(sdp, st)
+        a = new - cur
+        if a >= 0.0 or rng.random() < math.exp(a):
+            dmat[i, :] = prop[i]
+            cur = new
+            n_acc += 1
+        else:
+            for k in range(m):
+                flat[lo + k] = old[k]
+    return st, cur, n_acc
+
+
+@njit(nogil=True)
+def _sweep_terms_kernel(priv_f, t_cur, t_new, dmat, prop, st, cur, sdp, rng):
+    """The sweep of a batch st_f: the terms of the current records (t_cur, updated) and of the proposals given."""
+    n_acc = 0
+    for i in range(dmat.shape[0]):
+        sn = st - t_cur[i] + t_new[i]
+        new = priv_f(sdp, sn)
+        a = new - cur
+        if a >= 0.0 or rng.random() < math.exp(a):
+            dmat[i, :] = prop[i]
+            t_cur[i] = t_new[i]
+            st = sn
+            cur = new
+            n_acc += 1
+    return st, cur, n_acc
+
+
+def _make_chain_kernel(sweep):
+    """The whole chain in one compiled function, with the record sweep ``sweep``."""
+    @njit(nogil=True)  # not cached: its specialisations key on the user's module functions (numba cannot
+    # save those: 'underlying object has vanished'), and they change with every model anyway
+    def chain(latent_f, post_f, priv_f, st_f, theta, dmat, st, cur, sdp, n_steps, thin, rng):
+        n = dmat.shape[0]
+        n_save = n_steps // thin
+        draws = np.empty((n_save, theta.size))
+        acc = np.zeros(n_save)
+        for it in range(n_save * thin):
+            new_theta = post_f(dmat, theta, rng)
             for k in range(theta.size):
-                draws[slot, k] = theta[k]
-    return draws, acc, st, cur
+                theta[k] = new_theta[k]
+            prop = latent_f(theta, rng)
+            st, cur, n_acc = sweep(priv_f, st_f, dmat, prop, st, cur, sdp, rng)
+            slot = it // thin
+            acc[slot] += n_acc / n / thin
+            if (it + 1) % thin == 0:
+                for k in range(theta.size):
+                    draws[slot, k] = theta[k]
+        return draws, acc, st, cur
+    return chain
 
 
-# %% notebooks/13_data_augmentation.py, cell 19: The sampler on the core: `dapper_sample`
-_ENGINES = ("auto", "python", "numba")
+_dapper_chain_kernel = _make_chain_kernel(_sweep_kernel)
+_dapper_chain_slot_kernel = _make_chain_kernel(_sweep_slot_kernel)
 
 
-def _sampler(model, sdp, init_par, engine):
+# %% notebooks/13_data_augmentation.py, cell 19: Plain Python modules, compiled when they can be
+class EngineNotice(UserWarning):
+    """dapper_sample could not compile a module and runs a slower engine (one line: the module and why)."""
+
+
+_RANDOM = ("latent_f", "post_f")
+
+
+def _numba_reason(err):
+    """The informative line of a numba error (its first lines name only the pipeline stage)."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    skip = ("Failed in", "During:", "File ", "^", "- Resolution failure", "Resolution failure")
+    keep = [ln for ln in lines if not ln.startswith(skip)]
+    text = (keep or lines or [type(err).__name__])[0]
+    return f"{type(err).__name__}: {text[:160]}"
+
+
+def _jit(name, f, takes_rng):
+    """f as a numba function with the kernel's signature (rng last for latent_f and post_f)."""
+    cf = f if isinstance(f, Dispatcher) else njit(f)
+    if name in _RANDOM and not takes_rng:
+        if name == "latent_f":
+            def wrapped(theta, rng):
+                return cf(theta)
+        else:
+            def wrapped(dmat, theta, rng):
+                return cf(dmat, theta)
+        return njit(wrapped)
+    return cf
+
+
+def _probe_one(model, name, args, random, seed=20261125):
+    """(compiled module, None) when module ``name`` compiles and agrees with its Python self on args, else (None, why)."""
+    f = getattr(model, name)
+    if not random and model.takes_rng[name]:
+        return None, "it takes rng (the compiled sweep calls priv_f and st_f without one)"
+    try:
+        cf = _jit(name, f, model.takes_rng[name])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # numba's deprecation and performance notes
+            out_c = cf(*args, np.random.default_rng(seed)) if random else cf(*args)
+    except Exception as err:                        # numba raises many types: typing, lowering, unsupported
+        return None, _numba_reason(err)
+    out_p = model.call(name, *args, rng=np.random.default_rng(seed))
+    try:
+        a, b = np.asarray(out_c, dtype=float), np.asarray(out_p, dtype=float)
+    except (TypeError, ValueError):
+        return None, f"its compiled output is {type(out_c).__name__}, not numbers"
+    if a.shape != b.shape:
+        return None, f"its compiled output has shape {a.shape}, the Python module's {b.shape}"
+    if not random and not np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True):
+        return None, "its compiled output differs from the Python module's on the same input"
+    return cf, None
+
+
+def _probe(model, sdp, theta):
+    """Compile and probe the four modules (cached on the model per shape of sdp): the engines they allow."""
+    key = (np.ndim(sdp), np.shape(sdp))
+    if key in model._probes:
+        return model._probes[key]
+    g = np.random.default_rng(20261126)
+    dmat = _latent(model, theta, g)
+    dmat2 = _latent(model, theta, g)
+    n = dmat.shape[0]
+    comp, why = {}, {}
+    for name, args in [("latent_f", (theta.copy(),)), ("post_f", (dmat.copy(), theta.copy()))]:
+        comp[name], why[name] = _probe_one(model, name, args, True)
+    slot = False
+    if not model.additive:
+        comp["st_f"], why["st_f"] = None, "the statistic is not record additive (additive=False)"
+    elif model.batch:
+        comp["st_f"], why["st_f"] = None, "a batch st_f is called from Python, once per iteration"
+    else:
+        recs = sorted({0, n // 2, n - 1})
+        for d in (dmat, dmat2):
+            for i in recs:
+                comp["st_f"], why["st_f"] = _probe_one(model, "st_f", (d[i].copy(), sdp, i), False)
+                if comp["st_f"] is None:
+                    break
+            if comp["st_f"] is None:
+                break
+        terms = [np.asarray(model.st_f(d[i], sdp, i), dtype=float) for d in (dmat, dmat2) for i in recs]
+        slot = n > 1 and all(t.ndim >= 1 and t.shape[0] == n for t in terms) and all(
+            not np.any(np.delete(t, i, axis=0)) for t, i in zip(terms, recs * 2))
+    comp["priv_f"], why["priv_f"] = None, None
+    for d in (dmat, dmat2):
+        comp["priv_f"], why["priv_f"] = _probe_one(model, "priv_f", (sdp, _statistic(model, d, sdp)), False)
+        if comp["priv_f"] is None:
+            break
+    out = {"compiled": comp, "why": why, "slot": slot, "noticed": False,
+           "numba": model.additive and not model.batch and all(comp[m] is not None for m in _MODULES),
+           "sweep": model.additive and comp["priv_f"] is not None and (model.batch or comp["st_f"] is not None)}
+    model._probes[key] = out
+    return out
+
+
+def _choose_engine(model, sdp, theta, engine):
+    """The engine to run ('numba', 'sweep' or 'python') and the probe's record (None for engine='python')."""
+    if engine == "python":
+        return "python", None
+    info = _probe(model, sdp, theta)
+    order = [m for m in _MODULES if info["compiled"][m] is None]
+    if engine in ("numba", "sweep") and not info[engine]:
+        need = order if engine == "numba" else [m for m in ("priv_f", "st_f") if m in order and not
+                                                (m == "st_f" and model.batch)]
+        name = need[0] if need else "st_f"
+        raise ValueError(f"engine={engine!r}: {name} does not compile under numba ({info['why'][name]}); "
+                         "use engine='auto' or 'python'")
+    if engine == "auto":
+        engine = "numba" if info["numba"] else "sweep" if info["sweep"] else "python"
+        if engine != "numba" and not info["noticed"]:
+            info["noticed"] = True
+            runs = {"sweep": "the record sweep compiled, latent_f and post_f in Python",
+                    "python": "every module from Python"}[engine]
+            warnings.warn(f"dapper_sample: {order[0]} did not compile under numba ({info['why'][order[0]]}); "
+                          f"engine '{engine}': {runs}", EngineNotice, stacklevel=3)
+    return engine, info
+
+
+# %% notebooks/13_data_augmentation.py, cell 21: The sampler on the core: `dapper_sample`
+_ENGINES = ("auto", "python", "sweep", "numba")
+
+
+def _sampler(model, sdp, init_par, engine, info):
     """The dplit.sampling.Sampler of a privacy model: init draws the records, run_chain runs an engine."""
-    compiled = engine == "numba"
+    comp = info["compiled"] if info is not None else None
+    slot = info is not None and info["slot"]
+    if engine == "numba":
+        latent_c, post_c, priv_c, st_c = (comp[m] for m in _MODULES)
+        chain_kernel = _dapper_chain_slot_kernel if slot else _dapper_chain_kernel
 
     def statistic(dmat):
-        return _stat_sum_kernel(model.st_f, dmat, sdp) if compiled else _statistic(model, dmat, sdp)
+        if engine == "numba":
+            return _stat_sum_kernel(st_c, dmat, sdp)
+        return _statistic(model, dmat, sdp)
 
     def init(rng):
         theta = init_par.copy()
         dmat = _latent(model, theta, rng)
         st = statistic(dmat)
-        return {"theta": theta, "dmat": dmat, "st": st, "cur": _log_density(model, sdp, st)}
+        state = {"theta": theta, "dmat": dmat, "st": st, "cur": _log_density(model, sdp, st), "slot": slot}
+        if model.batch:
+            state["terms"] = _batch_terms(model, dmat, sdp)
+        return state
+
+    def compiled_sweep(state, prop, rng):
+        if model.batch:
+            state["st"], state["cur"], n_acc = _sweep_terms_kernel(
+                comp["priv_f"], state["terms"], _batch_terms(model, prop, sdp), state["dmat"], prop, state["st"],
+                state["cur"], sdp, rng)
+        else:
+            kernel = _sweep_slot_kernel if slot else _sweep_kernel
+            state["st"], state["cur"], n_acc = kernel(comp["priv_f"], comp["st_f"], state["dmat"], prop,
+                                                      state["st"], state["cur"], sdp, rng)
+        return n_acc
 
     def run_chain(state, n_steps, thin, rng):
-        state["st"] = statistic(state["dmat"])               # no drift of the running sum
+        state["st"] = statistic(state["dmat"])             # no drift of the running sum
+        if model.batch:
+            state["terms"] = _batch_terms(model, state["dmat"], sdp)
         state["cur"] = _log_density(model, sdp, state["st"])
-        if compiled:
-            draws, acc, state["st"], state["cur"] = _dapper_chain_kernel(
-                model.latent_f, model.post_f, model.priv_f, model.st_f, state["theta"], state["dmat"],
-                state["st"], state["cur"], sdp, n_steps, thin, rng)
+        if engine == "numba":
+            draws, acc, state["st"], state["cur"] = chain_kernel(
+                latent_c, post_c, priv_c, st_c, state["theta"], state["dmat"], state["st"], state["cur"], sdp,
+                n_steps, thin, rng)
         else:
-            draws, acc = _python_chain(model, state, n_steps, thin, sdp, rng)
+            draws, acc = _python_chain(model, state, n_steps, thin, sdp, rng,
+                                       sweep=compiled_sweep if engine == "sweep" else None)
+        if slot and not np.allclose(statistic(state["dmat"]), state["st"], rtol=1e-9, atol=1e-9):
+            raise RuntimeError("st_f's term of a record is not zero outside the record's slot on every record "
+                               "(the probe saw three): the running statistic left the records' sum")
         return {v: draws[:, k] for k, v in enumerate(model.varnames)}, {"acceptance": acc}
 
     return Sampler(init=init, run_chain=run_chain)
@@ -338,9 +595,13 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=
         Python modules hold the GIL. The draws do not depend on it.
     target_ess, max_rhat, max_iter, max_time
         The stopping rule of ``n_iter="auto"`` (:func:`dplit.sampling.run`).
-    engine : {"auto", "python", "numba"}, default "auto"
-        ``"numba"``: the compiled kernel (all four modules numba functions, additive statistic);
-        ``"python"``: a Python loop; ``"auto"``: numba when possible.
+    engine : {"auto", "python", "sweep", "numba"}, default "auto"
+        ``"numba"``: the whole chain compiled (all four modules compile with numba, additive
+        statistic, not ``batch``); ``"sweep"``: ``post_f`` and ``latent_f`` from Python, the record
+        sweep compiled (``priv_f`` and ``st_f`` compile, or ``st_f`` is a batch module);
+        ``"python"``: a Python loop; ``"auto"``: the fastest the modules allow, with an
+        :class:`EngineNotice` naming the module that did not compile. Plain Python modules are
+        compiled with ``numba.njit`` and probed against themselves once per model.
     budget : PrivacyBudget or RdpBudget, optional
         The ledger of the release ``sdp`` (the modules do not say what it cost); copied into the
         result's ``eps_total`` and ``eps_by_part`` (``nan`` and ``{}`` when not given).
@@ -351,7 +612,8 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=
         One posterior variable per parameter (``model.varnames``); sample stats ``acceptance``
         (fraction of record proposals accepted per iteration); attrs of the result contract
         (:data:`dplit.results.CONTRACT_ATTRS`, ``method="dapper"``, the ledger of ``budget``),
-        ``engine`` and ``n_records``. :func:`summary` gives dapper's summary table.
+        ``engine`` (the engine that ran), ``record_slots`` (the slot update of a record-slot
+        statistic) and ``n_records``. :func:`summary` gives dapper's summary table.
 
     Examples
     --------
@@ -375,16 +637,12 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=
     if budget is not None and not hasattr(budget, "entries"):
         raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget or RdpBudget, got {type(budget).__name__}")
     V.choice(engine, "engine", _ENGINES)
-    can_compile = model.compiled and model.additive
-    if engine == "numba" and not can_compile:
-        raise ValueError("engine='numba' needs all four modules compiled with numba and a record-additive "
-                         "statistic; use engine='python' (or 'auto')")
-    engine = ("numba" if can_compile else "python") if engine == "auto" else engine
     sdp, init_par = _first_call(model, sdp, init_par)
+    engine, info = _choose_engine(model, sdp, init_par, engine)
     n_rec = _latent(model, init_par, np.random.default_rng(0)).shape[0]
     attrs = {"method": "dapper", "engine": engine, "n_records": n_rec, "npar": model.npar,
-             "additive": model.additive}
-    res = run(_sampler(model, sdp, init_par, engine), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
+             "additive": model.additive, "record_slots": bool(info is not None and info["slot"])}
+    res = run(_sampler(model, sdp, init_par, engine, info), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
               thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, attrs=attrs,
               privacy=results.privacy_attrs(budget=budget), observed_data={"sdp": np.atleast_1d(sdp)},
               report_vars=model.varnames, desc="dapper iterations", target_ess=target_ess, max_rhat=max_rhat,
@@ -403,7 +661,7 @@ def _check_acceptance(result):
                       UserWarning, stacklevel=3)
 
 
-# %% notebooks/13_data_augmentation.py, cell 21: The sampler on the core: `dapper_sample`
+# %% notebooks/13_data_augmentation.py, cell 23: The sampler on the core: `dapper_sample`
 def summary(result, var_names=None):
     """dapper's posterior summary: mean, median, sd, mad, q5, q95, rhat, ess_bulk, ess_tail.
 

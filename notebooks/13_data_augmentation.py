@@ -1,7 +1,12 @@
 # %% [markdown]
 # # Data augmentation MCMC for any privatised statistic: dapper in Python
 #
-# The sampler of Ju et al. (2022), as the R package dapper packages it (Eng et al., seed 002): four user modules (latent data generator, confidential-data posterior step, privacy mechanism density, record-additive statistic term) define a privacy-aware posterior sampler; plain Python modules run in a Python loop, numba-compiled modules run the whole sweep in compiled code.
+# * **For:** the posterior of any model given any noisy statistic whose mechanism has a density (the sampler of Ju et al. 2022, as the R package dapper packages it).
+# * **You need:** a release and four functions, dapper's modules (latent data generator, confidential-data posterior step, mechanism log density, record-additive statistic term), in plain Python, as batch (vectorised) functions, or in numba.
+# * **You get:** posterior draws (ArviZ, with a convergence report), dapper's summary table, and the engine that ran: plain Python modules are compiled with numba when they can be.
+#
+# The examples of dapper's paper (Examples 1-3, the mixing study of its Sec. 6, and notebook 07's DPMCMC as an
+# instance) are in notebook 13b.
 
 # %%
 #| default_exp augmentation
@@ -25,19 +30,17 @@ from numba import njit
 from scipy import special, stats
 
 from dplit.config import is_quick, size
-from dplit.mechanisms import (discrete_gaussian_logpmf, laplace_logpdf, laplace_mechanism,
-                              randomized_response, randomized_response_epsilon,
-                              randomized_response_logpmf, sample_discrete_gaussian)
+from dplit.mechanisms import randomized_response_logpmf
+from dplit.sampling import ConvergenceWarning
 from dplit.testing import rank_uniformity_pvalues, sbc_ranks
 
+# which engine ran is read from attrs["engine"]; the notice of a module numba could not compile is shown where the
+# engines are compared ("Three ways to write the modules")
+warnings.filterwarnings("ignore", message="dapper_sample: .* did not compile", category=UserWarning)
 SEED = 20261125
 rng = np.random.default_rng(SEED)
 n_sbc = size(full=300, quick=60)              # simulation-based calibration replicates
-n_iter_ex = size(full=20_000, quick=2_000)    # kept iterations per chain, examples 1-3 (numba modules)
-n_iter_py = size(full=2_000, quick=300)       # kept iterations of the Python-module runs
-n_iter_reg = size(full=80_000, quick=8_000)   # kept iterations per chain, example 3 (slow mixing: Sec. 6)
-n_iter_mix = size(full=20_000, quick=3_000)   # iterations per epsilon in the mixing study (Sec. 6)
-print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}, n_iter_ex = {n_iter_ex}")
+print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}")
 
 # %% [markdown]
 # ## The method (dapper, Sec. 3; Ju et al. 2022)
@@ -68,10 +71,10 @@ print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}, n_iter_ex = {n_iter_ex}")
 # chain's `numpy.random.Generator`, so that no module needs a global random state: runs are reproducible from one
 # seed, and chains run in parallel threads without sharing a stream.
 #
-# **Speed.** dapper calls the four R functions $\approx 3n$ times per iteration. Here, when all four modules are
-# numba functions (`@njit`), the whole chain runs in one compiled kernel that receives the modules as
-# first-class function arguments and the Generator; otherwise a Python loop calls them (the same arithmetic, in
-# the same order, so the same seed gives the same draws, checked below).
+# **Speed.** dapper calls the four R functions $\approx 3n$ times per iteration. Here the modules run in one of three
+# engines: the whole chain compiled (numba modules, or plain Python modules that numba compiles), the record sweep
+# compiled with `latent_f` and `post_f` in Python, or a Python loop; all three run the same arithmetic in the same
+# order, so the same seed gives the same draws (checked below).
 #
 # **Run settings.** `dapper_sample` runs on `dplit.sampling.run`; dapper's keywords map as follows:
 #
@@ -145,17 +148,21 @@ class PrivacyModel:
         dapper's rule: ``sdp`` must have the shape of the statistic. Set False when the statistic
         is a summary of the records paired with a record-level release (e.g. the number of answers
         that agree with their randomised version, Example 1), where ``priv_f`` reads ``sdp`` itself.
+    batch : bool, default False
+        True for a vectorised ``st_f(X, sdp, idx)``: the terms of the records ``X`` (a ``(k, p)``
+        matrix) with 0-based indices ``idx``, stacked as a ``(k, ...)`` array (row ``j`` is
+        ``t_{idx[j]}(X[j], sdp)``). The sampler calls it once per iteration on all proposals.
 
     Notes
     -----
-    A module that also takes ``rng`` receives the chain's Generator. When all four modules are
-    numba functions and the statistic is additive, :func:`dapper_sample` runs the whole chain in
-    one compiled kernel; numba's ``latent_f`` and ``post_f`` must then take ``rng`` as their last
-    argument and ``priv_f``, ``st_f`` must not (they are deterministic).
+    A module that also takes ``rng`` receives the chain's Generator. :func:`dapper_sample`
+    compiles plain Python modules with numba when it can (``engine="auto"``); numba's ``latent_f``
+    and ``post_f`` take ``rng`` as their last argument, ``priv_f`` and ``st_f`` do not (they are
+    deterministic).
     """
 
     def __init__(self, latent_f, post_f, priv_f, st_f, npar, varnames=None, *, additive=True,
-                 same_shape=True):
+                 same_shape=True, batch=False):
         for name, f in zip(_MODULES, (latent_f, post_f, priv_f, st_f)):
             if not callable(f):
                 raise TypeError(f"{name} must be a function, got {type(f).__name__}")
@@ -171,6 +178,10 @@ class PrivacyModel:
         self.varnames = varnames
         self.additive = V.boolean(additive, "additive")
         self.same_shape = V.boolean(same_shape, "same_shape")
+        self.batch = V.boolean(batch, "batch")
+        if self.batch and not self.additive:
+            raise ValueError("batch=True needs a record-additive statistic (additive=True)")
+        self._probes = {}      # the compiled modules and the engines they allow, per shape of sdp
         self.takes_rng = {name: _takes_rng(getattr(self, name)) for name in _MODULES}
         self.compiled = all(isinstance(getattr(self, m), Dispatcher) for m in _MODULES)
         if self.compiled:
@@ -185,8 +196,9 @@ class PrivacyModel:
 
     def __repr__(self):
         kind = "numba" if self.compiled else "Python"
-        return (f"PrivacyModel(npar={self.npar}, varnames={self.varnames}, {kind} modules, "
-                f"{'record additive' if self.additive else 'general (non-additive)'} statistic)")
+        stat = "general (non-additive)" if not self.additive else "record additive, batch" if self.batch \
+            else "record additive"
+        return f"PrivacyModel(npar={self.npar}, varnames={self.varnames}, {kind} modules, {stat} statistic)"
 
     def call(self, name, *args, rng=None):
         """Call module ``name`` with ``args``, adding the Generator when the module takes ``rng``."""
@@ -283,6 +295,8 @@ def _statistic(model, dmat, sdp):
     """The statistic of a database: the sum of the st_f terms (one shape for every record), or st_f(dmat, sdp)."""
     if not model.additive:
         return _as_real(model.st_f(dmat, sdp), "st_f(dmat, sdp)")
+    if model.batch:
+        return _batch_terms(model, dmat, sdp).sum(axis=0)
     s = _as_real(model.st_f(dmat[0], sdp, 0), "st_f") * 1.0
     for i in range(1, dmat.shape[0]):
         t = _as_real(model.st_f(dmat[i], sdp, i), "st_f")
@@ -291,6 +305,15 @@ def _statistic(model, dmat, sdp):
                              f"record {i} gave {np.shape(t)}")
         s = s + t
     return s
+
+
+def _batch_terms(model, dmat, sdp):
+    """The terms of all records from a batch st_f: a float array with one row per record."""
+    n = dmat.shape[0]
+    t = np.asarray(_as_real(model.st_f(dmat, sdp, np.arange(n)), "st_f(X, sdp, idx)"), dtype=float)
+    if t.ndim == 0 or t.shape[0] != n:
+        raise ValueError(f"a batch st_f(X, sdp, idx) must return one row per record of X ({n}), got shape {t.shape}")
+    return np.ascontiguousarray(t)
 
 
 def _log_density(model, sdp, s):
@@ -355,7 +378,7 @@ for args, word in [((m_demo, 0.3, [0.0, 1.0]), "init_par"), ((m_demo, np.zeros(2
         raise AssertionError(f"bad input accepted: {word}")
 
 # %% [markdown]
-# ## One sweep, two engines
+# ## One sweep, three engines
 #
 # An iteration is one `post_f` draw of $\theta$ given the current records, one `latent_f` database of proposals, and
 # a Metropolis-Hastings pass over the records in order, each accepted with probability
@@ -370,10 +393,61 @@ for args, word in [((m_demo, 0.3, [0.0, 1.0]), "init_par"), ((m_demo, np.zeros(2
 
 # %%
 #| export
-def _python_chain(model, state, n_steps, thin, sdp, rng):
-    """Advance a chain n_steps iterations with the modules called from Python; state dict updated in place."""
-    theta, dmat, st, cur = state["theta"], state["dmat"], state["st"], state["cur"]
-    st_f, priv_f, additive = model.st_f, model.priv_f, model.additive
+def _python_sweep(model, state, prop, sdp, rng):
+    """One Metropolis-Hastings pass over the records with the modules called from Python; returns accepted count."""
+    dmat, st, cur = state["dmat"], state["st"], state["cur"]
+    st_f, priv_f = model.st_f, model.priv_f
+    n = dmat.shape[0]
+    n_acc = 0
+    if state["slot"]:                                 # record i's term lives in slot i of the statistic
+        flat = st.reshape(-1)
+        m = flat.size // n
+        for i in range(n):
+            lo = i * m
+            old = flat[lo:lo + m].copy()            # = t_i(x_i) in its slot: no call for the current record
+            t_new = np.asarray(st_f(prop[i], sdp, i), dtype=float).reshape(-1)
+            flat[lo:lo + m] = old - old + t_new[lo:lo + m]
+            new = float(priv_f(sdp, st))
+            a = new - cur
+            if a >= 0.0 or rng.random() < math.exp(a):
+                dmat[i] = prop[i]
+                cur = new
+                n_acc += 1
+            else:
+                flat[lo:lo + m] = old
+        state["cur"] = cur
+        return n_acc
+    if model.batch:                                   # the terms of all proposals in one call
+        t_cur, t_new = state["terms"], _batch_terms(model, prop, sdp)
+    for i in range(n):
+        if model.batch:
+            sn = st - t_cur[i] + t_new[i]
+        elif model.additive:
+            sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
+        else:
+            old = dmat[i].copy()
+            dmat[i] = prop[i]
+            sn = st_f(dmat, sdp)
+            dmat[i] = old
+        new = float(priv_f(sdp, sn))
+        a = new - cur
+        if a >= 0.0 or rng.random() < math.exp(a):
+            dmat[i] = prop[i]
+            if model.batch:
+                t_cur[i] = t_new[i]
+            st, cur = sn, new
+            n_acc += 1
+    state["st"], state["cur"] = st, cur
+    return n_acc
+
+
+def _python_chain(model, state, n_steps, thin, sdp, rng, sweep=None):
+    """Advance a chain n_steps iterations: post_f and latent_f called from Python, then a record sweep
+    (``sweep(state, prop, rng)``, default the Python one); state dict updated in place."""
+    if sweep is None:
+        def sweep(state, prop, rng):
+            return _python_sweep(model, state, prop, sdp, rng)
+    theta, dmat = state["theta"], state["dmat"]
     n = dmat.shape[0]
     n_save = n_steps // thin
     draws = np.empty((n_save, model.npar))
@@ -381,35 +455,21 @@ def _python_chain(model, state, n_steps, thin, sdp, rng):
     for it in range(n_save * thin):
         theta[:] = _as_real(model.call("post_f", dmat, theta, rng=rng), "post_f")
         prop = _as_real(model.call("latent_f", theta, rng=rng), "latent_f")
-        n_acc = 0
-        for i in range(n):
-            if additive:
-                sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
-            else:
-                old = dmat[i].copy()
-                dmat[i] = prop[i]
-                sn = st_f(dmat, sdp)
-                dmat[i] = old
-            new = float(priv_f(sdp, sn))
-            a = new - cur
-            if a >= 0.0 or rng.random() < math.exp(a):
-                dmat[i] = prop[i]
-                st, cur = sn, new
-                n_acc += 1
+        n_acc = sweep(state, prop, rng)
         slot = it // thin
         acc[slot] += n_acc / n / thin
         if (it + 1) % thin == 0:
             draws[slot] = theta
-    state["st"], state["cur"] = st, cur
     return draws, acc
 
 
 # %% [markdown]
-# **The compiled engine.** numba passes a compiled function to another as a first-class argument (each set of
+# **The compiled engines.** numba passes a compiled function to another as a first-class argument (each set of
 # modules compiles its own specialisation of the kernel, once per process: about a second), and a
-# `numpy.random.Generator` as an argument too, so the kernel below is the Python loop above, line for line, with
-# `latent_f(theta, rng)` and `post_f(dmat, theta, rng)` taking the chain's Generator. It releases the GIL
-# (`nogil=True`): chains run in parallel threads.
+# `numpy.random.Generator` as an argument too (sharing its state with the Python object), so the kernels below are
+# the Python loops above, line for line, with `latent_f(theta, rng)` and `post_f(dmat, theta, rng)` taking the
+# chain's Generator. The **sweep** kernels run one pass over the records; the **chain** kernel runs whole iterations
+# (`post_f`, `latent_f`, a sweep). They release the GIL (`nogil=True`): chains run in parallel threads.
 
 # %%
 #| export
@@ -422,38 +482,93 @@ def _stat_sum_kernel(st_f, dmat, sdp):
     return s
 
 
-@njit(nogil=True)  # not cached: its specialisations key on the user's module functions; saving them
-# failed in a clean run (numba: 'underlying object has vanished'), and they change with every model anyway
-def _dapper_chain_kernel(latent_f, post_f, priv_f, st_f, theta, dmat, st, cur, sdp, n_steps, thin, rng):
-    """n_steps data-augmentation iterations with numba modules; theta and dmat in place.
+@njit(nogil=True)
+def _sweep_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
+    """The record sweep of the Python engine, compiled: returns (statistic, log density, accepted count)."""
+    n_acc = 0
+    for i in range(dmat.shape[0]):
+        sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
+        new = priv_f(sdp, sn)
+        a = new - cur
+        if a >= 0.0 or rng.random() < math.exp(a):
+            dmat[i, :] = prop[i]
+            st = sn
+            cur = new
+            n_acc += 1
+    return st, cur, n_acc
 
-    Returns (draws (n_steps // thin, npar), record acceptance rate per kept draw, statistic, log density).
-    """
+
+@njit(nogil=True)
+def _sweep_slot_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
+    """The sweep when record i's term is zero outside slot i of the statistic: only that slot is updated (in
+    place, restored on rejection), the same arithmetic entry by entry as _sweep_kernel. Slot i of the statistic
+    holds t_i(x_i) exactly (the other records add zeros), so st_f is called for the proposal only."""
     n = dmat.shape[0]
-    n_save = n_steps // thin
-    draws = np.empty((n_save, theta.size))
-    acc = np.zeros(n_save)
-    for it in range(n_save * thin):
-        new_theta = post_f(dmat, theta, rng)
-        for k in range(theta.size):
-            theta[k] = new_theta[k]
-        prop = latent_f(theta, rng)
-        n_acc = 0
-        for i in range(n):
-            sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
-            new = priv_f(sdp, sn)
-            a = new - cur
-            if a >= 0.0 or rng.random() < math.exp(a):
-                dmat[i, :] = prop[i]
-                st = sn
-                cur = new
-                n_acc += 1
-        slot = it // thin
-        acc[slot] += n_acc / n / thin
-        if (it + 1) % thin == 0:
+    flat = st.reshape(st.size)
+    m = st.size // n
+    old = np.empty(m)
+    n_acc = 0
+    for i in range(n):
+        lo = i * m
+        t_new = st_f(prop[i], sdp, i).reshape(st.size)
+        for k in range(m):
+            old[k] = flat[lo + k]
+            flat[lo + k] = old[k] - old[k] + t_new[lo + k]
+        new = priv_f(sdp, st)
+        a = new - cur
+        if a >= 0.0 or rng.random() < math.exp(a):
+            dmat[i, :] = prop[i]
+            cur = new
+            n_acc += 1
+        else:
+            for k in range(m):
+                flat[lo + k] = old[k]
+    return st, cur, n_acc
+
+
+@njit(nogil=True)
+def _sweep_terms_kernel(priv_f, t_cur, t_new, dmat, prop, st, cur, sdp, rng):
+    """The sweep of a batch st_f: the terms of the current records (t_cur, updated) and of the proposals given."""
+    n_acc = 0
+    for i in range(dmat.shape[0]):
+        sn = st - t_cur[i] + t_new[i]
+        new = priv_f(sdp, sn)
+        a = new - cur
+        if a >= 0.0 or rng.random() < math.exp(a):
+            dmat[i, :] = prop[i]
+            t_cur[i] = t_new[i]
+            st = sn
+            cur = new
+            n_acc += 1
+    return st, cur, n_acc
+
+
+def _make_chain_kernel(sweep):
+    """The whole chain in one compiled function, with the record sweep ``sweep``."""
+    @njit(nogil=True)  # not cached: its specialisations key on the user's module functions (numba cannot
+    # save those: 'underlying object has vanished'), and they change with every model anyway
+    def chain(latent_f, post_f, priv_f, st_f, theta, dmat, st, cur, sdp, n_steps, thin, rng):
+        n = dmat.shape[0]
+        n_save = n_steps // thin
+        draws = np.empty((n_save, theta.size))
+        acc = np.zeros(n_save)
+        for it in range(n_save * thin):
+            new_theta = post_f(dmat, theta, rng)
             for k in range(theta.size):
-                draws[slot, k] = theta[k]
-    return draws, acc, st, cur
+                theta[k] = new_theta[k]
+            prop = latent_f(theta, rng)
+            st, cur, n_acc = sweep(priv_f, st_f, dmat, prop, st, cur, sdp, rng)
+            slot = it // thin
+            acc[slot] += n_acc / n / thin
+            if (it + 1) % thin == 0:
+                for k in range(theta.size):
+                    draws[slot, k] = theta[k]
+        return draws, acc, st, cur
+    return chain
+
+
+_dapper_chain_kernel = _make_chain_kernel(_sweep_kernel)
+_dapper_chain_slot_kernel = _make_chain_kernel(_sweep_slot_kernel)
 
 
 # %% [markdown]
@@ -497,7 +612,7 @@ def one_chain(model, sdp, engine, n_steps, seed):
     g = np.random.default_rng(seed)
     dmat = _latent(model, theta, g)
     st = _statistic(model, dmat, sdp_)
-    state = {"theta": theta, "dmat": dmat, "st": st, "cur": _log_density(model, sdp_, st)}
+    state = {"theta": theta, "dmat": dmat, "st": st, "cur": _log_density(model, sdp_, st), "slot": False}
     if engine == "python":
         return _python_chain(model, state, n_steps, 1, sdp_, g)[0][:, 0]
     return _dapper_chain_kernel(model.latent_f, model.post_f, model.priv_f, model.st_f, state["theta"],
@@ -508,6 +623,160 @@ d_py = one_chain(nm_model, 1.2, "python", 300, 4)
 d_nb = one_chain(nm_model, 1.2, "numba", 300, 4)
 assert np.array_equal(d_py, d_nb)
 print("python and numba engines, 300 iterations: identical draws;", d_nb[:3].round(4))
+
+# %% [markdown]
+# ## Plain Python modules, compiled when they can be
+#
+# A dapper user writes the modules in plain Python. `dapper_sample(engine="auto")` first tries to compile each of
+# them with `numba.njit` and **probes** the compiled function: one call on the inputs the sampler will give it
+# (`init_par`, a database drawn by `latent_f`, three of its records, two statistics), compared with the Python
+# module's output (the same numbers within rounding for `priv_f` and `st_f`; for `latent_f` and `post_f`, called
+# with two Generators of one seed, the same shape: numba reproduces NumPy's streams for most distributions but not
+# for all, e.g. `Generator.choice`). Then:
+#
+# | engine | runs | when (`engine="auto"`) |
+# |---|---|---|
+# | `"numba"` | the whole chain in the compiled kernel | all four modules compile and agree |
+# | `"sweep"` | `post_f` and `latent_f` in Python, once per iteration; the record sweep compiled | `priv_f` and `st_f` compile (or `st_f` is a batch module and `priv_f` compiles) |
+# | `"python"` | everything from Python | otherwise |
+#
+# When "auto" does not reach `"numba"`, a one-line `EngineNotice` (a `UserWarning`) names the first module that
+# did not compile and numba's reason. The compiled functions and the verdict are cached on the model: compilation
+# is paid once per model. `engine="numba"` or `"sweep"` forces one and raises, with the reason, when the modules
+# do not allow it. `attrs["engine"]` says which ran. The three engines run the same Markov chain: the same calls in
+# the same order on the same Generator, so where the compiled modules reproduce the Python ones the draws are the
+# same bit for bit (checked below and in `tests/test_dapper_engines.py`).
+#
+# **Record-slot statistics.** dapper's Example 1 `st_f` returns, for record $i$, an $n \times 2$ matrix that is zero
+# but row $i$: the running update $s - t_i(x_i) + t_i(x_i^*)$ then costs $O(n)$ per record and $O(n^2)$ per sweep.
+# The probe also checks whether each probed record's term is zero outside **its slot** (row $i$ of the statistic's
+# leading axis of length $n$). If so, slot $i$ of the statistic holds $t_i(x_i)$ itself (the other records add
+# zeros), and the sweep calls `st_f` for the proposal only and updates that slot in place, restoring it on
+# rejection: the same numbers entry by entry as the full update (outside the slot $s_j - 0 + 0 = s_j$, inside it
+# $s_i - s_i + t_i(x_i^*)$), so the same chain, with $O(1)$ arithmetic for the statistic instead of $O(n)$ and one
+# `st_f` call per record instead of two (`priv_f` still reads the whole statistic). The statistic recomputed
+# from the records at every call of the driver must equal the running one; a term that leaves its slot on a record
+# the probe did not see is caught there (RuntimeError).
+
+# %%
+#| export
+class EngineNotice(UserWarning):
+    """dapper_sample could not compile a module and runs a slower engine (one line: the module and why)."""
+
+
+_RANDOM = ("latent_f", "post_f")
+
+
+def _numba_reason(err):
+    """The informative line of a numba error (its first lines name only the pipeline stage)."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    skip = ("Failed in", "During:", "File ", "^", "- Resolution failure", "Resolution failure")
+    keep = [ln for ln in lines if not ln.startswith(skip)]
+    text = (keep or lines or [type(err).__name__])[0]
+    return f"{type(err).__name__}: {text[:160]}"
+
+
+def _jit(name, f, takes_rng):
+    """f as a numba function with the kernel's signature (rng last for latent_f and post_f)."""
+    cf = f if isinstance(f, Dispatcher) else njit(f)
+    if name in _RANDOM and not takes_rng:
+        if name == "latent_f":
+            def wrapped(theta, rng):
+                return cf(theta)
+        else:
+            def wrapped(dmat, theta, rng):
+                return cf(dmat, theta)
+        return njit(wrapped)
+    return cf
+
+
+def _probe_one(model, name, args, random, seed=20261125):
+    """(compiled module, None) when module ``name`` compiles and agrees with its Python self on args, else (None, why)."""
+    f = getattr(model, name)
+    if not random and model.takes_rng[name]:
+        return None, "it takes rng (the compiled sweep calls priv_f and st_f without one)"
+    try:
+        cf = _jit(name, f, model.takes_rng[name])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # numba's deprecation and performance notes
+            out_c = cf(*args, np.random.default_rng(seed)) if random else cf(*args)
+    except Exception as err:                        # numba raises many types: typing, lowering, unsupported
+        return None, _numba_reason(err)
+    out_p = model.call(name, *args, rng=np.random.default_rng(seed))
+    try:
+        a, b = np.asarray(out_c, dtype=float), np.asarray(out_p, dtype=float)
+    except (TypeError, ValueError):
+        return None, f"its compiled output is {type(out_c).__name__}, not numbers"
+    if a.shape != b.shape:
+        return None, f"its compiled output has shape {a.shape}, the Python module's {b.shape}"
+    if not random and not np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True):
+        return None, "its compiled output differs from the Python module's on the same input"
+    return cf, None
+
+
+def _probe(model, sdp, theta):
+    """Compile and probe the four modules (cached on the model per shape of sdp): the engines they allow."""
+    key = (np.ndim(sdp), np.shape(sdp))
+    if key in model._probes:
+        return model._probes[key]
+    g = np.random.default_rng(20261126)
+    dmat = _latent(model, theta, g)
+    dmat2 = _latent(model, theta, g)
+    n = dmat.shape[0]
+    comp, why = {}, {}
+    for name, args in [("latent_f", (theta.copy(),)), ("post_f", (dmat.copy(), theta.copy()))]:
+        comp[name], why[name] = _probe_one(model, name, args, True)
+    slot = False
+    if not model.additive:
+        comp["st_f"], why["st_f"] = None, "the statistic is not record additive (additive=False)"
+    elif model.batch:
+        comp["st_f"], why["st_f"] = None, "a batch st_f is called from Python, once per iteration"
+    else:
+        recs = sorted({0, n // 2, n - 1})
+        for d in (dmat, dmat2):
+            for i in recs:
+                comp["st_f"], why["st_f"] = _probe_one(model, "st_f", (d[i].copy(), sdp, i), False)
+                if comp["st_f"] is None:
+                    break
+            if comp["st_f"] is None:
+                break
+        terms = [np.asarray(model.st_f(d[i], sdp, i), dtype=float) for d in (dmat, dmat2) for i in recs]
+        slot = n > 1 and all(t.ndim >= 1 and t.shape[0] == n for t in terms) and all(
+            not np.any(np.delete(t, i, axis=0)) for t, i in zip(terms, recs * 2))
+    comp["priv_f"], why["priv_f"] = None, None
+    for d in (dmat, dmat2):
+        comp["priv_f"], why["priv_f"] = _probe_one(model, "priv_f", (sdp, _statistic(model, d, sdp)), False)
+        if comp["priv_f"] is None:
+            break
+    out = {"compiled": comp, "why": why, "slot": slot, "noticed": False,
+           "numba": model.additive and not model.batch and all(comp[m] is not None for m in _MODULES),
+           "sweep": model.additive and comp["priv_f"] is not None and (model.batch or comp["st_f"] is not None)}
+    model._probes[key] = out
+    return out
+
+
+def _choose_engine(model, sdp, theta, engine):
+    """The engine to run ('numba', 'sweep' or 'python') and the probe's record (None for engine='python')."""
+    if engine == "python":
+        return "python", None
+    info = _probe(model, sdp, theta)
+    order = [m for m in _MODULES if info["compiled"][m] is None]
+    if engine in ("numba", "sweep") and not info[engine]:
+        need = order if engine == "numba" else [m for m in ("priv_f", "st_f") if m in order and not
+                                                (m == "st_f" and model.batch)]
+        name = need[0] if need else "st_f"
+        raise ValueError(f"engine={engine!r}: {name} does not compile under numba ({info['why'][name]}); "
+                         "use engine='auto' or 'python'")
+    if engine == "auto":
+        engine = "numba" if info["numba"] else "sweep" if info["sweep"] else "python"
+        if engine != "numba" and not info["noticed"]:
+            info["noticed"] = True
+            runs = {"sweep": "the record sweep compiled, latent_f and post_f in Python",
+                    "python": "every module from Python"}[engine]
+            warnings.warn(f"dapper_sample: {order[0]} did not compile under numba ({info['why'][order[0]]}); "
+                          f"engine '{engine}': {runs}", EngineNotice, stacklevel=3)
+    return engine, info
+
 
 # %% [markdown]
 # ## The sampler on the core: `dapper_sample`
@@ -522,31 +791,57 @@ print("python and numba engines, 300 iterations: identical draws;", d_nb[:3].rou
 
 # %%
 #| export
-_ENGINES = ("auto", "python", "numba")
+_ENGINES = ("auto", "python", "sweep", "numba")
 
 
-def _sampler(model, sdp, init_par, engine):
+def _sampler(model, sdp, init_par, engine, info):
     """The dplit.sampling.Sampler of a privacy model: init draws the records, run_chain runs an engine."""
-    compiled = engine == "numba"
+    comp = info["compiled"] if info is not None else None
+    slot = info is not None and info["slot"]
+    if engine == "numba":
+        latent_c, post_c, priv_c, st_c = (comp[m] for m in _MODULES)
+        chain_kernel = _dapper_chain_slot_kernel if slot else _dapper_chain_kernel
 
     def statistic(dmat):
-        return _stat_sum_kernel(model.st_f, dmat, sdp) if compiled else _statistic(model, dmat, sdp)
+        if engine == "numba":
+            return _stat_sum_kernel(st_c, dmat, sdp)
+        return _statistic(model, dmat, sdp)
 
     def init(rng):
         theta = init_par.copy()
         dmat = _latent(model, theta, rng)
         st = statistic(dmat)
-        return {"theta": theta, "dmat": dmat, "st": st, "cur": _log_density(model, sdp, st)}
+        state = {"theta": theta, "dmat": dmat, "st": st, "cur": _log_density(model, sdp, st), "slot": slot}
+        if model.batch:
+            state["terms"] = _batch_terms(model, dmat, sdp)
+        return state
+
+    def compiled_sweep(state, prop, rng):
+        if model.batch:
+            state["st"], state["cur"], n_acc = _sweep_terms_kernel(
+                comp["priv_f"], state["terms"], _batch_terms(model, prop, sdp), state["dmat"], prop, state["st"],
+                state["cur"], sdp, rng)
+        else:
+            kernel = _sweep_slot_kernel if slot else _sweep_kernel
+            state["st"], state["cur"], n_acc = kernel(comp["priv_f"], comp["st_f"], state["dmat"], prop,
+                                                      state["st"], state["cur"], sdp, rng)
+        return n_acc
 
     def run_chain(state, n_steps, thin, rng):
-        state["st"] = statistic(state["dmat"])               # no drift of the running sum
+        state["st"] = statistic(state["dmat"])             # no drift of the running sum
+        if model.batch:
+            state["terms"] = _batch_terms(model, state["dmat"], sdp)
         state["cur"] = _log_density(model, sdp, state["st"])
-        if compiled:
-            draws, acc, state["st"], state["cur"] = _dapper_chain_kernel(
-                model.latent_f, model.post_f, model.priv_f, model.st_f, state["theta"], state["dmat"],
-                state["st"], state["cur"], sdp, n_steps, thin, rng)
+        if engine == "numba":
+            draws, acc, state["st"], state["cur"] = chain_kernel(
+                latent_c, post_c, priv_c, st_c, state["theta"], state["dmat"], state["st"], state["cur"], sdp,
+                n_steps, thin, rng)
         else:
-            draws, acc = _python_chain(model, state, n_steps, thin, sdp, rng)
+            draws, acc = _python_chain(model, state, n_steps, thin, sdp, rng,
+                                       sweep=compiled_sweep if engine == "sweep" else None)
+        if slot and not np.allclose(statistic(state["dmat"]), state["st"], rtol=1e-9, atol=1e-9):
+            raise RuntimeError("st_f's term of a record is not zero outside the record's slot on every record "
+                               "(the probe saw three): the running statistic left the records' sum")
         return {v: draws[:, k] for k, v in enumerate(model.varnames)}, {"acceptance": acc}
 
     return Sampler(init=init, run_chain=run_chain)
@@ -589,9 +884,13 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=
         Python modules hold the GIL. The draws do not depend on it.
     target_ess, max_rhat, max_iter, max_time
         The stopping rule of ``n_iter="auto"`` (:func:`dplit.sampling.run`).
-    engine : {"auto", "python", "numba"}, default "auto"
-        ``"numba"``: the compiled kernel (all four modules numba functions, additive statistic);
-        ``"python"``: a Python loop; ``"auto"``: numba when possible.
+    engine : {"auto", "python", "sweep", "numba"}, default "auto"
+        ``"numba"``: the whole chain compiled (all four modules compile with numba, additive
+        statistic, not ``batch``); ``"sweep"``: ``post_f`` and ``latent_f`` from Python, the record
+        sweep compiled (``priv_f`` and ``st_f`` compile, or ``st_f`` is a batch module);
+        ``"python"``: a Python loop; ``"auto"``: the fastest the modules allow, with an
+        :class:`EngineNotice` naming the module that did not compile. Plain Python modules are
+        compiled with ``numba.njit`` and probed against themselves once per model.
     budget : PrivacyBudget or RdpBudget, optional
         The ledger of the release ``sdp`` (the modules do not say what it cost); copied into the
         result's ``eps_total`` and ``eps_by_part`` (``nan`` and ``{}`` when not given).
@@ -602,7 +901,8 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=
         One posterior variable per parameter (``model.varnames``); sample stats ``acceptance``
         (fraction of record proposals accepted per iteration); attrs of the result contract
         (:data:`dplit.results.CONTRACT_ATTRS`, ``method="dapper"``, the ledger of ``budget``),
-        ``engine`` and ``n_records``. :func:`summary` gives dapper's summary table.
+        ``engine`` (the engine that ran), ``record_slots`` (the slot update of a record-slot
+        statistic) and ``n_records``. :func:`summary` gives dapper's summary table.
 
     Examples
     --------
@@ -626,16 +926,12 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=
     if budget is not None and not hasattr(budget, "entries"):
         raise TypeError(f"budget must be a dplit.accounting.PrivacyBudget or RdpBudget, got {type(budget).__name__}")
     V.choice(engine, "engine", _ENGINES)
-    can_compile = model.compiled and model.additive
-    if engine == "numba" and not can_compile:
-        raise ValueError("engine='numba' needs all four modules compiled with numba and a record-additive "
-                         "statistic; use engine='python' (or 'auto')")
-    engine = ("numba" if can_compile else "python") if engine == "auto" else engine
     sdp, init_par = _first_call(model, sdp, init_par)
+    engine, info = _choose_engine(model, sdp, init_par, engine)
     n_rec = _latent(model, init_par, np.random.default_rng(0)).shape[0]
     attrs = {"method": "dapper", "engine": engine, "n_records": n_rec, "npar": model.npar,
-             "additive": model.additive}
-    res = run(_sampler(model, sdp, init_par, engine), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
+             "additive": model.additive, "record_slots": bool(info is not None and info["slot"])}
+    res = run(_sampler(model, sdp, init_par, engine, info), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
               thin=thin, rng=rng, progress=progress, n_jobs=n_jobs, attrs=attrs,
               privacy=results.privacy_attrs(budget=budget), observed_data={"sdp": np.atleast_1d(sdp)},
               report_vars=model.varnames, desc="dapper iterations", target_ess=target_ess, max_rhat=max_rhat,
@@ -731,12 +1027,17 @@ for kw, word in [(dict(n_iter=0), "n_iter"), (dict(thin=0), "thin"), (dict(engin
         assert word in str(err), err
     else:
         raise AssertionError(f"{kw} accepted")
+def _lat_list(theta, rng):                 # a list comprehension of draws: numba does not compile it
+    return np.array([[rng.normal(theta[0], 1.0)] for _ in range(5)])
+
+
 try:
-    dapper_sample(m_demo, 0.3, [0.0], engine="numba", progress=False)
+    dapper_sample(PrivacyModel(_lat_list, _post, m_demo.priv_f, m_demo.st_f, 1), 0.3, [0.0], engine="numba",
+                  progress=False)
 except ValueError as err:
-    assert "numba" in str(err)
+    assert "engine='numba': latent_f does not compile" in str(err), err
 else:
-    raise AssertionError("engine='numba' accepted for Python modules")
+    raise AssertionError("engine='numba' accepted for modules that do not compile")
 # A chain that never accepts a record proposal ignores the release: it warns. Here priv_f rules out every
 # statistic but the first one it is shown (the check at init_par passes; the chain's own start is ruled out).
 seen = []
@@ -885,71 +1186,79 @@ print(f"SBC ({n_sbc} replicates, {time.perf_counter() - t0:.1f} s): rank-uniform
 assert p_sbc > 1e-3 and p_sbc_bug < 1e-3
 
 # %% [markdown]
-# ## Example 1: a 2 x 2 table released by randomized response (dapper, Sec. 5)
+# ## Three ways to write the modules
 #
-# UC Berkeley admissions, $N = 400$ applicants, each a record (sex, admitted) with male = 1 and admitted = 1, cells
-# ordered $\pi_{11}$ (male admitted), $\pi_{10}$ (male rejected), $\pi_{01}$ (female admitted), $\pi_{00}$ (female
-# rejected). Each answer is released by randomized response: kept with probability $1/2$, else replaced by a fair
-# coin, so it is reported truly with probability $3/4$ ($\epsilon = \log 3$ per answer, $2\log 3$ per record;
-# `dplit.mechanisms.randomized_response`). The released table (dapper's Table 1, right) is 104, 120, 74, 102; the
-# confidential one (left) is 109, 127, 46, 118. A flat Dirichlet(1) prior makes $\theta \mid x$ Dirichlet
-# (`post_f`).
+# The same model, Example 1 of dapper (a $2 \times 2$ table of $n = 400$ records, each answer released by randomized
+# response; notebook 13b runs it in full), written three ways. All three run the same Markov chain: from one seed
+# they give the same draws.
 #
-# Two ways to write the modules, the same target:
+# | | dapper's per-record modules | batch (vectorised) modules | numba modules |
+# |---|---|---|---|
+# | `latent_f(theta, rng)` | a whole database, NumPy | the same | `@njit`, a loop over records |
+# | `post_f(dmat, theta, rng)` | NumPy | NumPy | `@njit` |
+# | `priv_f(sdp, sx)` | NumPy | NumPy | `@njit` |
+# | `st_f` | `st_f(xi, sdp, i)`: one record's term | `st_f(X, sdp, idx)`: the terms of a batch of records, one row each; `PrivacyModel(..., batch=True)` | `st_f(xi, sdp, i)`, `@njit` |
+# | the sampler calls | `st_f` once per record proposal | `st_f` once per iteration, on all $n$ proposals | everything inside one compiled kernel |
+# | engine (`"auto"`) | `"numba"` if all four compile, else `"sweep"` if `priv_f` and `st_f` do, else `"python"` | `"sweep"` if `priv_f` compiles, else `"python"` | `"numba"` |
 #
-# * **dapper's own** (its code, in Python): `sdp` is the $400 \times 2$ matrix of released answers, the term
-#   $t_i$ is a $400 \times 2$ matrix that is zero except row $i$, and `priv_f` counts the entries of `sdp` that agree
-#   with the latent answers. Each record update then costs $O(n)$: 800 numbers are compared per proposal.
-# * **compact**: `st_f` returns the number of record $i$'s answers that agree with its released answers (it reads
-#   row $i$ of `sdp`: that is what the arguments `sdp` and `i` of $t_i(x_i, s_{dp})$ are for), so the statistic is
-#   one number and an update costs $O(1)$; `priv_f` is $m \log\frac34 + (800 - m)\log\frac14$ for $m$ agreements. The
-#   statistic no longer has the shape of `sdp`, hence `same_shape=False`.
+# **The one-line adapter** from a dapper-style `st_f` to the batch protocol (the same terms, so the same chain; it
+# saves nothing by itself: the speed comes from writing the batch `st_f` with array operations):
+#
+# ```python
+# st_batch = lambda X, sdp, idx: np.stack([st_f(x, sdp, i) for x, i in zip(X, idx)])
+# ```
+#
+# In the batch protocol the proposals of one iteration are all drawn first (dapper's `latent_f` already draws a
+# whole database) and their terms computed in one call; then the records are still accepted or rejected one by
+# one, each against the running statistic that holds the records accepted before it: the same conditional
+# updates, the same target.
 
 # %%
-conf_table = np.array([109, 127, 46, 118])          # pi_11, pi_10, pi_01, pi_00: confidential (Table 1, left)
-noisy_table = np.array([104, 120, 74, 102])         # released (Table 1, right)
-CELLS = np.array([[1, 1], [1, 0], [0, 1], [0, 0]])
-N_ADM = 400
-names_tab = ["pi_11", "pi_10", "pi_01", "pi_00"]
-sdp_rr = np.repeat(CELLS, noisy_table, axis=0).astype(float)   # the 400 released records (their order is immaterial)
-assert np.isclose(randomized_response_epsilon(), math.log(3))
+N_RR = 400
+CELLS_RR = np.array([[1, 1], [1, 0], [0, 1], [0, 0]])
+sdp_rr = np.repeat(CELLS_RR, [104, 120, 74, 102], axis=0).astype(float)   # dapper's released table, as records
 
 
-def ex1_latent(theta, rng):                 # dapper: sample(tl, 400, replace = TRUE, prob = theta)
-    return CELLS[rng.choice(4, size=N_ADM, p=theta / theta.sum())].astype(float)
+def rr_latent(theta, rng):                  # dapper: sample(tl, 400, replace = TRUE, prob = theta)
+    return CELLS_RR[rng.choice(4, size=N_RR, p=theta / theta.sum())].astype(float)
 
 
-def ex1_post(dmat, theta, rng):             # flat Dirichlet prior: theta | x ~ Dirichlet(counts + 1)
+def rr_post(dmat, theta, rng):              # flat Dirichlet prior: theta | x ~ Dirichlet(counts + 1)
     sex, status = dmat[:, 0] == 1, dmat[:, 1] == 1
     x = np.array([np.sum(sex & status), np.sum(sex & ~status), np.sum(~sex & status), np.sum(~sex & ~status)])
     t = rng.standard_gamma(x + 1.0)
     return t / t.sum()
 
 
-def ex1_st(xi, sdp, i):                     # dapper's t_i: a 400 x 2 matrix, zero but row i
-    x = np.zeros((N_ADM, 2))
+def rr_st(xi, sdp, i):                      # dapper's t_i: a 400 x 2 matrix, zero but row i
+    x = np.zeros((N_RR, 2))
     x[i] = xi
     return x
 
 
-def ex1_priv(sdp, sx):
+def rr_priv(sdp, sx):                       # agreements of the latent answers with the released ones
     t1 = np.sum(sdp == sx)
-    return t1 * math.log(3 / 4) + (2 * N_ADM - t1) * math.log(1 / 4)
+    return t1 * math.log(3 / 4) + (2 * N_RR - t1) * math.log(1 / 4)
 
 
-def ex1_st_compact(xi, sdp, i):             # agreements of record i with its released answers
-    return float(xi[0] == sdp[i, 0]) + float(xi[1] == sdp[i, 1])
+def rr_latent_v(theta, rng):                # all records at once: the inverse CDF of the four cells
+    k = np.searchsorted(np.cumsum(theta / theta.sum()), rng.random(N_RR), side="right")
+    return CELLS_RR[np.minimum(k, 3)].astype(float)
 
 
-def ex1_priv_compact(sdp, sx):
+def rr_st_v(X, sdp, idx):                   # batch st_f: each record's agreements with its released answers
+    return (X == sdp[idx]).sum(axis=1)
+
+
+def rr_priv_v(sdp, sx):                     # the statistic is now the number of agreements
     return sx * math.log(3 / 4) + (sdp.size - sx) * math.log(1 / 4)
 
 
 @njit
-def ex1_latent_nb(theta, rng):              # inverse-CDF draws of the 4 cells
+def rr_latent_nb(theta, rng):
     cdf = np.cumsum(theta / theta.sum())
-    out = np.empty((N_ADM, 2))
-    for i in range(N_ADM):
+    out = np.empty((N_RR, 2))
+    for i in range(N_RR):
         u, k = rng.random(), 0
         while k < 3 and u >= cdf[k]:
             k += 1
@@ -959,7 +1268,7 @@ def ex1_latent_nb(theta, rng):              # inverse-CDF draws of the 4 cells
 
 
 @njit
-def ex1_post_nb(dmat, theta, rng):
+def rr_post_nb(dmat, theta, rng):
     t = np.ones(4)
     for i in range(dmat.shape[0]):
         t[2 * (1 - int(dmat[i, 0])) + (1 - int(dmat[i, 1]))] += 1.0
@@ -969,616 +1278,102 @@ def ex1_post_nb(dmat, theta, rng):
 
 
 @njit
-def ex1_st_nb(xi, sdp, i):
+def rr_st_nb(xi, sdp, i):
     return (1.0 if xi[0] == sdp[i, 0] else 0.0) + (1.0 if xi[1] == sdp[i, 1] else 0.0)
 
 
 @njit
-def ex1_priv_nb(sdp, sx):
+def rr_priv_nb(sdp, sx):
     return sx * math.log(0.75) + (sdp.size - sx) * math.log(0.25)
 
 
-ex1_dapper = PrivacyModel(ex1_latent, ex1_post, ex1_priv, ex1_st, 4, names_tab)
-ex1_compact = PrivacyModel(ex1_latent, ex1_post, ex1_priv_compact, ex1_st_compact, 4, names_tab, same_shape=False)
-ex1_numba = PrivacyModel(ex1_latent_nb, ex1_post_nb, ex1_priv_nb, ex1_st_nb, 4, names_tab, same_shape=False)
-# the two formulations have the same log density, up to rounding, on any database
-x_try = ex1_latent(np.full(4, 0.25), rng)
-lp_dapper = ex1_priv(sdp_rr, sum(ex1_st(x_try[i], sdp_rr, i) for i in range(N_ADM)))
-lp_compact = ex1_priv_compact(sdp_rr, sum(ex1_st_compact(x_try[i], sdp_rr, i) for i in range(N_ADM)))
-lp_mech = randomized_response_logpmf(sdp_rr, x_try).sum()
-assert np.isclose(lp_dapper, lp_compact) and np.isclose(lp_dapper, lp_mech)
+ways = {"dapper's modules": PrivacyModel(rr_latent, rr_post, rr_priv, rr_st, 4),
+        "dapper's modules, engine='python'": PrivacyModel(rr_latent, rr_post, rr_priv, rr_st, 4),
+        "dapper's st_f through the adapter": PrivacyModel(
+            rr_latent, rr_post, rr_priv, lambda X, sdp, idx: np.stack([rr_st(x, sdp, i) for x, i in zip(X, idx)]),
+            4, batch=True),
+        "batch modules": PrivacyModel(rr_latent_v, rr_post, rr_priv_v, rr_st_v, 4, same_shape=False, batch=True),
+        "numba modules": PrivacyModel(rr_latent_nb, rr_post_nb, rr_priv_nb, rr_st_nb, 4, same_shape=False)}
+draws_ways = {}
+for label, mdl in ways.items():
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", EngineNotice)
+        warnings.simplefilter("ignore", ConvergenceWarning)     # 60 iterations: a check of the chain, not a posterior
+        r = dapper_sample(mdl, sdp_rr, np.full(4, 0.25), n_iter=60, n_warmup=0, n_chains=1, rng=31, progress=False,
+                          engine="python" if "python" in label else "auto")
+    draws_ways[label] = np.stack([r.posterior[v].values[0] for v in mdl.varnames], axis=1)
+    said = [str(w.message).split("; engine")[0].replace("dapper_sample: ", "") for w in notes
+            if issubclass(w.category, EngineNotice)]
+    print(f"{label:>36}: engine {r.posterior.attrs['engine']!r:9} record slots {r.posterior.attrs['record_slots']!s:5}"
+          + (f" ({said[0]})" if said else ""))
+ref = draws_ways["dapper's modules, engine='python'"]
+assert all(np.array_equal(d, ref) for d in draws_ways.values())
+print("all five runs: the same 60 draws of theta, bit for bit")
 
 # %% [markdown]
-# **The exact posterior** of this small model is available, which lets us check both dapper's table and ours. The
-# released records are independent given $\theta$, each in cell $c$ with probability $q = M\theta$, $M = K \otimes K$,
-# $K = \begin{pmatrix} 3/4 & 1/4 \\ 1/4 & 3/4 \end{pmatrix}$; so $p(\theta \mid s_{dp}) \propto \prod_c q_c^{y_c}$ on the simplex ($y$ the
-# released table). $M$ maps the simplex linearly into itself, so $q$ is $\mathrm{Dirichlet}(y + 1)$ restricted to the
-# image $M(\text{simplex})$: exact draws by rejection ($q \sim \mathrm{Dirichlet}(y + 1)$, keep it when $M^{-1}q \ge 0$).
-
-# %%
-K_RR = np.array([[0.75, 0.25], [0.25, 0.75]])
-M_RR = np.kron(K_RR, K_RR)
-q_draws = rng.dirichlet(noisy_table + 1.0, size=size(full=2_000_000, quick=200_000))
-theta_exact1 = q_draws @ np.linalg.inv(M_RR).T
-theta_exact1 = theta_exact1[np.all(theta_exact1 >= 0, axis=1)]
-exact1_mean, exact1_sd = theta_exact1.mean(0), theta_exact1.std(0)
-print(f"exact posterior (rejection, {theta_exact1.shape[0]} draws kept of {q_draws.shape[0]}):",
-      "mean", exact1_mean.round(4), "sd", exact1_sd.round(4))
-
-# %% [markdown]
-# dapper's run (four chains of 6,000 iterations, 1,000 warm-up; its summary table) and ours: dapper's literal modules
-# in Python, the compact ones in Python, and the compact ones in numba. The Python-module runs are short (they
-# show the engine and its speed); the numba run gives the table.
-
-# %%
-from dplit.sampling import ConvergenceWarning
-
-dapper_ex1 = {"mean": [0.281, 0.336, 0.111, 0.272], "sd": [0.0610, 0.0638, 0.0548, 0.0601],
-              "ess_bulk": [362, 431, 282, 389]}
-timing = {}
-for label, mdl, n_it, n_wu in [("dapper's modules, Python", ex1_dapper, n_iter_py // 4, 200),
-                               ("compact modules, Python", ex1_compact, n_iter_py, 500),
-                               ("compact modules, numba", ex1_numba, n_iter_ex, 1000)]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)   # the short Python runs are for timing only
-        res_ = dapper_sample(mdl, sdp_rr, np.full(4, 0.25), n_iter=n_it, n_warmup=n_wu, n_chains=4, rng=123,
-                             progress=False)
-    timing[label] = res_
-    rt = res_.posterior.attrs["runtime"]
-    print(f"{label:>26}: {4 * (n_it + n_wu) / rt:9.0f} iterations/s (4 chains on 2 cores), "
-          f"min ESS_bulk/s {res_.posterior.attrs['ess_bulk_min'] / rt:8.1f}")
-assert is_quick() or res_.posterior.attrs["converged"] == 1
-res1 = timing["compact modules, numba"]
-tab1 = summary(res1)
-print(tab1.round(4).to_string())
-mcse1 = tab1["sd"].to_numpy() / np.sqrt(tab1["ess_bulk"].to_numpy())
-z_ours = (tab1["mean"].to_numpy() - exact1_mean) / mcse1
-z_dapper = (np.array(dapper_ex1["mean"]) - exact1_mean) / (exact1_sd / np.sqrt(dapper_ex1["ess_bulk"]))
-print("ours - exact, in Monte Carlo s.e.:", z_ours.round(2), f"(ESS_bulk >= {tab1['ess_bulk'].min():.0f})")
-print("dapper's table - exact, in dapper's Monte Carlo s.e.:", z_dapper.round(2))
-assert np.all(np.abs(z_ours) < 4) and np.allclose(tab1["sd"], exact1_sd, rtol=0.25 if is_quick() else 0.1)
-assert np.all(np.abs(z_dapper) < 4)                 # dapper's published means agree within their MC error
-for label in ("dapper's modules, Python", "compact modules, Python"):
-    m_py = np.array([timing[label].posterior[v].values.mean() for v in names_tab])
-    assert np.all(np.abs(m_py - exact1_mean) < 0.06)    # short runs: a rough agreement
-
-# %% [markdown]
-# Both dapper's published means and ours agree with the exact posterior within Monte Carlo error (dapper's bulk
-# ESS was 282-431; ours is printed above). The speeds are in the table of the benchmark section below.
+# dapper's own `latent_f` uses `Generator.choice`, which numba does not compile (the notice above names it), so
+# dapper's modules run on the `"sweep"` engine: `post_f` and `latent_f` from Python once per iteration, the record
+# sweep compiled, with the record-slot update. `Generator.choice` draws its cells by the inverse CDF of one uniform
+# each, which is why the numba and batch modules, written that way, reproduce its draws.
 #
-# **Figure 3** (dapper): the odds ratio of admission, males against females,
-# $\mathrm{OR} = (\pi_{11}/\pi_{10}) / (\pi_{01}/\pi_{00})$. Left: the private posterior (this sampler) against the posterior
-# given the confidential table; right: the naive posterior, which treats the released table as if it were the
-# confidential one ($\theta \sim \mathrm{Dirichlet}(y + 1)$), against the same.
+# **Their speed**, from the stored benchmark (`NUMBA_NUM_THREADS=1 .venv/bin/python
+# benchmarks/bench_augmentation.py`, which writes `benchmarks/results/augmentation.json`): iterations per second
+# and min ESS_bulk per second of one chain, as ratios to dapper 1.1.0 in R as recorded in
+# `../shared/benchmarks/README.md` (R is not installed on the benchmark machine: dapper's figures are not re-run).
+# Every engine runs the same chain, so a model's ESS per iteration is one number, measured over seeds; a row's
+# ESS/s is its iterations/s times that number.
 
 # %%
-def odds_ratio(theta):
-    theta = np.asarray(theta)
-    return (theta[..., 0] / theta[..., 1]) / (theta[..., 2] / theta[..., 3])
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from IPython.display import Markdown, display  # noqa: E402
 
 
-def draws_of(res, names):
-    return np.stack([res.posterior[v].values.ravel() for v in names], axis=1)
+def stored_benchmark(name):
+    """benchmarks/results/<name>.json of this clone (from the repository root or notebooks/), or None."""
+    for root in (Path.cwd(), Path.cwd().parent):
+        path = root / "benchmarks" / "results" / f"{name}.json"
+        if path.is_file():
+            return json.loads(path.read_text())
+    print(f"benchmarks/results/{name}.json not found: run the benchmark's command from the repository root")
+    return None
 
 
-or_conf = odds_ratio(rng.dirichlet(conf_table + 1.0, 20_000))
-or_naive1 = odds_ratio(rng.dirichlet(noisy_table + 1.0, 20_000))
-or_ex1 = odds_ratio(draws_of(res1, names_tab))
-or_exact1 = odds_ratio(theta_exact1[:200_000])
-log_or_gap = abs(np.median(np.log(or_ex1)) - np.median(np.log(or_exact1)))
-assert log_or_gap < 5 * np.log(or_exact1).std() / np.sqrt(tab1["ess_bulk"].min())   # medians, within MC error
+bench = stored_benchmark("augmentation")
+if bench is not None:
+    rows_b = [r for r in bench["rows"] if "x_dapper_ess_per_s" in r]
+    lines = ["| model | modules | engine | it/s | x dapper it/s | min ESS_bulk/s | x dapper ESS/s |", "|---|---|---|---|---|---|---|"]
 
+    def rng_fmt(v):
+        return "-".join(f"{x:,.1f}" for x in v) if isinstance(v, list) else f"{v:,.1f}"
 
-def density_panel(ax, samples, labels, styles, xmax, title):
-    grid = np.linspace(0, xmax, 400)
-    for smp, lab, sty in zip(samples, labels, styles):
-        smp = smp[np.isfinite(smp) & (smp < 3 * xmax)]
-        ax.plot(grid, stats.gaussian_kde(smp[:20_000])(grid), sty, label=lab)
-    ax.set_xlabel("odds ratio (males vs females)")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-
+    for r in rows_b:
+        lines.append(f"| {r['model']} | {r['modules']} | `{r['engine']}` | {r['it_per_s']:,.0f} | "
+                     f"{rng_fmt(r['x_dapper_it_per_s'])} | {r['min_ess_bulk_per_s']:,.2f} | "
+                     f"{rng_fmt(r['x_dapper_ess_per_s'])} |")
+    display(Markdown("\n".join(lines) + f"\n\nStored {bench['date']} (commit {bench['dplit_commit']}); "
+                     f"command: `{bench['command']}`. dapper: {bench['dapper']['source']}."))
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
-density_panel(axes[0], [or_ex1, or_conf], ["private posterior (dapper_sample)", "confidential data"],
-              ["r-", "b-"], 12, "Example 1, privacy aware")
-density_panel(axes[1], [or_naive1, or_conf], ["naive: released table as data", "confidential data"],
-              ["r-", "b-"], 12, "Example 1, naive")
-axes[0].set_ylabel("density")
-fig.tight_layout()
+if bench is not None:
+    ex1_rows = [r for r in bench["rows"] if r["model"] == "Example 1"]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    lo = [r["x_dapper_ess_per_s"][0] for r in ex1_rows]
+    hi = [r["x_dapper_ess_per_s"][1] for r in ex1_rows]
+    ypos = np.arange(len(ex1_rows))
+    ax.barh(ypos, hi, color="tab:blue", alpha=0.35, label="against dapper's lowest recorded ESS/s")
+    ax.barh(ypos, lo, color="tab:blue", label="against its highest")
+    ax.axvline(1.0, color="k", lw=0.8)
+    ax.set_yticks(ypos, [f"{r['modules']} ({r['engine']})" for r in ex1_rows], fontsize=9)
+    ax.set_xscale("log")
+    ax.set_xlabel("min ESS_bulk per second, x dapper in R (Example 1)")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
 
 # %% [markdown]
-# ## Example 2: the same table under the discrete Gaussian mechanism (dapper, Sec. 5)
-#
-# Now the curator adds discrete Gaussian noise $N_{\mathbb Z}(0, \sigma^2)$, $\sigma = 6.32$, to each of the four cell counts
-# (Canonne, Kamath and Steinke 2020; `dplit.mechanisms.sample_discrete_gaussian`) and publishes the noisy counts and
-# the true total $N = 400$. dapper calibrates $\sigma = 6.32$ to $(2\log 3, 10^{-10})$-DP with sensitivity 2; one record
-# changes two cells by one, an $\ell_2$ sensitivity of $\sqrt 2$, for which the same $\sigma$ gives a smaller $\epsilon$
-# (about 1.54 by $\epsilon = \rho + 2\sqrt{\rho\log(1/\delta)}$, $\rho = \Delta^2/(2\sigma^2)$): the mechanism is more private than
-# stated. The latent model and `post_f` are Example 1's; `st_f` is the record's cell as a one-hot vector and `priv_f`
-# the discrete Gaussian log mass of `sdp - sx` (its normalising constant cancels in every ratio, so we leave it out,
-# as dapper's `ddnorm(normalize = FALSE)`).
-#
-# The noisy table and the summary printed in dapper's Example 2 are garbled in the text we have (the summary's
-# means do not belong to the printed noisy table; see below), so we draw our own noisy counts from the
-# confidential table and compare with the **exact posterior**, which this small model allows: under the flat
-# Dirichlet prior the latent table $X$ is uniform on the tables with total 400 (Dirichlet-multinomial with unit
-# parameters), so $p(X \mid s_{dp}) \propto \prod_c \exp\{-(s_{dp,c} - X_c)^2/(2\sigma^2)\}$, and
-# $p(\theta \mid s_{dp}) = \sum_X p(X \mid s_{dp})\,\mathrm{Dirichlet}(\theta \mid X + 1)$: a sum over the tables within
-# $\pm 10\sigma$ of the noisy counts.
-
-# %%
-SIGMA_DG = 6.32
-noisy_dg = conf_table + sample_discrete_gaussian(SIGMA_DG, 4, rng=rng)
-print("confidential", conf_table, "-> released", noisy_dg)
-
-
-@njit
-def ex2_st_nb(xi, sdp, i):
-    out = np.zeros(4)
-    out[2 * (1 - int(xi[0])) + (1 - int(xi[1]))] = 1.0
-    return out
-
-
-@njit
-def ex2_priv_nb(sdp, sx):
-    s = 0.0
-    for k in range(sdp.size):
-        s -= (sdp[k] - sx[k]) ** 2
-    return s / (2.0 * SIGMA_DG * SIGMA_DG)
-
-
-ex2_numba = PrivacyModel(ex1_latent_nb, ex1_post_nb, ex2_priv_nb, ex2_st_nb, 4, names_tab)
-# priv_f is the discrete Gaussian log mass up to its constant
-k_try = np.array([3.0, -7.0, 0.0, 12.0])
-assert np.isclose(ex2_priv_nb(k_try, np.zeros(4)) - ex2_priv_nb(np.zeros(4), np.zeros(4)),
-                  discrete_gaussian_logpmf(k_try, SIGMA_DG).sum() - discrete_gaussian_logpmf(np.zeros(4), SIGMA_DG).sum())
-
-
-def exact_table_posterior(sdp, sigma=SIGMA_DG, total=N_ADM, width=10):
-    """Latent tables X (total fixed) and their posterior weights given noisy counts sdp (flat prior)."""
-    r = int(np.ceil(width * sigma))
-    axes_ = [np.arange(max(0, int(s) - r), min(total, int(s) + r) + 1) for s in sdp[:3]]
-    X = np.array(np.meshgrid(*axes_, indexing="ij")).reshape(3, -1).T
-    X = np.column_stack([X, total - X.sum(axis=1)])
-    X = X[X[:, 3] >= 0]
-    logw = -((sdp - X) ** 2).sum(axis=1) / (2 * sigma**2)
-    w = np.exp(logw - logw.max())
-    return X, w / w.sum()
-
-
-def mixture_moments(X, w, total=N_ADM):
-    """Posterior mean and sd of theta under the mixture of Dirichlet(X + 1)."""
-    a0 = total + 4.0
-    m = (w[:, None] * (X + 1.0)).sum(0) / a0
-    m2 = (w[:, None] * (X + 1.0) * (X + 2.0)).sum(0) / (a0 * (a0 + 1))
-    return m, np.sqrt(m2 - m**2)
-
-
-X2, w2 = exact_table_posterior(noisy_dg.astype(float))
-exact2_mean, exact2_sd = mixture_moments(X2, w2)
-res2 = dapper_sample(ex2_numba, noisy_dg, np.full(4, 0.25), n_iter=n_iter_ex, n_warmup=1000, n_chains=4,
-                     rng=124, progress=False)
-tab2 = summary(res2)
-print(tab2.round(4).to_string())
-print("exact mean", exact2_mean.round(4), "sd", exact2_sd.round(4))
-z2 = (tab2["mean"].to_numpy() - exact2_mean) / (tab2["sd"].to_numpy() / np.sqrt(tab2["ess_bulk"].to_numpy()))
-print("ours - exact, in Monte Carlo s.e.:", z2.round(2))
-assert np.all(np.abs(z2) < 4) and np.allclose(tab2["sd"], exact2_sd, rtol=0.25 if is_quick() else 0.1)
-
-# %% [markdown]
-# The summary dapper prints for Example 2 cannot come from its printed noisy table: for the table 110, 131, 47, 110
-# (male admitted, male rejected, female admitted, female rejected, read from dapper's Table 2) the exact posterior
-# means are printed below, while dapper's summary lists 0.315, 0.286, 0.107, 0.292 (with the labels of the middle
-# two swapped relative to Example 1). We therefore do not use those numbers.
-
-# %%
-X2p, w2p = exact_table_posterior(np.array([110.0, 131.0, 47.0, 110.0]))
-print("exact posterior means for dapper's printed Table 2:", mixture_moments(X2p, w2p)[0].round(3),
-      "| dapper's summary: [0.315 0.286 0.107 0.292]")
-assert np.abs(mixture_moments(X2p, w2p)[0] - np.array([0.315, 0.286, 0.107, 0.292])).max() > 0.02
-
-# %% [markdown]
-# **Figures 4 and 5** (dapper): the private posterior of the odds ratio under the two mechanisms, and, for the
-# discrete Gaussian, the privacy-aware against the naive posterior (released counts as data). With the noise on the
-# four counts instead of on all 800 answers, the discrete Gaussian posterior is far narrower, and the naive
-# analysis is much less biased than under randomized response.
-
-# %%
-or_ex2 = odds_ratio(draws_of(res2, names_tab))
-pick = rng.choice(w2.size, size=20_000, p=w2)
-or_exact2 = odds_ratio(rng.standard_gamma(X2[pick[:20_000]] + 1.0))   # Dirichlet(X + 1) up to a scale
-or_naive2 = odds_ratio(rng.dirichlet(np.maximum(noisy_dg, 0) + 1.0, 20_000))
-ks2 = stats.ks_2samp(or_ex2[:: max(1, or_ex2.size // 4000)], or_exact2[:4000])
-print(f"odds ratio, discrete Gaussian: private posterior vs exact mixture, KS p-value {ks2.pvalue:.3f}")
-assert ks2.pvalue > 1e-3
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.4))
-density_panel(axes[0], [or_ex1, or_ex2], ["randomized response", "discrete Gaussian"], ["r--", "r-"], 12,
-              "Fig. 4: private posteriors")
-density_panel(axes[1], [or_ex2, or_exact2, or_conf], ["private posterior (dapper_sample)", "exact", "confidential data"],
-              ["r-", "k:", "b-"], 5, "Fig. 5 left: discrete Gaussian, aware")
-density_panel(axes[2], [or_naive2, or_conf], ["naive: released counts as data", "confidential data"],
-              ["r-", "b-"], 5, "Fig. 5 right: discrete Gaussian, naive")
-axes[0].set_ylabel("density")
-fig.tight_layout()
-
-# %% [markdown]
-# ## Example 3: linear regression from clamped, Laplace-noised sufficient statistics (dapper, Sec. 5; Ju et al. 2022)
-#
-# Records $(y_i, x_i)$, $x_i \sim N_2((0.9, -1.17), I)$, $y_i = -1.79 - 2.89x_{i1} - 0.66x_{i2} + e_i$, $n = 50$. dapper's text
-# writes $e_i \sim N(0, 2^2)$ but its code simulates `rnorm(n, sd = sqrt(2))` and its `post_f` uses $\sigma^2 = 2$: we follow
-# the code, $\sigma^2 = 2$. Each value is clamped to $[-10, 10]$ and divided by 10 ($\tilde z = [z]/10$), and the curator
-# releases the nine distinct entries of $\big(\tilde x^T\tilde y, \tilde y^T\tilde y, \tilde x^T\tilde x\big)$ (with the intercept column
-# $\tilde x_{i0} = 1$, the constant entry $n$ left out) plus independent Laplace noise of scale $\Delta/\epsilon$, $\epsilon = 10$,
-# $\Delta = p^2 + 4p + 3 = 15$ for $p = 2$ (the $\ell_1$ sensitivity: six entries range over $[-1, 1]$, three over $[0, 1]$;
-# Ju et al. used $p^2 + 3p + 3$, a slip). The prior is $\beta \sim N(0, 4I)$, so
-# $\beta \mid x, y \sim N(\mu_n, \Sigma_n)$, $\Sigma_n = (X^TX/2 + I/4)^{-1}$, $\mu_n = \Sigma_n X^Ty/2$ (`post_f`; $X = [1, x]$, unclamped).
-# `latent_f` draws the covariates too: the noise is on $x$ as well as $y$, so the design is random here.
-
-# %%
-N_REG, EPS_REG, DELTA_REG, SIGMA2_REG = 50, 10.0, 15.0, 2.0
-MU_X = np.array([0.9, -1.17])
-beta_true = np.array([-1.79, -2.89, -0.66])
-names_reg = ["beta0", "beta1", "beta2"]
-
-
-@njit
-def ex3_latent_nb(theta, rng):
-    out = np.empty((N_REG, 3))
-    for i in range(N_REG):
-        x1 = MU_X[0] + rng.standard_normal()
-        x2 = MU_X[1] + rng.standard_normal()
-        out[i, 0] = theta[0] + theta[1] * x1 + theta[2] * x2 + np.sqrt(SIGMA2_REG) * rng.standard_normal()
-        out[i, 1] = x1
-        out[i, 2] = x2
-    return out
-
-
-@njit
-def ex3_post_nb(dmat, theta, rng):
-    Xt = np.ones((3, dmat.shape[0]))                   # X^T, C-contiguous
-    Xt[1:] = dmat[:, 1:].T
-    prec = Xt @ Xt.T / SIGMA2_REG + np.eye(3) / 4.0
-    cov = np.linalg.inv(prec)
-    mean = cov @ (Xt @ np.ascontiguousarray(dmat[:, 0])) / SIGMA2_REG
-    z = np.empty(3)
-    for k in range(3):
-        z[k] = rng.standard_normal()
-    return mean + np.linalg.cholesky(cov) @ z
-
-
-@njit
-def ex3_st_nb(xi, sdp, i):
-    c = np.minimum(np.maximum(xi, -10.0), 10.0) / 10.0     # clamp, normalise
-    y, x1, x2 = c[0], c[1], c[2]
-    return np.array([y, x1 * y, x2 * y, y * y, x1, x1 * x1, x2, x1 * x2, x2 * x2])
-
-
-@njit
-def ex3_priv_nb(sdp, sx):
-    s = 0.0
-    for k in range(sdp.size):
-        s -= abs(sdp[k] - sx[k])
-    return s * EPS_REG / DELTA_REG
-
-
-ex3_numba = PrivacyModel(ex3_latent_nb, ex3_post_nb, ex3_priv_nb, ex3_st_nb, 3, names_reg)
-x_conf = MU_X + rng.standard_normal((N_REG, 2))
-y_conf = beta_true[0] + x_conf @ beta_true[1:] + np.sqrt(SIGMA2_REG) * rng.standard_normal(N_REG)
-dmat_conf = np.column_stack([y_conf, x_conf])
-s_conf = sum(ex3_st_nb(dmat_conf[i], None, i) for i in range(N_REG))
-sdp_reg = laplace_mechanism(s_conf, DELTA_REG, EPS_REG, rng=rng)
-# priv_f is the Laplace log density up to its constant
-assert np.isclose(ex3_priv_nb(sdp_reg, s_conf) - ex3_priv_nb(sdp_reg, sdp_reg),
-                  laplace_logpdf(sdp_reg, s_conf, DELTA_REG / EPS_REG).sum() - 9 * laplace_logpdf(0.0, 0.0, 1.5))
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore" if is_quick() else "default", ConvergenceWarning)
-    res3 = dapper_sample(ex3_numba, sdp_reg, np.zeros(3), n_iter=n_iter_reg, n_warmup=2000, n_chains=4, thin=10,
-                         rng=125, progress=False)
-tab3 = summary(res3)
-print(tab3.round(3).to_string())
-print(f"{4 * (n_iter_reg + 2000) / res3.posterior.attrs['runtime']:.0f} iterations/s, record acceptance "
-      f"{float(res3.sample_stats['acceptance'].mean()):.2f}")
-assert tab3["rhat"].max() < (1.1 if is_quick() else 1.02)
-
-# %% [markdown]
-# Two analyses that ignore the mechanism, for Figures 6-7, both under the same model and prior: the posterior given
-# the **confidential** data (`post_f`'s law), and the **naive** posterior that plugs the released statistic in as if
-# it were exact. For the latter the released entries are put back on the data scale ($X^TX = D\tilde S_{xx}D$,
-# $X^Ty = 10\,D\tilde s_{xy}$, $D = \mathrm{diag}(1, 10, 10)$; dapper's naive code skips this rescaling, which shrinks its
-# intercept tenfold), and the noisy $X^TX$, not positive definite in general, is replaced by the nearest positive
-# definite matrix (Higham 1988: eigenvalues clipped).
-
-# %%
-def regression_posterior(XtX, Xty):
-    prec = XtX / SIGMA2_REG + np.eye(3) / 4.0
-    cov = np.linalg.inv(prec)
-    return cov @ Xty / SIGMA2_REG, cov
-
-
-def nearest_pd(A, floor=1e-6):
-    vals, vecs = np.linalg.eigh((A + A.T) / 2)
-    return (vecs * np.maximum(vals, floor * max(vals.max(), 1.0))) @ vecs.T
-
-
-D_REG = np.diag([1.0, 10.0, 10.0])
-S_xx = np.array([[N_REG, sdp_reg[4], sdp_reg[6]], [sdp_reg[4], sdp_reg[5], sdp_reg[7]],
-                 [sdp_reg[6], sdp_reg[7], sdp_reg[8]]])
-XtX_naive = nearest_pd(D_REG @ S_xx @ D_REG)
-m_naive, c_naive = regression_posterior(XtX_naive, 10 * D_REG @ sdp_reg[:3])
-X_full = np.column_stack([np.ones(N_REG), x_conf])
-m_conf, c_conf = regression_posterior(X_full.T @ X_full, X_full.T @ y_conf)
-print("confidential-data posterior mean", m_conf.round(3), "sd", np.sqrt(np.diag(c_conf)).round(3))
-print("naive posterior mean            ", m_naive.round(3), "sd", np.sqrt(np.diag(c_naive)).round(3))
-print("private posterior mean          ", tab3["mean"].to_numpy().round(3), "sd", tab3["sd"].to_numpy().round(3))
-assert np.all(tab3["sd"].to_numpy() > 2 * np.sqrt(np.diag(c_conf)))     # privacy adds uncertainty
-assert np.all(np.abs(tab3["mean"].to_numpy() - m_conf) < 2 * tab3["sd"].to_numpy())
-
-# %% [markdown]
-# At $\epsilon = 10$ with $n = 50$ the noise (scale 1.5 per entry) is as large as the clamped entries of $	ilde x^T	ilde x$
-# themselves (about $0.9$ for $	ilde x_1^2$), so the released $X^TX$ is far from the truth and the naive posterior is
-# nonsense (its means above lie far off the plots). The private posterior is honest about it: centred near the
-# confidential answer, with several times its spread, and close to the prior $N(0, 4I)$ in the directions the noise
-# hides. Its chains mix slowly (bulk ESS per iteration about 0.01-0.03, as dapper's 153-525 of 24,000), which is
-# the subject of Sec. 6 below; we run 80,000 iterations thinned by 10 per chain.
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(2, 3, figsize=(13, 6))
-for k, v in enumerate(names_reg):
-    d = res3.posterior[v].values.ravel()
-    grid = np.linspace(*np.quantile(d, [0.001, 0.999]), 400)
-    kde = stats.gaussian_kde(d[:: max(1, d.size // 20_000)])(grid)
-    for row, (m_, c_, lab, col) in enumerate([(m_naive, c_naive, "naive (released statistic as data)", "r"),
-                                             (m_conf, c_conf, "confidential data", "r")]):
-        ax = axes[row, k]
-        ax.plot(grid, stats.norm.pdf(grid, m_[k], np.sqrt(c_[k, k])), col + "-", label=lab)
-        ax.plot(grid, kde, "b-", label="private posterior (dapper_sample)")
-        ax.axvline(beta_true[k], color="k", ls="--", lw=0.8)
-        if row == 0 and not grid[0] < m_naive[k] < grid[-1]:
-            ax.text(0.02, 0.9, f"naive mean {m_naive[k]:.1f}: off the plot", transform=ax.transAxes, fontsize=7)
-        ax.set_xlabel(v)
-        if k == 0:
-            ax.set_ylabel(["Fig. 6: naive vs aware", "Fig. 7: confidential vs aware"][row])
-            ax.legend(fontsize=7)
-fig.tight_layout()
-
-# %% [markdown]
-# ## Mixing and the privacy budget (dapper, Sec. 6)
-#
-# dapper's toy model: one confidential number $x \sim N(\theta, \sigma^2)$, flat prior on $\theta$, release $s = x + v$,
-# $v \sim N(0, \epsilon^{-2})$. Data augmentation alternates $\theta \mid x \sim N(x, \sigma^2)$ and an update of $x$. With an exact
-# draw of $x \mid \theta, s$ (a two-block Gibbs sampler), the $\theta$-chain is autoregressive with lag-1 autocorrelation
-# equal to the Bayesian fraction of missing information (Liu and Wu 1999),
-#
-# $$\gamma = 1 - \frac{\mathbb E[\mathrm{Var}(\theta \mid x) \mid s]}{\mathrm{Var}(\theta \mid s)} = 1 - \frac{\sigma^2}{\sigma^2 + \epsilon^{-2}},$$
-#
-# which tends to 1 as $\epsilon \to 0$: the less the budget, the slower the chain. dapper's sampler updates $x$ by a
-# Metropolis-Hastings step with the model as proposal instead of the exact draw, which can only mix more slowly.
-# Below: the lag-1 autocorrelation of $\theta$ against $\epsilon$ for the exact two-block Gibbs sampler (a few lines of
-# NumPy), for the dapper sampler through `PrivacyModel`, and the closed form ($\sigma = 1$, $s = 0$).
-
-# %%
-SIGMA_TOY = 1.0
-
-
-@njit
-def toy_latent(theta, rng):
-    out = np.empty((1, 1))
-    out[0, 0] = theta[0] + SIGMA_TOY * rng.standard_normal()
-    return out
-
-
-@njit
-def toy_post(dmat, theta, rng):
-    return np.array([dmat[0, 0] + SIGMA_TOY * rng.standard_normal()])
-
-
-@njit
-def toy_st(xi, sdp, i):
-    return xi[0]
-
-
-def toy_model(eps):
-    """The Sec. 6 model at budget eps (priv_f compiled per eps: the scale is a constant of the function)."""
-    inv_var = eps * eps
-
-    @njit
-    def toy_priv(sdp, sx):
-        return -0.5 * (sdp - sx) ** 2 * inv_var
-
-    return PrivacyModel(toy_latent, toy_post, toy_priv, toy_st, 1, ["theta"])
-
-
-def gibbs_toy(eps, n, g):
-    """Exact two-block Gibbs for the toy model: theta | x, then x | theta, s (s = 0)."""
-    tau2 = 1.0 / (eps**2 + 1.0 / SIGMA_TOY**2)
-    th, x, out = 0.0, 0.0, np.empty(n)
-    for t in range(n):
-        th = x + SIGMA_TOY * g.standard_normal()
-        x = tau2 * th / SIGMA_TOY**2 + np.sqrt(tau2) * g.standard_normal()
-        out[t] = th
-    return out
-
-
-def lag1(x):
-    x = x - x.mean()
-    return float(np.dot(x[:-1], x[1:]) / np.dot(x, x))
-
-
-eps_grid = np.logspace(-1, 1, size(full=9, quick=5))
-gamma_closed = 1 - SIGMA_TOY**2 / (SIGMA_TOY**2 + eps_grid**-2.0)
-ac_gibbs, ac_dapper = [], []
-for e in eps_grid:
-    ac_gibbs.append(lag1(gibbs_toy(e, n_iter_mix, np.random.default_rng(int(1000 * e)))))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)   # at small eps the chain is sticky: that is the point
-        r_toy = dapper_sample(toy_model(e), 0.0, [0.0], n_iter=n_iter_mix, n_warmup=1000, n_chains=1, rng=int(1000 * e),
-                              progress=False)
-    ac_dapper.append(lag1(r_toy.posterior["theta"].values[0]))
-ac_gibbs, ac_dapper = np.array(ac_gibbs), np.array(ac_dapper)
-print(np.column_stack([eps_grid, gamma_closed, ac_gibbs, ac_dapper]).round(3))
-se_ac = np.sqrt((1 - gamma_closed**2) * (1 + gamma_closed) / (1 - gamma_closed) / n_iter_mix) + 0.005
-assert np.all(np.abs(ac_gibbs - gamma_closed) < 5 * se_ac)       # the closed form, within Monte Carlo error
-assert np.all(ac_dapper > ac_gibbs - 5 * se_ac)                 # Metropolis-within-Gibbs mixes no faster
-assert np.all(np.diff(ac_dapper) < 0.05)                         # and more slowly as eps shrinks
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-eps_fine = np.logspace(-1, 1, 200)
-fig, ax = plt.subplots(figsize=(6.5, 3.6))
-ax.plot(eps_fine, 1 - SIGMA_TOY**2 / (SIGMA_TOY**2 + eps_fine**-2.0), "k-", label=r"closed form $\gamma$")
-ax.plot(eps_grid, ac_gibbs, "bo", label="exact two-block Gibbs")
-ax.plot(eps_grid, ac_dapper, "rs", label="dapper_sample (MH record update)")
-ax.set_xscale("log")
-ax.set_xlabel(r"privacy budget $\epsilon$ (noise sd $1/\epsilon$), $\sigma = 1$")
-ax.set_ylabel(r"lag-1 autocorrelation of $\theta$")
-ax.legend(fontsize=8)
-fig.tight_layout()
-
-# %% [markdown]
-# ## DPMCMC of notebook 07 is an instance of this interface
-#
-# Guo et al.'s DPMCMC (notebook 07, `dplit.mcmc.dp_mcmc`) is data augmentation for the Dirichlet model with a
-# censored, Laplace-noised statistic. In the four modules: `latent_f` draws $n$ compositions from
-# $\mathrm{Dirichlet}(\boldsymbol\alpha)$; `st_f` is $t_i = \log\max(\mathbf x_i, a)/n$ (record additive: the released statistic is a mean);
-# `priv_f` is the Laplace log density $-\sum_j |s_{L,j} - s_j|/b$, $b = -d\log(a)/(n\epsilon_1)$; and `post_f` is one valid MCMC
-# step for $\boldsymbol\alpha \mid \mathbf D$, eq. (1) with the Gamma(1, 0.1) prior p1: here ten random-walk Metropolis steps on
-# $\log\boldsymbol\alpha$ (dapper's own version of this benchmark used five steps of sd 0.02). `dp_mcmc` is the same sampler with a
-# specialised kernel: a slice sampler for $\boldsymbol\alpha$ and the records kept in log space. On one small release (n = 200,
-# d = 3, $a = 0.01$, $\epsilon_1 = 2$) both must give the same posterior; and the specialised kernel's speed-up is measured
-# as bulk ESS per second.
-
-# %%
-from dplit.dirichlet import censored_stat, dirichlet_draws  # noqa: E402
-from dplit.mcmc import dp_mcmc  # noqa: E402
-from dplit.release import Release  # noqa: E402
-
-N_DIR, D_DIR, A_DIR, EPS_DIR = 200, 3, 0.01, 2.0
-LOG_A_DIR = math.log(A_DIR)
-B_DIR = -D_DIR * LOG_A_DIR / (N_DIR * EPS_DIR)
-RW_SD, RW_STEPS = 0.08, 10
-X_dir = dirichlet_draws(np.array([2.2, 3.3, 4.4]), N_DIR, rng=rng)
-s_L_dir = censored_stat(X_dir, A_DIR) + rng.laplace(0.0, B_DIR, D_DIR)
-rel_dir = Release.from_statistic(s_L_dir, N_DIR, A_DIR, EPS_DIR)
-assert np.isclose(rel_dir.scale, B_DIR)
-
-
-@njit
-def dir_latent(theta, rng):
-    out = np.empty((N_DIR, D_DIR))
-    for i in range(N_DIR):
-        tot = 0.0
-        for j in range(D_DIR):
-            out[i, j] = max(rng.standard_gamma(theta[j]), 1e-300)
-            tot += out[i, j]
-        for j in range(D_DIR):
-            out[i, j] /= tot
-    return out
-
-
-@njit
-def dir_log_target(lal, s0):
-    """Eq. (1) of Guo et al. with the p1 prior, in log alpha (Jacobian included)."""
-    tot, out = 0.0, 0.0
-    for j in range(D_DIR):
-        al = math.exp(lal[j])
-        tot += al
-        out += -math.lgamma(al) * N_DIR + (al - 1.0) * N_DIR * s0[j] + lal[j] - 0.1 * al
-    return out + math.lgamma(tot) * N_DIR
-
-
-@njit
-def dir_post(dmat, theta, rng):
-    s0 = np.zeros(D_DIR)
-    for i in range(N_DIR):
-        for j in range(D_DIR):
-            s0[j] += math.log(dmat[i, j]) / N_DIR
-    lal = np.log(theta)
-    cur = dir_log_target(lal, s0)
-    prop = np.empty(D_DIR)
-    for _ in range(RW_STEPS):
-        for j in range(D_DIR):
-            prop[j] = lal[j] + RW_SD * rng.standard_normal()
-        new = dir_log_target(prop, s0)
-        if new - cur >= 0.0 or rng.random() < math.exp(new - cur):
-            lal[:] = prop
-            cur = new
-    return np.exp(lal)
-
-
-@njit
-def dir_st(xi, sdp, i):
-    out = np.empty(D_DIR)
-    for j in range(D_DIR):
-        out[j] = max(math.log(xi[j]), LOG_A_DIR) / N_DIR
-    return out
-
-
-@njit
-def dir_priv(sdp, sx):
-    s = 0.0
-    for j in range(D_DIR):
-        s -= abs(sdp[j] - sx[j])
-    return s / B_DIR
-
-
-dir_model = PrivacyModel(dir_latent, dir_post, dir_priv, dir_st, D_DIR, ["alpha_0", "alpha_1", "alpha_2"])
-# the statistic of the modules is the censored statistic of notebook 04
-assert np.allclose(sum(dir_st(X_dir[i], s_L_dir, i) for i in range(N_DIR)), censored_stat(X_dir, A_DIR))
-n_dir = size(full=40_000, quick=4_000)
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore" if is_quick() else "default", ConvergenceWarning)
-    res_generic = dapper_sample(dir_model, s_L_dir, np.array([2.0, 3.0, 4.0]), n_iter=n_dir, n_warmup=2000,
-                                n_chains=4, thin=4, rng=126, progress=False)
-    res_spec = dp_mcmc(rel_dir, n_iter=n_dir // 2, n_warmup=1000, n_chains=4, thin=2, rng=127, progress=False)
-gen_al = np.stack([res_generic.posterior[f"alpha_{j}"].values for j in range(D_DIR)], axis=-1)
-spec_al = res_spec.posterior["alpha"].values
-rows_ = []
-for label, al, rt in [("PrivacyModel (generic kernel)", gen_al, res_generic.posterior.attrs["runtime"]),
-                      ("dp_mcmc (specialised kernel)", spec_al, res_spec.posterior.attrs["runtime"])]:
-    ess_ = np.array([float(az.ess(al[..., j])) for j in range(D_DIR)])
-    rows_.append((label, al.mean((0, 1)), al.std((0, 1)), ess_, ess_.min() / rt))
-    print(f"{label:>30}: mean {al.mean((0, 1)).round(3)}, sd {al.std((0, 1)).round(3)}, "
-          f"ESS_bulk {ess_.round(0)}, min ESS_bulk/s {ess_.min() / rt:.0f}")
-(_, m_g, s_g, e_g, r_g), (_, m_s, s_s, e_s, r_s) = rows_
-se_gap = np.hypot(s_g / np.sqrt(e_g), s_s / np.sqrt(e_s))
-print("difference of the means in Monte Carlo s.e.:", ((m_g - m_s) / se_gap).round(2),
-      f"| specialised kernel: {r_s / r_g:.1f} x the ESS per second of the generic one")
-assert np.all(np.abs(m_g - m_s) < 4 * se_gap) and (is_quick() or np.allclose(s_g, s_s, rtol=0.2))   # sd: long runs only
-
-# %% [markdown]
-# The generic sampler, written in four small numba functions, reproduces the specialised one's posterior; the
-# specialised kernel (slice sampling of $\boldsymbol\alpha$ instead of a random walk, records in log space, no per-record
-# function calls) buys the factor printed above. `benchmarks/bench_augmentation.py` measures the same on dapper's own
-# compositional release ($n = 1000$) next to dapper's recorded figures.
-#
-# ## Speed: Python modules, numba modules, dapper
-#
-# `benchmarks/bench_augmentation.py` times one chain of each example with the modules in Python and in numba, on the
-# inputs dapper's figures were recorded with (dapper 1.1.0 in R on the same machine; see `benchmarks/README.md`),
-# next to those figures (one chain, ESS over the total run time). A run on the development machine (2 shared cores; figures move 15-25% between runs):
-#
-# | model | modules | iterations/s | min ESS_bulk/s | dapper's (R) |
-# |---|---|---|---|---|
-# | Example 1 (n = 400) | dapper's, Python | 386 | 1.2 (one short chain: see below) | 287 it/s, 1.6-3.3 ESS/s |
-# | Example 1 | compact, Python | 1,495 | 20 | |
-# | Example 1 | compact, numba | 90,300 | 985 | |
-# | Example 3 (n = 50) | Python | 2,303 | 32 | (not recorded) |
-# | Example 3 | numba | 101,075 | 1,171 | |
-# | compositional release (n = 1000) | numba, generic | 6,251 | 9.5 | 41.6-48.8 it/s, 0.01-0.12 ESS/s |
-# | compositional release | `dp_mcmc` (specialised) | | 104 (9,942 it/s) | |
-#
-# With numba modules Example 1 runs about 300 times dapper's iterations per second and 300-600 times its ESS per
-# second (the issue's aim was 100); on the compositional release the generic numba sampler with dapper's own `post_f`
-# gives 80-900 times dapper's ESS per second, and the specialised `dp_mcmc` ten times more again.
-#
-# ### ESS per iteration: the same chain as dapper's
+# ## ESS per iteration: the same chain as dapper's
 #
 # dapper's chain (`dapper_chain` in its `R/dapper_sample.R`, version 1.1.0) and `dapper_sample` run the same
 # iteration; what differs is bookkeeping:
@@ -1590,94 +1385,62 @@ assert np.all(np.abs(m_g - m_s) < 4 * se_gap) and (is_quick() or np.allclose(s_g
 # | records | $j = 1, \dots, n$ in order; accept when $\log U < \log g(s_{dp}, s^*) - \log g(s_{dp}, s)$; running statistic | the same order, ratio and running statistic; $U$ is drawn only when the log ratio is negative |
 # | iteration | one `post_f`, one `latent_f`, one sweep | the same |
 # | kept $\theta$ | the value before the iteration's `post_f` | the value after it: the same sequence, one iteration later |
-# | statistic | summed once, then updated | re-summed from the records every 2,000 iterations (no drift) |
+# | statistic | summed once, then updated | re-summed from the records at every call of the driver (no drift) |
 # | warm-up | inside `niter`; default half of it | outside `n_iter`; default 1,000 |
 # | ESS | `posterior::ess_bulk` (rank-normalised, split chains) | ArviZ `ess(method="bulk")`, the same estimator |
 #
 # None of these changes the Markov chain, so its autocorrelation, and the ESS per iteration, are dapper's.
 # Drawing $U$ only when it can matter saves a uniform per favourable proposal and leaves the law alone; keeping
 # $\theta$ after its draw shifts the output by one iteration. `tests/test_augmentation.py` writes dapper's
-# iteration out as a loop and gets `dapper_sample`'s draws from it. With Example 1's modules in dapper's style
-# (a $400 \times 2$ term per record) and in the compact style, the Python engine gives the same draws bit for bit, and
-# the numba modules (cells by inverse CDF, as `Generator.choice` draws them) give them again.
-#
-# Measured on Example 1's release with one chain, as dapper's figures are recorded: `niter = 20000` with dapper's
-# default warm-up (10,000 warm-up, 10,000 kept draws), min ESS_bulk over the four cells, over the kept draws,
-# divided by all 20,000 iterations:
-#
-# | | ESS per iteration |
-# |---|---|
-# | dapper in R, four recorded runs (`../shared/benchmarks/README.md`) | 0.0054-0.0105 |
-# | here, the same protocol, 20 seeds | 0.0070 (s.e. 0.0004; single seeds 0.0034-0.0108) |
-# | here, per kept draw, ten chains of 100,000 | 0.0136 |
-# | dapper's paper, four chains of 5,000 kept draws, per kept draw | 0.0141 |
-#
-# The command is `nice -n 10 .venv/bin/python benchmarks/dapper_ess_per_iteration.py` (about 3.5 minutes; results in
-# `benchmarks/results/dapper_ess_per_iteration.json`). Each of dapper's runs lies within the range of our seeds.
-# (Had dapper's runs kept all 20,000 draws, its ESS per kept draw would be 0.0054-0.0105, against 0.0136 here.)
-# The chain's integrated autocorrelation time is about 75 iterations, so a run of 1,200 iterations holds some 16
-# effective draws and its ESS estimate is noise: the 1.2 ESS/s of dapper's modules in the speed table is one such
-# run (200 warm-up, 1,000 kept, seed 1: ESS 3.7, 0.0031 per iteration), and 6.5% of seeds give as little.
-# Compare samplers' ESS per iteration on runs of 20,000 iterations or more, averaged over seeds.
-
-# %% [markdown]
-# ## Explore: the discrete Gaussian's scale
-#
-# Redraw Example 2's release with another $\sigma$ and compare the private posterior of the odds ratio with the exact
-# one and with the confidential-data posterior. (Each new $\sigma$ compiles a new `priv_f`: about a second.)
+# iteration out as a loop and gets `dapper_sample`'s draws from it. Measured on Example 1's release with one
+# chain, as dapper's figures are recorded (`niter = 20000` with dapper's default warm-up of half; min ESS_bulk over
+# the four cells, over the kept draws, divided by all iterations), by `nice -n 10 .venv/bin/python
+# benchmarks/dapper_ess_per_iteration.py` (stored in `benchmarks/results/dapper_ess_per_iteration.json`):
 
 # %%
-def explore_dg(sigma=6.32, seed=1, n_iter=4000):
-    """Example 2 at noise scale sigma: returns (figure, private posterior mean, exact posterior mean)."""
-    g = np.random.default_rng(seed)
-    noisy = conf_table + sample_discrete_gaussian(sigma, 4, rng=g)
-    inv2s2 = 1.0 / (2.0 * sigma * sigma)
+ess_store = stored_benchmark("dapper_ess_per_iteration")
+if ess_store is not None:
+    rec, ours, longr = ess_store["dapper_recorded"], ess_store["dapper_protocol_numba_engine"], \
+        ess_store["long_runs_numba"]
+    lo_d, hi_d = rec["range_ess_per_iteration"]
+    q_lo, q_hi = ours["ess_per_iteration_min_max"]
+    display(Markdown(f"""
+| | ESS per iteration |
+|---|---|
+| dapper in R, the recorded runs (`../shared/benchmarks/README.md`) | {lo_d:.4f}-{hi_d:.4f} |
+| here, the same protocol, {ours["seeds"]} seeds | {ours["ess_per_iteration_mean"]:.4f} (s.e. {ours["ess_per_iteration_se"]:.4f}; single seeds {q_lo:.4f}-{q_hi:.4f}) |
+| here, per kept draw, {longr["seeds"]} chains of {longr["n_iter_kept"]:,} | {longr["ess_per_kept_draw_mean"]:.4f} |
+| dapper's paper, four chains of 5,000 kept draws, per kept draw | {rec["paper"]["ess_per_kept_draw"]:.4f} |
 
-    @njit
-    def priv(sdp, sx):
-        s = 0.0
-        for k in range(sdp.size):
-            s -= (sdp[k] - sx[k]) ** 2
-        return s * inv2s2
-
-    mdl = PrivacyModel(ex1_latent_nb, ex1_post_nb, priv, ex2_st_nb, 4, names_tab)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        r = dapper_sample(mdl, noisy, np.full(4, 0.25), n_iter=n_iter, n_warmup=500, n_chains=2, rng=g,
-                          progress=False)
-    X, w = exact_table_posterior(noisy.astype(float), sigma=sigma, width=6)
-    ex_or = odds_ratio(g.standard_gamma(X[g.choice(w.size, 10_000, p=w)] + 1.0))
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    density_panel(ax, [odds_ratio(draws_of(r, names_tab)), ex_or, or_conf],
-                  ["private posterior", "exact", "confidential data"], ["r-", "k:", "b-"], 8,
-                  f"sigma = {sigma:.2f}, released {noisy.tolist()}")
-    fig.tight_layout()
-    return fig, draws_of(r, names_tab).mean(0), mixture_moments(X, w)[0]
-
-
-fig, m_explore, m_exact_explore = explore_dg(3.0, n_iter=size(full=4000, quick=1000))
-assert np.abs(m_explore - m_exact_explore).max() < 0.02
-plt.close(fig)
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-from ipywidgets import FloatLogSlider, IntSlider, interactive  # noqa: E402
-
-interactive(lambda sigma, seed: explore_dg(sigma, seed)[0],
-            sigma=FloatLogSlider(value=6.32, base=10, min=0, max=1.5, step=0.05), seed=IntSlider(value=1, min=1, max=20))
+Each of dapper's runs lies within the range of our seeds. The chain's ESS per iteration is small, so a run of
+a thousand or so iterations holds a few effective draws and its ESS estimate is noise: compare samplers' ESS per
+iteration on runs of 20,000 iterations or more, averaged over seeds (as the benchmark above does).
+"""))
 
 # %% [markdown]
 # ## When to use this
-#
-# * **Any model with a sampler for the confidential-data posterior and a mechanism with a density**: write the
-#   four modules and call `dapper_sample`. Start in Python; when the run is too slow, decorate the modules with
-#   `@njit` (random modules take `rng` as their last argument) and the whole chain runs compiled, 30-100 times
-#   faster per iteration here. Keep the statistic record additive and `st_f` small: use the `sdp` and `i` arguments to
-#   turn a record-level release into a per-record number (Example 1).
-# * **Check mixing**: the sampler is exact but can be slow when the noise dominates (Sec. 6: the lag-1 autocorrelation
-#   is at least the fraction of missing information). Run several chains, read `attrs["converged"]` and `summary`,
-#   and vary $\epsilon$ as a diagnostic, as dapper advises.
-# * **A method used often** (the compositional DPMCMC of notebook 07) deserves a specialised kernel: the generic
-#   interface is the reference that the specialised sampler must agree with.
-# * **Not for**: mechanisms without a tractable density, or `post_f` samplers that are not valid one-step MCMC draws
-#   (adaptive samplers, warm-up draws of other packages: dapper's warning, Sec. 4).
+
+# %%
+if bench is not None:
+    by = {(r["model"], r["modules"]): r for r in bench["rows"]}
+    d_py, d_v, d_nb = (by[("Example 1", k)] for k in ("dapper's modules, Python", "vectorised modules (batch st_f)",
+                                                       "numba modules"))
+
+    def x_range(r):
+        return "-".join(f"{x:,.0f}" if x >= 10 else f"{x:.1f}" for x in r["x_dapper_ess_per_s"])
+
+    display(Markdown(f"""
+* **Start with plain Python modules, written as dapper's paper writes them**: `dapper_sample` compiles what numba
+  can compile and says which module it could not. On Example 1 dapper's own modules ran on the `{d_py["engine"]}`
+  engine at {d_py["it_per_s"]:,.0f} iterations per CPU-second, {x_range(d_py)} times dapper's ESS per second.
+* **When that is too slow, write `st_f` for a batch of records** (`batch=True`) and `latent_f`, `post_f` with array
+  operations: {d_v["it_per_s"]:,.0f} iterations per CPU-second on Example 1, {x_range(d_v)} times dapper's ESS/s, still
+  plain NumPy.
+* **For long or repeated runs, decorate the modules with `@njit`** (random modules take `rng` last): the whole chain
+  compiled, {d_nb["it_per_s"]:,.0f} iterations per CPU-second, {x_range(d_nb)} times dapper's ESS/s. A method used
+  often deserves a specialised kernel still (notebook 13b: the generic sampler against `dp_mcmc`).
+* **Check mixing**: the sampler is exact but slow when the noise dominates (dapper's Sec. 6, notebook 13b). Run
+  several chains, read `attrs["converged"]` and `summary`.
+* **Not for**: mechanisms without a tractable density, or `post_f` samplers that are not valid one-step MCMC draws
+  (adaptive samplers, warm-up draws of other packages: dapper's warning, Sec. 4).
+"""))
