@@ -1,7 +1,9 @@
 # %% [markdown]
 # # dplit: differentially private inference, taught as notebooks
 #
-# What the package does, a map of the notebooks, a one-page refresher on differential privacy, and how to run everything.
+# * **For:** choosing the notebook for your question, and the DP background the others assume.
+# * **You need:** nothing beyond a Python environment with dplit (`make setup`).
+# * **You get:** a map of the notebooks with their modules and papers, a one-page DP refresher, and how to run everything.
 
 # %% [markdown]
 # ## What dplit is

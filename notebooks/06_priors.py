@@ -1,6 +1,10 @@
 # %% [markdown]
 # # Priors p1-p5 built from a split release
 #
+# * **For:** turning a DP release of part of the data into a prior for the Bayesian methods.
+# * **You need:** a split release: the noisy statistic of a first part D1 and of the rest.
+# * **You get:** priors p1-p5 behind one interface (density and/or draws) that every sampler accepts.
+#
 # The five prior distributions of Guo et al. (Sec. 4.2.1, Table 1): a vague gamma prior, and four priors learnt from the DP release of a first part D1 of the data (DPBoots draws, fitted gammas, a Gaussian copula, and the DP posterior), behind one picklable interface.
 
 # %%
@@ -914,9 +918,8 @@ def explore(eps=1.0, share_d1=0.25, n=5000, n_show=2000, seed=3):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig_e, ps_e = explore(n_show=500)
+fig_e, ps_e = explore(n_show=size(full=2000, quick=500))   # the default view (fewer prior draws in quick mode)
 assert set(ps_e) == {"p2", "p3", "p4"} and all(p.d == 3 for p in ps_e.values())
-plt.close(fig_e)
 
 # %%
 # NBVAL_IGNORE_OUTPUT

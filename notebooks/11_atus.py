@@ -1,6 +1,10 @@
 # %% [markdown]
 # # ATUS: time spent on personal care and eating, by sex, under DP
 #
+# * **For:** testing whether two groups' compositions differ when each is released under DP.
+# * **You need:** a composition per respondent and a group label (here ATUS 2019, time use by sex).
+# * **You get:** each group's release, a test of equal means per component with every method, and the paper's Table 2 beside ours.
+#
 # Guo et al.'s application (Sec. 5.2, Table 2, S6): the American Time Use Survey 2019 as compositions of the day (personal care, eating and drinking, everything else), released separately for men and women at eps = 0.5, and the test of H0: |E[x_j | male] - E[x_j | female]| <= 0.01 with every recommended method.
 
 # %%
@@ -117,10 +121,10 @@ assert len(table) == 9435
 # ## 2. Which filter gives the paper's 7125
 #
 # Zero minutes in a component make $\log x_j = -\infty$, so a respondent with a zero cannot enter the non-private
-# likelihood. Removing zero personal care or zero eating leaves 8,999; also dropping diaries with uncoded time
-# ("missing values") leaves 7,136; **also removing the 11 respondents whose
-# personal care and eating fill the whole day (zero "other") gives exactly 7,125 = 3,359 men + 3,766 women**, the
-# paper's counts. That is the rule `atus_compositions(rule="paper")` applies.
+# likelihood. Removing zero personal care or zero eating leaves 8,999 (rule `"pcare_eat"` below); also removing the
+# 11 respondents whose personal care and eating fill the whole day (zero "other") leaves 8,988 (`"nonzero"`); **also
+# dropping diaries with uncoded time ("missing values") gives exactly 7,125 = 3,359 men + 3,766 women**, the paper's
+# counts (`"paper"`). That is the rule `atus_compositions(rule="paper")` applies.
 
 # %%
 #| export
@@ -274,7 +278,7 @@ print(f"P(H0) = {exact:.4f}, estimated {np.round(h0_probability(a_draws, b_draws
 # %% [markdown]
 # ## 4. Table 2
 #
-# Each method at $\epsilon = 0.5$ ($\epsilon_1 = 0.375$ for the statistic, $\epsilon_2 = 0.125$ for the threshold, D1 a quarter of
+# Each method at $\epsilon = 0.5$ ($\epsilon_1 = 0.75\epsilon$ for the statistic, $\epsilon_2 = 0.25\epsilon$ for the threshold, D1 a quarter of
 # each group for p4, p5), repeated with fresh releases; the non-private Boots and MCMC$_{p1}$ once. Our repetitions
 # are few (see Parameters; the paper ran 100) and our chains short (3 chains of 2,000 iterations after 500, the
 # study's `quick` effort; bootstrap 200 replicates, ABC 200 draws at rate 0.1), so that this notebook runs in
@@ -326,7 +330,7 @@ for m in table_methods:
 
 # %% [markdown]
 # Checks against the paper. Our non-private means agree with Table 2's Boots row to about 0.003 in personal care and
-# other, and to 0.0015 in eating (ours 0.0522 / 0.0528 for women / men against 0.0507 / 0.0508). That is
+# other, and to 0.0015 in eating (the `eat_mean` and `eat_paper` columns of the `boots` rows). That is
 # the Dirichlet fit, not the data: the sample means of the fractions (printed above: eating 0.0469 women, 0.0476
 # men) are about 5 minutes a day below the paper's estimates for the same filter;
 # the Dirichlet MLE's $E[x_2]$ lies above the sample mean because the fit is pulled by the many small eating fractions.
@@ -477,6 +481,7 @@ def explore(method="dpremcmc_p1", eps=0.5, seed=1):
 # NBVAL_IGNORE_OUTPUT
 res_x, fig_x = explore()
 assert res_x["reject"].shape == (3,)
+plt.close(fig_x)   # the widget below draws this default view; shown once, there
 
 # %%
 # NBVAL_IGNORE_OUTPUT

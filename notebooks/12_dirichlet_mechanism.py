@@ -1,6 +1,10 @@
 # %% [markdown]
 # # The Dirichlet mechanism: private KL-divergence minimisation under Rényi DP
 #
+# * **For:** releasing a probability vector (a histogram's proportions) under Rényi DP.
+# * **You need:** a histogram of counts, a budget epsilon and the Rényi order lambda.
+# * **You get:** a released probability vector with all entries positive, and its (epsilon, delta) guarantee.
+#
 # One draw from Dirichlet(r f(x) + alpha) as an RDP mechanism for histograms: calibration (Alg. 1), the exact Rényi divergence that checks it, the KL tail bound (Thm. 2), and the naive Bayes and Bayesian-network experiments against Gaussian and Laplace noise.
 
 # %%
@@ -1259,6 +1263,10 @@ def explore_mechanism(lam=5.0, log10_eps=0.0, counts="11, 8, 65, 25, 38, 0", n_d
 out = explore_mechanism(show=False)
 assert math.isclose(dirichlet_rdp_bound(out["r"], 5.0), 1.0, rel_tol=1e-10)
 assert np.allclose(out["mean"], (out["r"] * fx + out["alpha"]) / (out["r"] * fx.sum() + 6 * out["alpha"]), atol=0.01)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+out_default = explore_mechanism()   # the default view, which the sliders below start from
 
 # %%
 # NBVAL_IGNORE_OUTPUT

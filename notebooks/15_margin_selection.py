@@ -1,6 +1,10 @@
 # %% [markdown]
 # # Choosing which margins to release: PrivBayes' structure stage
 #
+# * **For:** choosing privately which two-way margins of a table to release for synthesis.
+# * **You need:** a table of categorical records and a budget for the choice.
+# * **You get:** the chosen margins (a Bayesian network from the exponential mechanism) and their noisy counts.
+#
 # Nixon, Barrientos, Reiter and Slavković (seed 004, Sec. 5) release 29 of the 120 two-way margins of the NLTCS, chosen privately by the first half of PrivBayes (Zhang, Cormode, Procopiuc, Srivastava and Xiao 2017): a greedy Bayesian network built with the exponential mechanism on mutual information; here that selection, its two-way margins, and what it buys against releasing all 120.
 
 # %%
@@ -1061,7 +1065,7 @@ interactive(lambda eps, share, seed: explore_selection(eps, share, seed)[0],
 #   sit in fewer tables, is much less sensitive to the weight.
 # * **Against the paper's figures.** The paper's mean log ratio of the selected pipeline, 0.173 at $\epsilon = 0.5$
 #   and 0.050 at $\epsilon = 5$, is larger than ours (0.036 and 0.008, same sign: small cells overestimated), and its
-#   noisy counts were much worse at $\epsilon = 0.5$ ($-0.297$ against our $-0.023$). Its 2004 wave has fewer people
+#   noisy counts were much worse at $\epsilon = 0.5$ ($-0.297$ against our $-0.023$). Its 2004 wave <!-- paper --> has fewer people
 #   (15,636) and more lopsided items (the rarer answer 3-19% of people, Table 4, against 11-49% in the benchmark
 #   file), so more cells near zero, where noise and the log ratio bite hardest; we do not read more into the
 #   difference. At $\epsilon = 5$ the fit to all 120 tables is less accurate on the used cells than their raw noisy

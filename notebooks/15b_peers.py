@@ -1,6 +1,10 @@
 # %% [markdown]
 # # The peers side by side: latent classes, private-pgm and PrivBayes at equal epsilon
 #
+# * **For:** checking the latent-class synthesizer against the established peers at the same budget.
+# * **You need:** noisy two-way margins of a categorical table (or the table itself for PrivBayes).
+# * **You get:** synthetic data from private-pgm, PrivBayes and the latent-class model, and their errors side by side.
+#
 # Thin wrappers around private-pgm (`mbi`, a graphical model fitted to the same noisy two-way margins our latent-class model reads) and PrivBayes (`DataSynthesizer`, the code Nixon et al. adapted), charged the same epsilon at the same sensitivity as our geometric release, and compared on the ACS 2^5 table (Fig. 3 of Nixon et al.) and on NLTCS (16 binary variables).
 
 # %%
@@ -830,7 +834,7 @@ if acs_stored is not None:
 # selection, the subject of notebook 15.)
 #
 # private-pgm is the slow one here: all pairs of 16 variables make one junction-tree clique of all 16 variables
-# ($2^{16}$ cells), and 1,000 mirror-descent iterations took **369 s** for one fit on this machine (on the 29-table
+# ($2^{16}$ cells), and 1,000 mirror-descent iterations take **about 6 minutes** for one fit on an unloaded 2-core machine (on the 29-table
 # band $(j, j+1), (j, j+2)$ it took 28 s). So the live run below compares our model and PrivBayes at one
 # $\epsilon$, and private-pgm enters through the stored results (250 iterations per fit, a quarter of its default,
 # 4-9 minutes each on the loaded machine).
