@@ -32,8 +32,9 @@ It must equal some output or code number at the prose's precision (half a unit i
 may match a fraction and vice versa; signs are ignored), otherwise it is reported, with the values printed after
 its label when there are any ("scale 0.035 ... 'scale' is printed with 0.01382"). Matching a label's own values
 instead (a stricter rule) was measured on the notebooks of 2026-11-25 and rejected: 51 of the 83 labelled decimals
-did not match the values printed after the word before them, nearly all inputs and comparisons, not stale numbers;
-the rule above reports 15 numbers there, all real (stale, or derived in the text).
+did not match the values printed after the word before them, nearly all inputs and comparisons, not stale numbers.
+With the rule above, the one false alarm seen that day was a section number written without "Sec." ("as predicted
+in 7.1"); the other numbers it reported were stale, timings of other runs, or derived in the text.
 
 **Power** (measured the same day by changing each checked prose number that matches an output, by a factor 0.4,
 0.7, 1.3 or 2.5, and asking whether the check reports it): 144 of 180 changes (80%) of numbers with three or more

@@ -1,11 +1,11 @@
 # %% [markdown]
 # # Privacy mechanisms and a privacy audit
 #
+# Laplace, two-sided geometric, discrete Gaussian and randomized-response noise, and an audit that bounds the epsilon a mechanism really spends.
+#
 # * **For:** adding calibrated noise to a statistic before you publish it, and checking that a mechanism spends the epsilon it claims.
 # * **You need:** a statistic, its sensitivity and a budget epsilon.
 # * **You get:** a noisy release (Laplace, geometric, discrete Gaussian or randomized response) and an audit's lower bound on the epsilon spent.
-#
-# Laplace, two-sided geometric, discrete Gaussian and randomized-response noise, and an audit that bounds the epsilon a mechanism really spends.
 
 # %%
 #| default_exp mechanisms

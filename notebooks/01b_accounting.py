@@ -1,11 +1,11 @@
 # %% [markdown]
 # # Privacy accounting: budgets, Rényi DP and zCDP
 #
+# A ledger for pure-DP budgets (sequential and parallel composition), Rényi DP and zCDP with their conversions to (epsilon, delta), and the exact epsilon of the discrete Gaussian mechanism.
+#
 # * **For:** keeping track of the budget over several releases, and converting Rényi DP or zCDP into an (epsilon, delta) statement.
 # * **You need:** the mechanisms you ran, each with its budget or Rényi/zCDP parameters.
 # * **You get:** a ledger of the budget spent and the (epsilon, delta) of the whole, including the exact epsilon of the discrete Gaussian.
-#
-# A ledger for pure-DP budgets (sequential and parallel composition), Rényi DP and zCDP with their conversions to (epsilon, delta), and the exact epsilon of the discrete Gaussian mechanism.
 
 # %%
 #| default_exp accounting

@@ -1,11 +1,11 @@
 # %% [markdown]
 # # Censoring the sufficient statistic: what a threshold costs
 #
+# How often left-censoring at a threshold a touches a Dirichlet record, how much bias it puts into the censored statistic, and the Bernstein-type bounds of Guo et al., Supplement S1.
+#
 # * **For:** choosing the threshold a of a release: what censoring the records at a costs the statistic.
 # * **You need:** a Dirichlet parameter (or a guess of it) and candidate thresholds.
 # * **You get:** the probability a record is touched, the bias of the censored statistic, and the bounds of Guo et al., Supp. S1.
-#
-# How often left-censoring at a threshold a touches a Dirichlet record, how much bias it puts into the censored statistic, and the Bernstein-type bounds of Guo et al., Supplement S1.
 
 # %%
 #| default_exp censoring

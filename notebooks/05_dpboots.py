@@ -1,11 +1,11 @@
 # %% [markdown]
 # # DPBoots: the parametric bootstrap from a DP release
 #
+# Frequentist inference for the Dirichlet parameter from a released noisy censored statistic: Boots, DPBoots (Guo et al., Alg. 2) with an exact truncated-noise step that cannot hang, intervals and a two-sample test.
+#
 # * **For:** frequentist inference on a Dirichlet parameter from a DP release of compositional data.
 # * **You need:** a release: the noisy censored statistic with n, the threshold a and epsilon.
 # * **You get:** bootstrap draws, confidence intervals for alpha and E[x], and a two-sample test.
-#
-# Frequentist inference for the Dirichlet parameter from a released noisy censored statistic: Boots, DPBoots (Guo et al., Alg. 2) with an exact truncated-noise step that cannot hang, intervals and a two-sample test.
 
 # %%
 #| default_exp bootstrap

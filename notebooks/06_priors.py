@@ -1,11 +1,11 @@
 # %% [markdown]
 # # Priors p1-p5 built from a split release
 #
+# The five prior distributions of Guo et al. (Sec. 4.2.1, Table 1): a vague gamma prior, and four priors learnt from the DP release of a first part D1 of the data (DPBoots draws, fitted gammas, a Gaussian copula, and the DP posterior), behind one picklable interface.
+#
 # * **For:** turning a DP release of part of the data into a prior for the Bayesian methods.
 # * **You need:** a split release: the noisy statistic of a first part D1 and of the rest.
 # * **You get:** priors p1-p5 behind one interface (density and/or draws) that every sampler accepts.
-#
-# The five prior distributions of Guo et al. (Sec. 4.2.1, Table 1): a vague gamma prior, and four priors learnt from the DP release of a first part D1 of the data (DPBoots draws, fitted gammas, a Gaussian copula, and the DP posterior), behind one picklable interface.
 
 # %%
 #| default_exp priors

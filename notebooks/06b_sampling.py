@@ -1,11 +1,11 @@
 # %% [markdown]
 # # The sampler core: chains, seeds, warm-up, progress, ArviZ and a convergence report
 #
+# The one driver every Bayesian sampler of dplit plugs into: a method supplies its state, a transition and its warm-up adaptation; the driver gives per-chain seed streams, warm-up windows, thinning, progress, parallel chains, packaging into ArviZ and a convergence report, plus a reproducible parallel map for work that is not a chain.
+#
 # * **For:** running any Bayesian sampler of dplit, or writing a new one, with reproducible chains and a convergence check.
 # * **You need:** a model's state, transition and warm-up (or one of dplit's samplers).
 # * **You get:** an ArviZ posterior with seeds per chain, thinning, progress, and a convergence report (R-hat, ESS, MPSRF).
-#
-# The one driver every Bayesian sampler of dplit plugs into: a method supplies its state, a transition and its warm-up adaptation; the driver gives per-chain seed streams, warm-up windows, thinning, progress, parallel chains, packaging into ArviZ and a convergence report, plus a reproducible parallel map for work that is not a chain.
 
 # %%
 #| default_exp sampling

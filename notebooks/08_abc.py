@@ -1,11 +1,11 @@
 # %% [markdown]
 # # DPABC: approximate Bayesian computation from the release
 #
+# Rejection ABC for the Dirichlet parameter from the released noisy censored statistic (Guo et al., Sec. 4.2.3, models 3-4, Table 1): a numba simulator that draws the records without storing them, reproducible parallel blocks, the Pritchard et al. tolerance, and Beaumont et al.'s local-linear adjustment.
+#
 # * **For:** Bayesian inference on a Dirichlet parameter from a DP release when the prior is known only through draws.
 # * **You need:** a release (split for the priors p2-p5) and a prior.
 # * **You get:** an approximate posterior of alpha (rejection ABC, optionally adjusted) with its tolerance.
-#
-# Rejection ABC for the Dirichlet parameter from the released noisy censored statistic (Guo et al., Sec. 4.2.3, models 3-4, Table 1): a numba simulator that draws the records without storing them, reproducible parallel blocks, the Pritchard et al. tolerance, and Beaumont et al.'s local-linear adjustment.
 
 # %%
 #| default_exp abc

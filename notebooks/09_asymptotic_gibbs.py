@@ -1,11 +1,11 @@
 # %% [markdown]
 # # DPapprox: the asymptotic Gibbs sampler
 #
+# Posterior sampling of the Dirichlet parameter from a release under the normal approximation of the sufficient statistic (Guo et al. Sec. 4.2.4, model 6; Bernstein and Sheldon 2018): the Laplace noise as a scale mixture of normals, Gaussian and inverse-Gaussian full conditionals, a cost that does not grow with n.
+#
 # * **For:** fast approximate Bayesian inference on a Dirichlet parameter from a DP release, at any n.
 # * **You need:** a release: the noisy censored statistic with n, a and epsilon.
 # * **You get:** a posterior of alpha from a Gibbs sampler whose cost does not grow with n.
-#
-# Posterior sampling of the Dirichlet parameter from a release under the normal approximation of the sufficient statistic (Guo et al. Sec. 4.2.4, model 6; Bernstein and Sheldon 2018): the Laplace noise as a scale mixture of normals, Gaussian and inverse-Gaussian full conditionals, a cost that does not grow with n.
 
 # %%
 #| default_exp approx

@@ -2,6 +2,10 @@
 # # The simulation study: every method on the paper's grid, resumable
 #
 # Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenario grid, one task per (scenario, replicate, method), seeds derived from the task's settings, results written at once to one SQLite file (nothing lost, nothing redone), any `concurrent.futures` executor (a local process pool, or Dask), and the paper's figures from the stored results.
+#
+# * **For:** comparing the methods of Guo et al. on simulated data, or rerunning the paper's study.
+# * **You need:** a scenario grid (the paper's, or yours) and some CPU time; nothing to download.
+# * **You get:** MSEs, coverages and convergence rates per method in one resumable SQLite store, and Figures 1-2, S2, S3.
 
 # %%
 #| default_exp study
@@ -1125,7 +1129,8 @@ def med(method, eps, col="mse_alpha", alpha=None):
 
 
 eps_hi, eps_lo = max(reduced_eps), min(reduced_eps)
-bench = med("mcmc_p1", eps_hi, "mse_mean") if "mcmc_p1" in reduced_methods else med("boots", eps_hi, "mse_mean")
+bench_name = "mcmc_p1" if "mcmc_p1" in reduced_methods else "boots"
+bench = med(bench_name, eps_hi, "mse_mean")
 if eps_hi >= 1e9:
     for m in reduced_methods:
         if m != "dpabc_p1":
@@ -1139,8 +1144,8 @@ print({m: round(med(m, eps_hi, "mse_mean") / bench, 2) for m in reduced_methods}
 # %% [markdown]
 # ### Wall time and the full grid
 #
-# The reduced study's wall time is printed above (about 1.5 minutes for 200 tasks on two processes when this notebook
-# was last run at full size, on a machine shared with other jobs). The extrapolation below uses the measured CPU
+# The reduced study's wall time is printed above (on a machine shared with other jobs it varies from run to run).
+# The extrapolation below uses the measured CPU
 # seconds per task of each method at $n = 1000$, and assumes the paper's effort (10x the quick chains: 20,000
 # iterations) costs 10x for the chain methods and 5x for the bootstrap and ABC (1,000 draws instead of 200), and that
 # $n = 5000$ costs 5x for the methods whose cost grows with $n$ (DPMCMC and DPreMCMC update every latent record; the
@@ -1164,18 +1169,68 @@ print(f"the paper's grid at the paper's effort: about {full_cost / 3600:.0f} CPU
 # %% [markdown]
 # ## The paper's findings next to ours
 #
-# | the paper (Sec. 5.1) | here, reduced study |
-# |---|---|
-# | at $\epsilon = 10^{10}$, DPABC$_{p1}$ is the weakest; dropped | the same: its MSE of $\boldsymbol\alpha$ is the largest at $\epsilon = 10^{10}$ (its tolerance is wide under the vague prior; notebook 08) |
-# | DPBoots, DPMCMC, DPreMCMC, DPapprox near the benchmarks at $\epsilon = 10^{10}$; DPABC$_{p2..p5}$ slightly worse | the same for $E[\mathbf x]$ (checked above); DPABC$_{p4,p5}$ at rate 0.1 somewhat worse on $\boldsymbol\alpha$ |
-# | MSEs fall with $\epsilon$ and $n$ | the same in $\epsilon$ (one $n$ here) |
-# | DPapprox slightly worse under privacy; dropped | DPapprox$_{p4}$ (blocked update, notebook 09) is comparable to DPABC$_{p4,p5}$ here and converged in every run |
-# | DPreMCMC less satisfactory at $n = 1000$ or $\epsilon = 0.25$, fine at $n = 5000$, $\epsilon = 1.5$ | at $n = 1000$ and $\epsilon = 0.5$ DPreMCMC$_{p1}$ ($b = 5$) is far off: the chains rarely converge and its coverage collapses (notebook 07 shows by SBC that model (5) is not calibrated at this $n$) |
-# | DPMCMC$_{p1}$ slightly ahead of p3, p4; recommended for small $n$ | DPMCMC$_{p1}$ is the best DP Bayesian method on $\boldsymbol\alpha$ at $\epsilon = 0.5$ when converged; with the quick chains many runs at $\epsilon = 0.5$ are not (Figure S2: use `n_iter="auto"` in practice) |
-# | DPBoots similar to the best Bayesian methods | DPBoots's MSE of $E[\mathbf x]$ is among the smallest; its MSE of $\boldsymbol\alpha$ at $\epsilon = 0.5$ suffers from occasional huge bootstrap draws (a statistic near the edge of Range($S_0$)) |
-# | coverage low for DPreMCMC$_{p1}$ at $n = 1000$, small $\epsilon$ | the same, more so |
-# | fixed $a$ vs DP $a$ at $n = 1000$, $\epsilon \le 0.5$: no clear winner (fractions near 0.5) | see the S3 table above (5 data sets per cell: a rough reading only) |
-#
+# The right column is written by the cell from the summary above (so it describes this run, whatever its size); a row
+# whose methods are not in the reduced study is left out.
+
+# %%
+from IPython.display import Markdown  # noqa: E402
+
+
+def conv_range(method, eps):
+    """Lowest and highest fraction of converged runs of a method over the scenarios at one eps (DP threshold)."""
+    s = summary[(summary["method"] == method) & (summary["eps"] == eps) & (summary["threshold"] == "dp")]
+    return float(s["converged"].min()), float(s["converged"].max())
+
+
+def converged_text(method, eps):
+    lo, hi = conv_range(method, eps)
+    return "converged in every run" if lo == 1 else f"a converged fraction of {lo:.1f}-{hi:.1f} over the scenarios"
+
+
+def has(*methods):
+    return all(m in reduced_methods for m in methods)
+
+
+rows = []
+worst = max(reduced_methods, key=lambda m: med(m, eps_hi))
+rows.append(("at $\\epsilon = 10^{10}$, DPABC$_{p1}$ is the weakest; dropped",
+             f"largest median MSE of $\\boldsymbol\\alpha$ at $\\epsilon = 10^{{10}}$: `{worst}` ({med(worst, eps_hi):.3g}; "
+             f"`{bench_name}` {med(bench_name, eps_hi):.3g})"))
+near = [m for m in ("dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpapprox_p4") if m in reduced_methods]
+rows.append(("DPBoots, DPMCMC, DPreMCMC, DPapprox near the benchmarks at $\\epsilon = 10^{10}$; DPABC$_{p2..p5}$ slightly worse",
+             "median MSE of $E[\\mathbf x]$ over the benchmark's at $\\epsilon = 10^{10}$: "
+             + ", ".join(f"`{m}` {med(m, eps_hi, 'mse_mean') / bench:.2f}" for m in reduced_methods if m != bench_name)))
+rows.append(("MSEs fall with $\\epsilon$ and $n$",
+             "median MSE of $\\boldsymbol\\alpha$, $\\epsilon = 0.5$ against $10^{10}$ (one $n$ here): "
+             + ", ".join(f"`{m}` {med(m, eps_lo):.3g} / {med(m, eps_hi):.3g}" for m in near)))
+if has("dpapprox_p4"):
+    rows.append(("DPapprox slightly worse under privacy; dropped",
+                 f"DPapprox$_{{p4}}$ (blocked update, notebook 09) at $\\epsilon = 0.5$: median MSE of $\\boldsymbol\\alpha$ "
+                 f"{med('dpapprox_p4', eps_lo):.3g}, {converged_text('dpapprox_p4', eps_lo)}"))
+if has("dpremcmc_p1"):
+    rows.append(("DPreMCMC less satisfactory at $n = 1000$ or $\\epsilon = 0.25$, fine at $n = 5000$, $\\epsilon = 1.5$",
+                 f"DPreMCMC$_{{p1}}$ ($b = 5$) at $n = 1000$, $\\epsilon = 0.5$: {converged_text('dpremcmc_p1', eps_lo)}, "
+                 f"median coverage {med('dpremcmc_p1', eps_lo, 'coverage'):.2f} (notebook 07 shows by SBC that model (5) "
+                 "is not calibrated at this $n$)"))
+if has("dpmcmc_p1"):
+    others = [m for m in reduced_methods if m.startswith(("dpmcmc", "dpremcmc", "dpabc", "dpapprox"))]
+    best = min(others, key=lambda m: med(m, eps_lo))
+    rows.append(("DPMCMC$_{p1}$ slightly ahead of p3, p4; recommended for small $n$",
+                 f"smallest median MSE of $\\boldsymbol\\alpha$ among the DP Bayesian methods at $\\epsilon = 0.5$: `{best}` "
+                 f"({med(best, eps_lo):.3g}); DPMCMC$_{{p1}}$ {converged_text('dpmcmc_p1', eps_lo)} (Figure S2)"))
+rows.append(("DPBoots similar to the best Bayesian methods",
+             "median MSE of $E[\\mathbf x]$ at $\\epsilon = 0.5$, smallest first: "
+             + ", ".join(f"`{m}` {med(m, eps_lo, 'mse_mean'):.2g}"
+                         for m in sorted(reduced_methods, key=lambda m: med(m, eps_lo, "mse_mean"))
+                         if m not in ("boots", "mcmc_p1"))))
+s3_low = s3[s3["eps"] <= 0.5]
+rows.append(("fixed $a$ vs DP $a$ at $n = 1000$, $\\epsilon \\le 0.5$: no clear winner (fractions near 0.5)",
+             f"at $\\epsilon = 0.5$: fractions {', '.join(f'{v:.1f}' for v in s3_low['mean'])} in the S3 table above "
+             f"({int(s3_low['size'].max())} data sets per cell: a rough reading only)"))
+Markdown("| the paper (Sec. 5.1) | here, reduced study |\n|---|---|\n"
+         + "\n".join(f"| {a} | {b} |" for a, b in rows))
+
+# %% [markdown]
 # Two caveats about the comparison: our MSE is the posterior (or bootstrap) expected squared error, which heavy right
 # tails of $\alpha_0$ inflate; and 5 data sets per cell give medians with wide error bars. The full study (50 data sets,
 # full effort) is `dplit study run` below.
@@ -1209,6 +1264,7 @@ def explore(method="dpmcmc_p1", measure="mse_alpha"):
 # NBVAL_IGNORE_OUTPUT
 fig_x = explore()
 assert len(fig_x.axes) == 1
+plt.close(fig_x)   # the widget below draws this default view; shown once, there
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -1,11 +1,11 @@
 # %% [markdown]
 # # ATUS: time spent on personal care and eating, by sex, under DP
 #
+# Guo et al.'s application (Sec. 5.2, Table 2, S6): the American Time Use Survey 2019 as compositions of the day (personal care, eating and drinking, everything else), released separately for men and women at eps = 0.5, and the test of H0: |E[x_j | male] - E[x_j | female]| <= 0.01 with every recommended method.
+#
 # * **For:** testing whether two groups' compositions differ when each is released under DP.
 # * **You need:** a composition per respondent and a group label (here ATUS 2019, time use by sex).
 # * **You get:** each group's release, a test of equal means per component with every method, and the paper's Table 2 beside ours.
-#
-# Guo et al.'s application (Sec. 5.2, Table 2, S6): the American Time Use Survey 2019 as compositions of the day (personal care, eating and drinking, everything else), released separately for men and women at eps = 0.5, and the test of H0: |E[x_j | male] - E[x_j | female]| <= 0.01 with every recommended method.
 
 # %%
 #| default_exp atus

@@ -1,11 +1,11 @@
 # %% [markdown]
 # # The Dirichlet mechanism: private KL-divergence minimisation under Rényi DP
 #
+# One draw from Dirichlet(r f(x) + alpha) as an RDP mechanism for histograms: calibration (Alg. 1), the exact Rényi divergence that checks it, the KL tail bound (Thm. 2), and the naive Bayes and Bayesian-network experiments against Gaussian and Laplace noise.
+#
 # * **For:** releasing a probability vector (a histogram's proportions) under Rényi DP.
 # * **You need:** a histogram of counts, a budget epsilon and the Rényi order lambda.
 # * **You get:** a released probability vector with all entries positive, and its (epsilon, delta) guarantee.
-#
-# One draw from Dirichlet(r f(x) + alpha) as an RDP mechanism for histograms: calibration (Alg. 1), the exact Rényi divergence that checks it, the KL tail bound (Thm. 2), and the naive Bayes and Bayesian-network experiments against Gaussian and Laplace noise.
 
 # %%
 #| default_exp dirichlet_mechanism

@@ -1,11 +1,11 @@
 # %% [markdown]
 # # Choosing which margins to release: PrivBayes' structure stage
 #
+# Nixon, Barrientos, Reiter and Slavković (seed 004, Sec. 5) release 29 of the 120 two-way margins of the NLTCS, chosen privately by the first half of PrivBayes (Zhang, Cormode, Procopiuc, Srivastava and Xiao 2017): a greedy Bayesian network built with the exponential mechanism on mutual information; here that selection, its two-way margins, and what it buys against releasing all 120.
+#
 # * **For:** choosing privately which two-way margins of a table to release for synthesis.
 # * **You need:** a table of categorical records and a budget for the choice.
 # * **You get:** the chosen margins (a Bayesian network from the exponential mechanism) and their noisy counts.
-#
-# Nixon, Barrientos, Reiter and Slavković (seed 004, Sec. 5) release 29 of the 120 two-way margins of the NLTCS, chosen privately by the first half of PrivBayes (Zhang, Cormode, Procopiuc, Srivastava and Xiao 2017): a greedy Bayesian network built with the exponential mechanism on mutual information; here that selection, its two-way margins, and what it buys against releasing all 120.
 
 # %%
 #| default_exp margin_selection

@@ -1,11 +1,11 @@
 # %% [markdown]
 # # The peers side by side: latent classes, private-pgm and PrivBayes at equal epsilon
 #
+# Thin wrappers around private-pgm (`mbi`, a graphical model fitted to the same noisy two-way margins our latent-class model reads) and PrivBayes (`DataSynthesizer`, the code Nixon et al. adapted), charged the same epsilon at the same sensitivity as our geometric release, and compared on the ACS 2^5 table (Fig. 3 of Nixon et al.) and on NLTCS (16 binary variables).
+#
 # * **For:** checking the latent-class synthesizer against the established peers at the same budget.
 # * **You need:** noisy two-way margins of a categorical table (or the table itself for PrivBayes).
 # * **You get:** synthetic data from private-pgm, PrivBayes and the latent-class model, and their errors side by side.
-#
-# Thin wrappers around private-pgm (`mbi`, a graphical model fitted to the same noisy two-way margins our latent-class model reads) and PrivBayes (`DataSynthesizer`, the code Nixon et al. adapted), charged the same epsilon at the same sensitivity as our geometric release, and compared on the ACS 2^5 table (Fig. 3 of Nixon et al.) and on NLTCS (16 binary variables).
 
 # %%
 #| default_exp peers

@@ -1,11 +1,11 @@
 # %% [markdown]
 # # One contract, every method: a registry, one dispatcher, and all methods on one release
 #
+# dplit implements ten inference methods: DPBoots, DPMCMC, DPreMCMC, DPABC and DPapprox for compositional data released under DP (Guo, Barrientos and Peña), their non-private benchmarks Boots and MCMC, dapper's data augmentation for any statistic, and the latent-class models of Nixon et al. for contingency tables and households. This notebook states what they share (the same arguments, the same result, the same privacy ledger), lists them in one registry that the command line, the simulation study and the ATUS application all dispatch through, and runs every method that applies to a release in one call, `compare`: a comparison no peer package offers.
+#
 # * **For:** running any dplit method through one call, and all of them on the same release.
 # * **You need:** a release of the kind a method reads.
 # * **You get:** each method's posterior or bootstrap in one format, and a side-by-side comparison (`compare`, `dplit compare`).
-#
-# dplit implements ten inference methods: DPBoots, DPMCMC, DPreMCMC, DPABC and DPapprox for compositional data released under DP (Guo, Barrientos and Peña), their non-private benchmarks Boots and MCMC, dapper's data augmentation for any statistic, and the latent-class models of Nixon et al. for contingency tables and households. This notebook states what they share (the same arguments, the same result, the same privacy ledger), lists them in one registry that the command line, the simulation study and the ATUS application all dispatch through, and runs every method that applies to a release in one call, `compare`: a comparison no peer package offers.
 
 # %%
 #| default_exp methods
