@@ -26,9 +26,12 @@ TIERS = (
         ("testing",),                       # statistical checks (SBC, goodness of fit, audits)
     )),
     ("models", (
-        ("dirichlet",),                     # 02: the model, numba special functions, draws
+        ("dirichlet_fit",),                 # 02a: the range of S0, numba special functions, the MLE
+        ("dirichlet_random",),              # 02b: Dirichlet and gamma draws in numba
+        ("dirichlet",),                     # 02: the model, statistics, likelihood (re-exports 02a-02b)
         ("censoring",),                     # 03
-        ("release",),                       # 04: the curator's side
+        ("release_record",),                # 04a: the published record, its checks and JSON
+        ("release",),                       # 04: the curator's side (re-exports 04a)
     )),
     ("methods", (
         ("bootstrap",),                     # 05

@@ -58,7 +58,9 @@ def test_an_inverted_import_is_caught():
     assert layering_problems(graph, dplit.LAYERS) == []
     graph["dirichlet"] = {"release"}          # a lower module reaching up
     problems = layering_problems(graph, dplit.LAYERS)
-    assert problems == ["dirichlet (layer 6) imports release from a higher layer (layer 8)"]
+    rank = {m: i for i, layer in enumerate(dplit.LAYERS) for m in layer}
+    assert problems == [f"dirichlet (layer {rank['dirichlet']}) imports release from a higher layer "
+                        f"(layer {rank['release']})"]
 
 
 def test_a_cycle_and_a_same_layer_import_are_caught():
@@ -66,7 +68,8 @@ def test_a_cycle_and_a_same_layer_import_are_caught():
     problems = layering_problems({"priors": {"mcmc"}, "mcmc": {"priors"}}, dplit.LAYERS)
     assert any("priors" in p and "higher layer" in p for p in problems)
     problems = layering_problems({"abc": {"approx"}}, dplit.LAYERS)
-    assert problems == ["abc (layer 12) imports approx from its own layer (layer 12)"]
+    k = next(i for i, layer in enumerate(dplit.LAYERS) if "abc" in layer)
+    assert problems == [f"abc (layer {k}) imports approx from its own layer (layer {k})"]
 
 
 def test_an_undeclared_module_is_caught():
