@@ -66,7 +66,7 @@ def timing(x):
 def fit(release, seed, args, weight=1.0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return fit_latent_class(release, k=args.k, weight=weight, n_iter=args.n_iter, n_warmup=args.n_warmup,
+        return fit_latent_class(release, k=args.k, weight=weight, a=1.0, n_iter=args.n_iter, n_warmup=args.n_warmup,
                                 n_chains=args.n_chains, rng=seed, progress=False)
 
 

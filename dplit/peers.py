@@ -300,12 +300,14 @@ def privbayes_fit(records, eps, *, levels=None, degree=2, rng=None, names=()):
 
 
 # %% notebooks/15b_peers.py, cell 18: Our model as a peer, and the errors we compare
-def latent_class_estimate(release, *, k=10, weight="auto", n_iter=2000, n_warmup=1000, n_chains=2, rng=None,
+def latent_class_estimate(release, *, k=10, weight="auto", a=1.0, n_iter=2000, n_warmup=1000, n_chains=2, rng=None,
                           max_draws=300):
     """Our latent-class model as a peer: posterior mean of the full table, with the fit in ``details["fit"]``.
 
     ``max_draws`` posterior draws (evenly spaced over all chains) give the full-table mean; the other arguments go
     to :func:`dplit.latent_class.fit_latent_class` (convergence warnings are silenced; read ``details["fit"]``).
+    ``a = 1`` is the prior of the stored peer study (``benchmarks/bench_peers.py``); ``fit_latent_class``'s own
+    default is the sparser 0.1.
     """
     if not isinstance(release, MarginRelease):
         raise TypeError(f"release must be a MarginRelease, got {type(release).__name__}")
@@ -314,7 +316,7 @@ def latent_class_estimate(release, *, k=10, weight="auto", n_iter=2000, n_warmup
         raise ValueError(f"the full table has {math.prod(release.levels)} cells (at most 2**22)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fit = fit_latent_class(release, k=k, weight=weight, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
+        fit = fit_latent_class(release, k=k, weight=weight, a=a, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
                                rng=rng, progress=False)
     pi, Psi, levels = latent_params(fit)
     pi, Psi = pi.reshape(-1, pi.shape[-1]), Psi.reshape((-1,) + Psi.shape[2:])
@@ -322,7 +324,7 @@ def latent_class_estimate(release, *, k=10, weight="auto", n_iter=2000, n_warmup
     w = pi[keep] / pi[keep].sum(axis=1, keepdims=True) / keep.size
     table = table_probs(w.ravel(), Psi[keep].reshape((-1,) + Psi.shape[2:]), levels)
     return PeerEstimate("latent_class", release.eps, levels, _as_table(table, levels),
-                        {"fit": fit, "k": k, "weight": weight, "draws_in_mean": int(keep.size)})
+                        {"fit": fit, "k": k, "weight": weight, "a": a, "draws_in_mean": int(keep.size)})
 
 
 def all_pairs(p):

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from _stored import stored as stored_result
 
 from dplit.accounting import PrivacyBudget
 from dplit.config import is_quick, size
@@ -846,11 +847,14 @@ def two_way_report(fit, records, used, *, levels=None, level=0.95):
 # 15 times; with the 29 selected edges a variable is in far fewer (at most 8 in the instance below).
 
 # %%
+A_PRIOR = 1.0   # the prior of the stored study below (benchmarks/bench_margin_selection.py); the default is 0.1
+
+
 def fit_quiet(release, seed, weight=1.0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return fit_latent_class(release, k=7, weight=weight, n_iter=n_iter, n_warmup=n_warm, n_chains=n_chains,
-                                rng=seed, progress=False)
+        return fit_latent_class(release, k=7, weight=weight, a=A_PRIOR, n_iter=n_iter, n_warmup=n_warm,
+                                n_chains=n_chains, rng=seed, progress=False)
 
 
 EPS_LIVE = 1.0
@@ -923,8 +927,7 @@ assert syn_err[used].mean() < 0.02
 # ```
 
 # %%
-stored_path = Path("..") / "benchmarks" / "results" / "margin_selection.json"
-stored = json.loads(stored_path.read_text())
+stored = stored_result("margin_selection.json", script="benchmarks/bench_margin_selection.py")
 print(f"stored study: {stored['reps']} repetitions, n = {stored['n']}, k = {stored['k']}, {stored['n_chains']} chains x "
       f"{stored['n_iter']} iterations; data: {stored['data']}; command: {stored['command']}")
 PAPER_LOG_RATIO = {"0.5": 0.173, "5.0": 0.050}
@@ -1002,8 +1005,8 @@ def explore_selection(eps=1.0, share=0.25, seed=1):
     sel, rel = select_and_release(nltcs, eps, share=share, rng=seed, secure=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fit = fit_latent_class(rel, k=7, n_iter=size(full=1000, quick=200), n_warmup=size(full=500, quick=200),
-                               n_chains=1, rng=seed, progress=False)
+        fit = fit_latent_class(rel, k=7, weight=1.0, a=A_PRIOR, n_iter=size(full=1000, quick=200),
+                               n_warmup=size(full=500, quick=200), n_chains=1, rng=seed, progress=False)
     rep = two_way_report(fit, nltcs, sel.pairs)
     summary = rep.summary() | {"mi_captured": float(sum(MI_PAIRS[a, b] for a, b in sel.pairs))}
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))

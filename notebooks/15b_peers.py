@@ -44,6 +44,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from _stored import stored as stored_result
 
 from dplit.config import is_quick, size
 from dplit.datasets import load_acs_counts
@@ -54,7 +55,6 @@ n_iter = size(full=2_000, quick=300)      # kept iterations per chain of the lat
 n_warm = size(full=1_000, quick=300)      # warm-up iterations per chain
 pgm_iters = size(full=1_000, quick=200)   # mirror-descent iterations of private-pgm
 ACS_EPS = (0.25, 0.5, 1.0)                # Fig. 3 of Nixon et al.
-RESULTS = Path("..") / "benchmarks" / "results"
 print(f"quick mode: {is_quick()}; n_iter = {n_iter}, n_warm = {n_warm}, pgm_iters = {pgm_iters}")
 
 # %% [markdown]
@@ -547,12 +547,14 @@ if HAVE_DS:
 
 # %%
 #| export
-def latent_class_estimate(release, *, k=10, weight="auto", n_iter=2000, n_warmup=1000, n_chains=2, rng=None,
+def latent_class_estimate(release, *, k=10, weight="auto", a=1.0, n_iter=2000, n_warmup=1000, n_chains=2, rng=None,
                           max_draws=300):
     """Our latent-class model as a peer: posterior mean of the full table, with the fit in ``details["fit"]``.
 
     ``max_draws`` posterior draws (evenly spaced over all chains) give the full-table mean; the other arguments go
     to :func:`dplit.latent_class.fit_latent_class` (convergence warnings are silenced; read ``details["fit"]``).
+    ``a = 1`` is the prior of the stored peer study (``benchmarks/bench_peers.py``); ``fit_latent_class``'s own
+    default is the sparser 0.1.
     """
     if not isinstance(release, MarginRelease):
         raise TypeError(f"release must be a MarginRelease, got {type(release).__name__}")
@@ -561,7 +563,7 @@ def latent_class_estimate(release, *, k=10, weight="auto", n_iter=2000, n_warmup
         raise ValueError(f"the full table has {math.prod(release.levels)} cells (at most 2**22)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fit = fit_latent_class(release, k=k, weight=weight, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
+        fit = fit_latent_class(release, k=k, weight=weight, a=a, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains,
                                rng=rng, progress=False)
     pi, Psi, levels = latent_params(fit)
     pi, Psi = pi.reshape(-1, pi.shape[-1]), Psi.reshape((-1,) + Psi.shape[2:])
@@ -569,7 +571,7 @@ def latent_class_estimate(release, *, k=10, weight="auto", n_iter=2000, n_warmup
     w = pi[keep] / pi[keep].sum(axis=1, keepdims=True) / keep.size
     table = table_probs(w.ravel(), Psi[keep].reshape((-1,) + Psi.shape[2:]), levels)
     return PeerEstimate("latent_class", release.eps, levels, _as_table(table, levels),
-                        {"fit": fit, "k": k, "weight": weight, "draws_in_mean": int(keep.size)})
+                        {"fit": fit, "k": k, "weight": weight, "a": a, "draws_in_mean": int(keep.size)})
 
 
 def all_pairs(p):
@@ -776,11 +778,7 @@ plt.tight_layout()
 # %%
 def read_stored(name):
     """The stored benchmark results ``benchmarks/results/<name>.json``, or None (with a note) when absent."""
-    path = RESULTS / f"{name}.json"
-    if not path.exists():
-        print(f"{path} not found: run benchmarks/bench_peers.py")
-        return None
-    return json.loads(path.read_text())
+    return stored_result(f"{name}.json", script="benchmarks/bench_peers.py")
 
 
 def print_summary(stored):
