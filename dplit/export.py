@@ -90,7 +90,7 @@ def _docstring(nb, nb_name: str) -> str:
             title = lines[0][2:].strip()
             summary = lines[1] if len(lines) > 1 and not lines[1].startswith("#") else ""
             text = title + (f"\n\n{summary}" if summary else "")
-            return text.replace('"""', "'''")
+            return text.replace("\\", "\\\\").replace('"""', "'''")   # LaTeX keeps its backslashes
     raise ValueError(f"{nb_name}: the first markdown cell must start with '# Title'")
 
 

@@ -75,6 +75,16 @@ def test_export_writes_header_docstring_and_all(copy_root):
     assert ns["area"](2.0) == pytest.approx(4 * 3.141592653589793)
 
 
+def test_export_keeps_latex_backslashes_in_the_module_docstring(copy_root):
+    """A summary line with LaTeX (``$\\boldsymbol\\alpha$``) reaches the module's ``__doc__`` unchanged."""
+    toy = _TOY.replace("# A one-line summary.", "# The parameter $\\boldsymbol\\alpha$ and a backslash.")
+    (copy_root / "notebooks" / "98_toy.py").write_text(toy)
+    export.export(copy_root)
+    ns = {}
+    exec(compile((copy_root / "dplit" / "toy.py").read_text(), "toy.py", "exec"), ns)
+    assert ns["__doc__"].splitlines()[2] == "The parameter $\\boldsymbol\\alpha$ and a backslash."
+
+
 def test_export_check_catches_a_hand_edited_module(copy_root):
     (copy_root / "notebooks" / "98_toy.py").write_text(_TOY)
     export.export(copy_root)
