@@ -1304,7 +1304,7 @@ for label, mdl in ways.items():
     draws_ways[label] = np.stack([r.posterior[v].values[0] for v in mdl.varnames], axis=1)
     said = [str(w.message).split("; engine")[0].replace("dapper_sample: ", "") for w in notes
             if issubclass(w.category, EngineNotice)]
-    print(f"{label:>36}: engine {r.posterior.attrs['engine']!r:9} record slots {r.posterior.attrs['record_slots']!s:5}"
+    print(f"{label:>36}: engine {r.posterior.attrs['engine']!r:9} record slots {bool(r.posterior.attrs['record_slots'])!s:5}"
           + (f" ({said[0]})" if said else ""))
 ref = draws_ways["dapper's modules, engine='python'"]
 assert all(np.array_equal(d, ref) for d in draws_ways.values())
@@ -1321,7 +1321,8 @@ print("all five runs: the same 60 draws of theta, bit for bit")
 # and min ESS_bulk per second of one chain, as ratios to dapper 1.1.0 in R as recorded in
 # `../shared/benchmarks/README.md` (R is not installed on the benchmark machine: dapper's figures are not re-run).
 # Every engine runs the same chain, so a model's ESS per iteration is one number, measured over seeds; a row's
-# ESS/s is its iterations/s times that number.
+# ESS/s is its iterations/s times that number. Seconds are CPU seconds of the benchmark's process (one chain, one
+# thread): the machine is shared, and wall seconds would measure the other users' load.
 
 # %%
 import json  # noqa: E402
@@ -1343,7 +1344,8 @@ def stored_benchmark(name):
 bench = stored_benchmark("augmentation")
 if bench is not None:
     rows_b = [r for r in bench["rows"] if "x_dapper_ess_per_s" in r]
-    lines = ["| model | modules | engine | it/s | x dapper it/s | min ESS_bulk/s | x dapper ESS/s |", "|---|---|---|---|---|---|---|"]
+    lines = ["| model | modules | engine | it/s (CPU) | x dapper it/s | min ESS_bulk/s (CPU) | x dapper ESS/s |",
+             "|---|---|---|---|---|---|---|"]
 
     def rng_fmt(v):
         return "-".join(f"{x:,.1f}" for x in v) if isinstance(v, list) else f"{v:,.1f}"
