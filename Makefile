@@ -90,7 +90,8 @@ test: $(STAMP)
 # The core of the suite on the newest Python: docstring examples, the unit tests (the README's example
 # among them) and one notebook of each method family under nbval, at quick size. Left to `make test`:
 # the export check (the same files under any Python) and the widget smoke test of every notebook.
-NEWEST_NOTEBOOKS := notebooks/01_mechanisms.ipynb notebooks/07_mcmc.ipynb notebooks/12_dirichlet_mechanism.ipynb \
+NEWEST_NOTEBOOKS := notebooks/01_mechanisms.ipynb notebooks/07_mcmc.ipynb notebooks/07b_mcmc_checks.ipynb \
+                    notebooks/12_dirichlet_mechanism.ipynb \
                     notebooks/13_data_augmentation.ipynb notebooks/14_latent_class.ipynb
 test-newest: $(STAMP_NEWEST)
 	@$(BIN_NEWEST)/python -c "import sys, importlib.metadata as m; print('test-newest: Python', sys.version.split()[0], '|', ', '.join(f'{p} {m.version(p)}' for p in ('numpy', 'scipy', 'numba', 'arviz', 'xarray')))"

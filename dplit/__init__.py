@@ -36,6 +36,7 @@ TIERS = (
     ("methods", (
         ("bootstrap",),                     # 05
         ("priors",),                        # 06: p1-p5, each owns its kernel density (p2 from DPBoots)
+        ("_mcmc_moves",),                   # 07a: the moves of an MCMC iteration (numba kernels and their twins)
         ("mcmc",),                          # 07: MCMC, DPMCMC, DPreMCMC, p5
         ("abc", "approx"),                  # 08-09
         ("dirichlet_mechanism",),           # 12

@@ -2,7 +2,7 @@
 # Edit the notebook, then run `python -m dplit.export`.
 """MCMC from a release: MCMC, DPMCMC and DPreMCMC
 
-Posterior sampling of the Dirichlet parameter from the released censored statistic: the non-private benchmark MCMC, data augmentation over the latent records (DPMCMC, Ju et al. 2022) and its replicated-record approximation (DPreMCMC), with numba kernels, several chains and ArviZ output.
+* **For:** the posterior of the Dirichlet parameter $\\boldsymbol\\alpha$ given a differentially private release of the censored log statistic (Guo et al., Sec. 4.2): DPMCMC (data augmentation over the latent records, Ju et al. 2022), its approximation DPreMCMC, and MCMC$_{p1}$, the non-private benchmark.
 """
 
 __all__ = [
@@ -22,31 +22,38 @@ __all__ = [
 ]
 
 
-# %% notebooks/07_mcmc.py, cell 6: The prior inside the kernel
+# %% notebooks/07_mcmc.py, cell 6: The moves of an iteration (notebook 07a)
 import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from scipy import special
 
 from dplit import _validate as V
+
+# the moves of notebook 07a (one iteration: chain_kernel); the others are imported too, so that every kernel and
+# twin stays reachable as dplit.mcmc._<name> (tests/test_mcmc.py, benchmarks/bench_mcmc.py)
+from dplit._mcmc_moves import UPDATE_JU as _UPDATE_JU
+from dplit._mcmc_moves import UPDATE_MODEL5 as _UPDATE_MODEL5
+from dplit._mcmc_moves import UPDATE_MODEL5_POWERED as _UPDATE_MODEL5_POWERED  # noqa: F401
+from dplit._mcmc_moves import ancillary_batch_kernel as _ancillary_batch_kernel  # noqa: F401
+from dplit._mcmc_moves import ancillary_batch_reference as _ancillary_batch_reference  # noqa: F401
+from dplit._mcmc_moves import chain_kernel as _chain_kernel
+from dplit._mcmc_moves import joint_move_kernel as _joint_move_kernel  # noqa: F401
+from dplit._mcmc_moves import joint_move_reference as _joint_move_reference  # noqa: F401
+from dplit._mcmc_moves import log_product_mul as _log_product_mul  # noqa: F401
+from dplit._mcmc_moves import record_sweep_kernel as _record_sweep_kernel  # noqa: F401
+from dplit._mcmc_moves import record_sweep_reference as _record_sweep_reference  # noqa: F401
+from dplit._mcmc_moves import slice_kernel as _slice_kernel  # noqa: F401
+from dplit._mcmc_moves import sweep_arguments as _sweep_arguments  # noqa: F401
 from dplit.bootstrap import truncated_statistic
-from dplit.dirichlet import (
-    in_stat_range,
-    log_dirichlet_draws_reference,
-    log_std_gamma_kernel,
-    logsumexp_kernel,
-    logx_mean_kernel,
-    trigamma_kernel,
-)
+from dplit.dirichlet import in_stat_range, log_dirichlet_draws_reference
 from dplit.priors import (
     DrawsPrior,
     GammaPrior,
     KernelForm,
     Prior,
     make_prior,
-    prior_logpdf_kernel,
 )
 from dplit.release import Release, laplace_scale
 from dplit.results import composition_draws, name_components, privacy_attrs
@@ -54,639 +61,7 @@ from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 
 
-# %% notebooks/07_mcmc.py, cell 8: Step (i): $\boldsymbol\alpha \mid \mathbf D$ by a hyperrectangle slice sampler (Neal 2003, Fig. 8)
-@njit(cache=True, nogil=True)
-def _log_target_kernel(theta, s, n, kind, shape, rate, prec):
-    """Log of eq. (1) in theta = log(alpha), Jacobian included, up to a constant."""
-    d = theta.size
-    alpha = np.empty(d)
-    a0 = 0.0
-    lg = 0.0
-    lin = 0.0
-    jac = 0.0
-    for j in range(d):
-        if theta[j] > 700.0 or theta[j] < -700.0:
-            return -np.inf
-        alpha[j] = math.exp(theta[j])
-        a0 += alpha[j]
-        lg += math.lgamma(alpha[j])
-        lin += (alpha[j] - 1.0) * s[j]
-        jac += theta[j]
-    out = n * (math.lgamma(a0) - lg) + n * lin + jac + prior_logpdf_kernel(alpha, kind, shape, rate, prec)
-    return out if out == out else -np.inf      # NaN (overflow far out in the tails) counts as outside
-
-
-@njit(cache=True, nogil=True)
-def _slice_kernel(theta, n_cycles, width, chol, chol_inv, s, n, kind, shape, rate, prec, rng):
-    """n_cycles of Neal's Fig. 8 slice sampler in z = chol^-1 theta; theta is updated in place.
-
-    Returns the number of evaluations of the target.
-    """
-    d = theta.size
-    z0 = chol_inv @ theta
-    f0 = _log_target_kernel(theta, s, n, kind, shape, rate, prec)
-    left = np.empty(d)
-    right = np.empty(d)
-    z1 = np.empty(d)
-    n_eval = 1
-    for _ in range(n_cycles):
-        y = f0 - rng.standard_exponential()
-        for j in range(d):
-            left[j] = z0[j] - width * rng.random()
-            right[j] = left[j] + width
-        while True:
-            for j in range(d):
-                z1[j] = left[j] + rng.random() * (right[j] - left[j])
-            f1 = _log_target_kernel(chol @ z1, s, n, kind, shape, rate, prec)
-            n_eval += 1
-            if f1 > y:
-                z0[:] = z1
-                f0 = f1
-                break
-            width_left = 0.0
-            for j in range(d):
-                if z1[j] < z0[j]:
-                    left[j] = z1[j]
-                else:
-                    right[j] = z1[j]
-                width_left = max(width_left, right[j] - left[j])
-            if width_left < 1e-12:      # shrunk onto z0 (only if f is not reproducible): stay put
-                break
-    theta[:] = chol @ z0
-    return n_eval
-
-
-# %% notebooks/07_mcmc.py, cell 12: Step (ii): the record sweep (Ju et al. 2022; Guo et al., Sec. 4.2.2)
-@njit(cache=True, nogil=True)
-def _record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
-    """One Metropolis-Hastings sweep over the latent records (rows of logx = log x_i), in place.
-
-    Proposal x* ~ Dirichlet(alpha_prop); log ratio = Laplace log ratio of the censored mean
-    + sum_j coef_j (log x*_j - log x_ij). Returns (accepted, T, C): the number of accepted
-    proposals and the sums over records of log x_ij and of log max(x_ij, a).
-    """
-    m, d = logx.shape
-    T = np.zeros(d)
-    C = np.zeros(d)
-    for i in range(m):
-        for j in range(d):
-            T[j] += logx[i, j]
-            C[j] += max(logx[i, j], log_a)
-    cur = 0.0
-    for j in range(d):
-        cur -= abs(s_L[j] - C[j] / m) * inv_scale
-    lg = np.empty(d)
-    dc = np.empty(d)
-    small = False                       # any alpha_j < 1: draw in log space (no underflow)
-    for j in range(d):
-        small = small or alpha_prop[j] < 1.0
-    accepted = 0
-    for i in range(m):
-        if small:                       # some alpha_j < 1: log gammas, log-sum-exp (no underflow)
-            for j in range(d):
-                lg[j] = log_std_gamma_kernel(alpha_prop[j], rng)
-            lnorm = logsumexp_kernel(lg)
-        else:                           # all alpha_j >= 1: plain gammas, one log each
-            tot = 0.0
-            for j in range(d):
-                g = rng.standard_gamma(alpha_prop[j])
-                tot += g
-                lg[j] = math.log(g)
-            lnorm = math.log(tot)
-        new = 0.0
-        extra = 0.0
-        for j in range(d):
-            lg[j] -= lnorm              # log x* ~ Dirichlet(alpha_prop), folded into the ratio's loop
-            dc[j] = max(lg[j], log_a) - max(logx[i, j], log_a)
-            new -= abs(s_L[j] - (C[j] + dc[j]) / m) * inv_scale
-            extra += coef[j] * (lg[j] - logx[i, j])
-        log_r = new - cur + extra
-        if log_r >= 0.0 or rng.standard_exponential() > -log_r:
-            accepted += 1
-            cur = new
-            for j in range(d):
-                T[j] += lg[j] - logx[i, j]
-                C[j] += dc[j]
-                logx[i, j] = lg[j]
-    return accepted, T, C
-
-
-def _record_sweep_reference(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
-    """NumPy twin of `_record_sweep_kernel` (same random stream, same result), in place."""
-    m, d = logx.shape
-    C = np.maximum(logx, log_a).sum(axis=0)
-    cur = -np.sum(np.abs(s_L - C / m)) * inv_scale
-    accepted = 0
-    for i in range(m):
-        lg = np.empty(d)
-        for j in range(d):   # one gamma per component, in the kernel's order
-            if alpha_prop[j] < 1.0:
-                lg[j] = (np.log(rng.standard_gamma(alpha_prop[j] + 1.0))
-                         - rng.standard_exponential() / alpha_prop[j])
-            else:
-                lg[j] = np.log(rng.standard_gamma(alpha_prop[j]))
-        lg -= np.logaddexp.reduce(lg)                      # log of x* ~ Dirichlet(alpha_prop)
-        dc = np.maximum(lg, log_a) - np.maximum(logx[i], log_a)
-        new = -np.sum(np.abs(s_L - (C + dc) / m)) * inv_scale
-        log_r = new - cur + np.dot(coef, lg - logx[i])
-        if log_r >= 0.0 or rng.standard_exponential() > -log_r:
-            accepted += 1
-            cur = new
-            C += dc
-            logx[i] = lg
-    return accepted, logx.sum(axis=0), C
-
-
-_UPDATE_JU = 0             # records from the unpowered model: the Laplace ratio alone
-_UPDATE_MODEL5 = 1         # exact MH for model (5) with the Dirichlet(alpha) proposal
-_UPDATE_MODEL5_POWERED = 2  # exact MH for model (5) with the Dirichlet(p(alpha - 1) + 1) proposal
-
-
-@njit(cache=True, nogil=True)
-def _sweep_arguments(alpha, power, mode):
-    """Proposal parameter and acceptance coefficients of a record update (mode: _UPDATE_*)."""
-    d = alpha.size
-    alpha_prop = alpha.copy()
-    coef = np.zeros(d)
-    if mode == _UPDATE_JU:
-        return alpha_prop, coef
-    for j in range(d):
-        target = power * (alpha[j] - 1.0) + 1.0   # p_Dir(x | alpha)^power ~ Dirichlet(target)
-        if mode == _UPDATE_MODEL5_POWERED and target > 0.05:
-            alpha_prop[j] = target
-        coef[j] = target - alpha_prop[j]
-    return alpha_prop, coef
-
-
-# %% notebooks/07_mcmc.py, cell 16: Step (iii): a joint move of $\boldsymbol\alpha$ and the records along the concentration
-@njit(cache=True, nogil=True)
-def _clr_spread_kernel(alpha):
-    """V(alpha) = sum_j trigamma(alpha_j): the clr spread of Dirichlet(alpha) up to the factor 1 - 1/d."""
-    v = 0.0
-    for j in range(alpha.size):
-        v += trigamma_kernel(alpha[j])
-    return v
-
-
-@njit(cache=True, nogil=True)
-def _joint_log_target_kernel(theta, T, C, m, n_rec, s_L, inv_scale, kind, shape, rate, prec):
-    """log pi(theta, clr records) of eq. (2), up to a constant, from the sums T (all records) and C (per block)."""
-    d = theta.size
-    alpha = np.exp(theta)
-    a0 = 0.0
-    out = 0.0
-    for j in range(d):
-        a0 += alpha[j]
-        out += alpha[j] * T[j] - n_rec * math.lgamma(alpha[j]) + theta[j]
-    out += n_rec * math.lgamma(a0) + prior_logpdf_kernel(alpha, kind, shape, rate, prec)
-    for b in range(m.size):
-        for j in range(d):
-            out -= abs(s_L[b, j] - C[b, j] / m[b]) * inv_scale[b]
-    return out if out == out else -np.inf
-
-
-@njit(cache=True, nogil=True)
-def _joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_shift, dshift, kind, shape, rate,
-                       prec, buf, rng):
-    """One proposal of the joint move T_(u, delta) (alpha scaled by e^u and shifted, clr records with it), in place.
-
-    u ~ N(0, step_u^2) (0 when step_u = 0); delta = step_shift * (xi - mean(xi)), xi ~ N(0, I)
-    (0 when step_shift = 0); theta += u + dshift * delta. logx holds the log records of every
-    block (block b: rows starts[b]:starts[b+1]); buf is scratch of its shape. Returns 1 if accepted.
-    """
-    n_rec, d = logx.shape
-    k = starts.size - 1
-    m = np.empty(k)
-    for b in range(k):
-        m[b] = starts[b + 1] - starts[b]
-    centre = np.zeros(d)
-    T = np.zeros(d)
-    C = np.zeros((k, d))
-    for b in range(k):                  # the centre of the clr, and the current sums
-        for i in range(starts[b], starts[b + 1]):
-            row = 0.0
-            for j in range(d):
-                row += logx[i, j]
-                T[j] += logx[i, j]
-                C[b, j] += max(logx[i, j], log_a)
-            row /= d
-            for j in range(d):
-                centre[j] += logx[i, j] - row
-    for j in range(d):
-        centre[j] /= n_rec
-    u = step_u * rng.standard_normal() if step_u > 0.0 else 0.0
-    delta = np.zeros(d)
-    if step_shift > 0.0:
-        for j in range(d):
-            delta[j] = step_shift * rng.standard_normal()
-        delta -= delta.mean()
-    theta_new = theta + u + dshift * delta
-    rho = math.sqrt(_clr_spread_kernel(np.exp(theta_new)) / _clr_spread_kernel(np.exp(theta)))
-    T_new = np.zeros(d)
-    C_new = np.zeros((k, d))
-    z = np.empty(d)
-    for b in range(k):                  # the moved records: softmax of the scaled clr, in logs
-        for i in range(starts[b], starts[b + 1]):
-            row = 0.0
-            for j in range(d):
-                row += logx[i, j]
-            row /= d
-            top = -np.inf
-            for j in range(d):
-                z[j] = centre[j] + delta[j] + rho * (logx[i, j] - row - centre[j])
-                top = max(top, z[j])
-            tot = 0.0
-            for j in range(d):
-                tot += math.exp(z[j] - top)
-            lse = top + math.log(tot)
-            for j in range(d):
-                buf[i, j] = z[j] - lse
-                T_new[j] += buf[i, j]
-                C_new[b, j] += max(buf[i, j], log_a)
-    log_r = (_joint_log_target_kernel(theta_new, T_new, C_new, m, n_rec, s_L, inv_scale, kind, shape, rate, prec)
-             - _joint_log_target_kernel(theta, T, C, m, n_rec, s_L, inv_scale, kind, shape, rate, prec)
-             + (n_rec - 1) * (d - 1) * math.log(rho))
-    if log_r >= 0.0 or rng.standard_exponential() > -log_r:
-        theta[:] = theta_new
-        logx[:] = buf
-        return 1
-    return 0
-
-
-def _joint_move_reference(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_shift, dshift, prior_logpdf, rng,
-                          jacobian=True):
-    """NumPy twin of `_joint_move_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.
-
-    ``jacobian=False`` leaves out |J_u| = rho^((N-1)(d-1)): a wrong variant for the checks.
-    """
-    n_rec, d = logx.shape
-    blocks = [slice(starts[b], starts[b + 1]) for b in range(len(starts) - 1)]
-
-    def log_target(th, y):
-        al = np.exp(th)
-        lap = sum(np.abs(s_L[b] - np.maximum(y[sl], log_a).mean(axis=0)).sum() * inv_scale[b]
-                  for b, sl in enumerate(blocks))
-        return (al @ y.sum(axis=0) - n_rec * (special.gammaln(al).sum() - special.gammaln(al.sum()))
-                + prior_logpdf(al) + th.sum() - lap)
-
-    z = logx - logx.mean(axis=1, keepdims=True)
-    centre = z.mean(axis=0)
-    u = step_u * rng.standard_normal() if step_u > 0 else 0.0
-    delta = step_shift * rng.standard_normal(d) if step_shift > 0 else np.zeros(d)
-    delta -= delta.mean()
-    th_new = theta + u + dshift * delta
-    rho = np.sqrt(special.polygamma(1, np.exp(th_new)).sum() / special.polygamma(1, np.exp(theta)).sum())
-    z_new = centre + delta + rho * (z - centre)
-    y_new = z_new - special.logsumexp(z_new, axis=1, keepdims=True)
-    log_r = log_target(th_new, y_new) - log_target(theta, logx)
-    if jacobian:
-        log_r += (n_rec - 1) * (d - 1) * np.log(rho)
-    if log_r >= 0.0 or rng.standard_exponential() > -log_r:
-        theta[:] = th_new
-        logx[:] = y_new
-        return 1
-    return 0
-
-
-# %% notebooks/07_mcmc.py, cell 20: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
-_CUBE_FLOOR = 1e-6          # the ancillary map is used only where every G^(1/3) >= 1e-6 times its mean (both ends)
-
-
-@njit(cache=True, nogil=True)
-def _cube_root_moments(alpha):
-    """Mean and sd of G^(1/3), G ~ Gamma(alpha_j), per component (exact, from log-gamma ratios)."""
-    d = alpha.size
-    m = np.empty(d)
-    s = np.empty(d)
-    for j in range(d):
-        lg = math.lgamma(alpha[j])
-        m[j] = math.exp(math.lgamma(alpha[j] + 1.0 / 3.0) - lg)
-        s[j] = math.sqrt(max(math.exp(math.lgamma(alpha[j] + 2.0 / 3.0) - lg) - m[j] * m[j], 0.0))
-    return m, s
-
-
-@njit(cache=True, nogil=True)
-def _log_product_mul(P, L, v):
-    """(P, L) after multiplying the running product e^L P by v > 0: a sum of logs for a log now and then."""
-    if v < 1e-100 or v > 1e100:
-        return P, L + math.log(v)
-    P *= v
-    if P < 1e-200 or P > 1e200:         # keep P in range: every factor it takes is within 1e+-100 of 1
-        return 1.0, L + math.log(P)
-    return P, L
-
-
-@njit(cache=True, nogil=True)
-def _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, rate, prec, s_L, inv_scale, mb):
-    """log of the extended target at (alpha, G) from its sums: F of step (iv), up to a constant."""
-    out = prior_logpdf_kernel(alpha, kind, shape, rate, prec)
-    for j in range(alpha.size):
-        out += (theta[j] + 3.0 * (alpha[j] - 1.0 / 3.0) * Lc[j] - Gs[j]
-                - n_rec * (math.lgamma(alpha[j]) - math.log(s[j])))
-    for b in range(mb.size):
-        for j in range(alpha.size):
-            out -= abs(s_L[b, j] - C[b, j] / mb[b]) * inv_scale[b]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, Gs_new, C_new):
-    """Move every entry to c' = m' + s'(c - m)/s (into c_new) and take the sums F needs; False outside the domain."""
-    d = c.shape[1]
-    g = np.empty(d)
-    Pc = np.ones(d)
-    Pq = np.empty(d)
-    Lq = np.empty(d)
-    n_cens = np.empty(d)
-    Lc_new[:] = 0.0
-    Gs_new[:] = 0.0
-    for b in range(starts.size - 1):
-        Pq[:] = 1.0
-        Lq[:] = 0.0
-        n_cens[:] = 0.0
-        for i in range(starts[b], starts[b + 1]):
-            tot = 0.0
-            for j in range(d):
-                cn = m_new[j] + s_new[j] * (c[i, j] - m[j]) / s[j]
-                if cn < _CUBE_FLOOR * m_new[j]:
-                    return False
-                c_new[i, j] = cn
-                g[j] = cn * cn * cn
-                tot += g[j]
-                Gs_new[j] += g[j]
-                Pc[j], Lc_new[j] = _log_product_mul(Pc[j], Lc_new[j], cn)
-            inv_tot = 1.0 / tot
-            for j in range(d):          # x' = G' / sum G': censored below a, else into the log product
-                x = g[j] * inv_tot
-                if x > a:
-                    Pq[j], Lq[j] = _log_product_mul(Pq[j], Lq[j], x)
-                else:
-                    n_cens[j] += 1.0
-        for j in range(d):
-            C_new[b, j] = Lq[j] + math.log(Pq[j]) + n_cens[j] * log_a
-    for j in range(d):
-        Lc_new[j] += math.log(Pc[j])
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, prec):
-    """F~(theta), the first stage's target: F without the Dirichlet terms, C_bj by m_b E[log x_j] + delta_bj."""
-    alpha = np.exp(theta)
-    out = prior_logpdf_kernel(alpha, kind, shape, rate, prec)
-    mu = logx_mean_kernel(alpha)       # E[log x_j | alpha] = psi(alpha_j) - psi(alpha_0)
-    for j in range(alpha.size):
-        out += theta[j]
-        for b in range(mb.size):
-            out -= abs(s_L[b, j] - mu[j] - delta[b, j] / mb[b]) * inv_scale[b]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, theta_bar, kind, shape,
-                            rate, prec, c, c_new, rng):
-    """n_prop proposals of the ancillary move at one draw of the auxiliary sums S_i, with delayed acceptance, in place.
-
-    theta += prop_chol xi with the records at fixed cube-root scores; a proposal is screened by the
-    surrogate F~ (censored sums from the scores moved to theta_bar) before the exact ratio. logx
-    holds the log records of every block (block b: rows starts[b]:starts[b+1]); c and c_new are
-    scratch of its shape. Returns the number of accepted proposals.
-    """
-    n_rec, d = logx.shape
-    k = starts.size - 1
-    mb = np.empty(k)
-    for b in range(k):
-        mb[b] = starts[b + 1] - starts[b]
-    alpha = np.exp(theta)
-    m, s = _cube_root_moments(alpha)
-    a = math.exp(log_a)
-    a0 = alpha.sum()
-    # the auxiliary S_i ~ Gamma(alpha_0) (exact conditional), G_ij = x_ij S_i kept as c = G^(1/3), and the sums
-    Lc = np.zeros(d)                    # sum_i log c_ij
-    Gs = np.zeros(d)                    # sum_i G_ij
-    C = np.zeros((k, d))                # sum_i max(log x_ij, log a), per block
-    inside = True
-    for b in range(k):
-        for i in range(starts[b], starts[b + 1]):
-            log_s = log_std_gamma_kernel(a0, rng)
-            for j in range(d):
-                lc = (logx[i, j] + log_s) / 3.0
-                c[i, j] = math.exp(lc)
-                Lc[j] += lc
-                Gs[j] += c[i, j] * c[i, j] * c[i, j]
-                C[b, j] += max(logx[i, j], log_a)
-                inside = inside and c[i, j] >= _CUBE_FLOOR * m[j]
-    for j in range(d):
-        inside = inside and s[j] > 0.0
-    if not inside:                      # outside the domain where the map is kept exact: every proposal refused
-        return 0
-    F = _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, rate, prec, s_L, inv_scale, mb)
-    Lc_new = np.empty(d)
-    Gs_new = np.empty(d)
-    C_new = np.empty((k, d))
-    # the surrogate's offsets: the scores moved to theta_bar (a function of the scores alone, which no move changes)
-    delta = np.zeros((k, d))
-    alpha_bar = np.exp(theta_bar)
-    m_bar, s_bar = _cube_root_moments(alpha_bar)
-    ok = True
-    for j in range(d):
-        ok = ok and s_bar[j] > 0.0 and -30.0 <= theta_bar[j] <= 30.0
-    if ok and _ancillary_map_sums(c, m, s, m_bar, s_bar, starts, a, log_a, c_new, Lc_new, Gs_new, C_new):
-        mu_bar = logx_mean_kernel(alpha_bar)
-        for j in range(d):
-            for b in range(k):
-                delta[b, j] = C_new[b, j] - mb[b] * mu_bar[j]
-    F1 = _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, prec)
-    xi = np.empty(d)
-    accepted = 0
-    for _ in range(n_prop):
-        for j in range(d):
-            xi[j] = rng.standard_normal()
-        theta_new = theta + prop_chol @ xi
-        ok = True
-        for j in range(d):
-            ok = ok and -30.0 <= theta_new[j] <= 30.0
-        if not ok:
-            continue
-        F1_new = _ancillary_surrogate(theta_new, delta, mb, s_L, inv_scale, kind, shape, rate, prec)
-        log_r1 = F1_new - F1            # stage 1: the surrogate alone, O(d)
-        if not log_r1 == log_r1:
-            continue
-        if not (log_r1 >= 0.0 or rng.standard_exponential() > -log_r1):
-            continue
-        alpha_new = np.exp(theta_new)
-        m_new, s_new = _cube_root_moments(alpha_new)
-        for j in range(d):
-            ok = ok and s_new[j] > 0.0
-        if not (ok and _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, Gs_new,
-                                           C_new)):
-            continue
-        F_new = _ancillary_state_terms(alpha_new, m_new, s_new, Lc_new, Gs_new, C_new, n_rec, theta_new, kind,
-                                       shape, rate, prec, s_L, inv_scale, mb)
-        log_r = F_new - F - log_r1     # stage 2: the exact ratio over the surrogate's
-        if not log_r == log_r:
-            continue
-        if log_r >= 0.0 or rng.standard_exponential() > -log_r:
-            accepted += 1
-            theta[:] = theta_new
-            m, s, F, F1 = m_new, s_new, F_new, F1_new
-            c, c_new = c_new, c
-            Lc[:] = Lc_new
-            Gs[:] = Gs_new
-            C[:] = C_new
-    if accepted > 0:                    # the new records x' = G' / sum_j G'_j, in logs
-        for i in range(n_rec):
-            tot = 0.0
-            for j in range(d):
-                tot += c[i, j] * c[i, j] * c[i, j]
-            log_tot = math.log(tot)
-            for j in range(d):
-                logx[i, j] = 3.0 * math.log(c[i, j]) - log_tot
-    return accepted
-
-
-def _ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, theta_bar,
-                               prior_logpdf, rng, jacobian=True):
-    """NumPy twin of `_ancillary_batch_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.
-
-    ``jacobian=False`` leaves out the map's Jacobian prod (s'/s)(c'/c)^2: a wrong variant for the checks.
-    """
-    n_rec, d = logx.shape
-    blocks = [slice(starts[b], starts[b + 1]) for b in range(len(starts) - 1)]
-    mb = np.array([sl.stop - sl.start for sl in blocks], dtype=float)
-
-    def moments(al):
-        m = np.exp(special.gammaln(al + 1 / 3) - special.gammaln(al))
-        return m, np.sqrt(np.maximum(np.exp(special.gammaln(al + 2 / 3) - special.gammaln(al)) - m**2, 0.0))
-
-    def censored_sums(y):
-        return np.array([np.maximum(y[sl], log_a).sum(axis=0) for sl in blocks])
-
-    def log_target(th, lG, s):          # log density of (theta, G), with the map's Jacobian as a factor of s
-        al = np.exp(th)
-        y = lG - special.logsumexp(lG, axis=1, keepdims=True)
-        lap = (np.abs(s_L - censored_sums(y) / mb[:, None]).sum(axis=1) * inv_scale).sum()
-        jac = np.log(s).sum() * n_rec + (2 / 3) * lG.sum() if jacobian else 0.0
-        return (((al - 1) * lG - np.exp(lG)).sum() - n_rec * special.gammaln(al).sum() + jac
-                + prior_logpdf(al) + th.sum() - lap)
-
-    def surrogate(th, delta):
-        al = np.exp(th)
-        mu = special.digamma(al) - special.digamma(al.sum())
-        return prior_logpdf(al) + th.sum() - (np.abs(s_L - mu - delta / mb[:, None]).sum(axis=1) * inv_scale).sum()
-
-    al = np.exp(theta)
-    log_s = np.empty(n_rec)
-    for i in range(n_rec):                              # one auxiliary draw per record, in the kernel's order
-        log_s[i] = (np.log(rng.standard_gamma(al.sum() + 1.0)) - rng.standard_exponential() / al.sum()
-                    if al.sum() < 1.0 else np.log(rng.standard_gamma(al.sum())))
-    lG = logx + log_s[:, None]                          # log G_ij, G_ij = x_ij S_i
-    m, s = moments(al)
-    if np.any(s <= 0) or np.any(np.exp(lG / 3) < _CUBE_FLOOR * m):
-        return 0
-    delta = np.zeros((len(blocks), d))
-    m_bar, s_bar = moments(np.exp(theta_bar))
-    if np.all(s_bar > 0) and np.all(np.abs(theta_bar) <= 30.0):
-        c_bar = m_bar + s_bar * (np.exp(lG / 3) - m) / s
-        if np.all(c_bar >= _CUBE_FLOOR * m_bar):
-            lG_bar = 3 * np.log(c_bar)
-            al_bar = np.exp(theta_bar)
-            delta = censored_sums(lG_bar - special.logsumexp(lG_bar, axis=1, keepdims=True)) - mb[:, None] * (
-                special.digamma(al_bar) - special.digamma(al_bar.sum()))
-    accepted = 0
-    for _ in range(n_prop):
-        th_new = theta + prop_chol @ rng.standard_normal(d)
-        if np.any(np.abs(th_new) > 30.0):
-            continue
-        log_r1 = surrogate(th_new, delta) - surrogate(theta, delta)
-        if not (log_r1 >= 0.0 or rng.standard_exponential() > -log_r1):
-            continue
-        m_new, s_new = moments(np.exp(th_new))
-        if np.any(s_new <= 0):
-            continue
-        c_new = m_new + s_new * (np.exp(lG / 3) - m) / s
-        if np.any(c_new < _CUBE_FLOOR * m_new):
-            continue
-        lG_new = 3 * np.log(c_new)
-        log_r = log_target(th_new, lG_new, s_new) - log_target(theta, lG, s) - log_r1
-        if log_r >= 0.0 or rng.standard_exponential() > -log_r:
-            accepted += 1
-            theta[:], lG, m, s = th_new, lG_new, m_new, s_new
-    if accepted:
-        logx[:] = lG - special.logsumexp(lG, axis=1, keepdims=True)
-    return accepted
-
-
-# %% notebooks/07_mcmc.py, cell 24: One chain: the kernel and its driver
-@njit(cache=True, nogil=True)
-def _chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
-                  T0, n0, n_iter, thin, n_slice, width, chol, chol_inv, n_joint, step_u, step_shift, dshift,
-                  n_anc, anc_chol, anc_centre, kind, shape, rate, prec, rng):
-    """Run n_iter iterations (slice cycles for alpha, joint and ancillary moves, one sweep per block), in place.
-
-    Each iteration makes n_joint scale proposals (step_u) and n_joint shift proposals (step_shift,
-    dshift) of the joint move, then n_anc ancillary proposals (anc_chol; surrogate centred at anc_centre) at one
-    auxiliary draw. Returns (draws
-    (n_iter // thin, d), record acceptance rate, slice evaluations per iteration, acceptance rates
-    of the scale, shift and ancillary moves).
-    """
-    d = theta.size
-    k = starts.size - 1
-    n_save = n_iter // thin
-    draws = np.empty((n_save, d))
-    acc = np.zeros(n_save)
-    evals = np.zeros(n_save)
-    scale_acc = np.zeros(n_save)
-    shift_acc = np.zeros(n_save)
-    anc_acc = np.zeros(n_save)
-    n_eff = n0
-    for b in range(k):
-        n_eff += power[b] * (starts[b + 1] - starts[b])
-    n_rec = starts[k] - starts[0]
-    buf = np.empty_like(logx) if n_joint + n_anc > 0 else np.empty((0, d))
-    buf2 = np.empty_like(logx) if n_anc > 0 else np.empty((0, d))
-    s = np.empty(d)
-    for it in range(n_save * thin):
-        for j in range(d):
-            s[j] = T0[j]
-            for b in range(k):
-                s[j] += power[b] * T[b, j]
-            s[j] /= n_eff
-        ne = _slice_kernel(theta, n_slice, width, chol, chol_inv, s, n_eff, kind, shape, rate, prec, rng)
-        n_sc = 0
-        n_sh = 0
-        for _ in range(n_joint):
-            n_sc += _joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, step_u, 0.0, dshift, kind, shape,
-                                       rate, prec, buf, rng)
-            n_sh += _joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, 0.0, step_shift, dshift, kind,
-                                       shape, rate, prec, buf, rng)
-        n_an = 0
-        if n_anc > 0:
-            n_an = _ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, anc_chol, n_anc, anc_centre,
-                                           kind, shape, rate, prec, buf, buf2, rng)
-        alpha = np.exp(theta)
-        n_acc = 0
-        for b in range(k):
-            alpha_prop, coef = _sweep_arguments(alpha, power[b], mode)
-            a_b, T_b, _ = _record_sweep_kernel(logx[starts[b]:starts[b + 1]], alpha_prop, coef,
-                                               s_L[b], log_a, inv_scale[b], rng)
-            n_acc += a_b
-            T[b] = T_b
-        slot = it // thin
-        if n_rec > 0:
-            acc[slot] += n_acc / n_rec / thin
-        if n_joint > 0:
-            scale_acc[slot] += n_sc / n_joint / thin
-            shift_acc[slot] += n_sh / n_joint / thin
-        if n_anc > 0:
-            anc_acc[slot] += n_an / n_anc / thin
-        evals[slot] += ne / thin
-        if (it + 1) % thin == 0:
-            draws[slot] = alpha
-    return draws, acc, evals, scale_acc, shift_acc, anc_acc
-
-
-# %% notebooks/07_mcmc.py, cell 26: The chain as a `dplit.sampling.Sampler`
+# %% notebooks/07_mcmc.py, cell 8: The chain as a `dplit.sampling.Sampler`
 @dataclass
 class _Spec:
     """What a chain needs: latent blocks, the exact part, the prior's kernel form and sampler settings."""
@@ -786,7 +161,7 @@ def start_statistic(spec, rng, k=4):
     return (weight[:, None] * draws).sum(axis=0) / weight.sum()
 
 
-# %% notebooks/07_mcmc.py, cell 27: The chain as a `dplit.sampling.Sampler`
+# %% notebooks/07_mcmc.py, cell 9: The chain as a `dplit.sampling.Sampler`
 @dataclass
 class _ChainState:
     """One chain's state: log alpha, the latent log records of all blocks, their sums, the slice map."""
@@ -883,7 +258,7 @@ def _sampler(spec):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords={"component": np.arange(spec.d)})
 
 
-# %% notebooks/07_mcmc.py, cell 29: The public samplers
+# %% notebooks/07_mcmc.py, cell 11: The public samplers
 _PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
@@ -1167,7 +542,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
                    n_jobs, "DPreMCMC", until)
 
 
-# %% notebooks/07_mcmc.py, cell 34: Prior p5 (Guo et al., Sec. 4.2.1)
+# %% notebooks/07_mcmc.py, cell 19: Prior p5 (Guo et al., Sec. 4.2.1)
 def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=False,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
@@ -1202,7 +577,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     return DrawsPrior(draws, name="p5", source=f"DPMCMC_p1 on S_L(D1, a), n1 = {release.n1}")
 
 
-# %% notebooks/07_mcmc.py, cell 40: Exactness: simulation-based calibration (Talts et al. 2018)
+# %% notebooks/07_mcmc.py, cell 22: Simulation-based calibration of DPMCMC
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
                moves=True, prior_rate=0.1, monitor=None, rng=None):
     """Ranks of prior draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks), one column per monitored value.
