@@ -2,7 +2,7 @@
 # Edit the notebook, then run `python -m dplit.export`.
 """Latent-class synthesis and inference from noisy marginal counts
 
-Nixon, Barrientos, Reiter and Slavković (seed 004): an agency releases a chosen set of marginal tables of a contingency table with geometric noise; a truncated mixture of product multinomials, fitted to the noisy margins by a composite likelihood with the noise as a measurement-error model, gives posterior inferences for any marginal or full-table cell and differentially private synthetic data.
+* **For:** publishing several marginal tables of categorical data under pure differential privacy, then estimating any cell probability, released or not, with uncertainty, or drawing synthetic records.
 """
 
 __all__ = [
@@ -722,7 +722,7 @@ def _label_cells(result, release):
 
 
 # %% notebooks/14_latent_class.py, cell 35: `fit_latent_class`
-DEFAULT_SETTINGS = {"weight": "auto", "a": 0.1}   # intervals that cover: see "Coverage over repeated samples"
+DEFAULT_SETTINGS = {"weight": "auto", "a": 0.1}   # intervals that cover: see the section "The defaults" below
 PAPER_SETTINGS = {"weight": 1.0, "a": 1.0}        # Nixon et al.'s composite likelihood (6) and prior (7)
 
 
@@ -921,7 +921,7 @@ def combine(estimates, variances, *, level=0.95, rule="partial"):
     return CombinedEstimate(q_bar, T, df, q_bar - half, q_bar + half, b, u_bar, rule, level)
 
 
-# %% notebooks/14_latent_class.py, cell 45: The ACS experiment (Sec. 4): coverage of the 40 two-way cells
+# %% notebooks/14_latent_class.py, cell 45: A population from published margins: `ipf_table`
 def ipf_table(levels, margins, targets, *, tol=1e-10, max_iter=10_000):
     """The maximum-entropy table with the given margin probabilities (iterative proportional fitting).
 

@@ -2,7 +2,7 @@
 # Edit the notebook, then run `python -m dplit.export`.
 """Nested households: a two-level latent class model fitted to noisy household summaries
 
-Nixon, Barrientos, Reiter and Slavković (seed 004), Supplement Sec. 1: individuals nested within households (the model of Hu et al. 2018, truncated), five household summaries released with the geometric mechanism, the model's parameters estimated from the noisy summaries by a binomial composite likelihood with MH-within-Gibbs, and synthetic households drawn from the posterior.
+* **For:** publishing a few household-level summaries of people nested in households under pure differential privacy, and estimating them with uncertainty or drawing synthetic households.
 """
 
 __all__ = [
