@@ -178,7 +178,7 @@ for label, mdl, n_it, n_wu in [("dapper's modules, Python", ex1_dapper, n_iter_p
                                ("compact modules, Python", ex1_compact, n_iter_py, 500),
                                ("compact modules, numba", ex1_numba, n_iter_ex, 1000)]:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)   # the short Python runs are for timing only
+        warnings.simplefilter("ignore", ConvergenceWarning)   # short Python runs: they show the engine
         res_ = dapper_sample(mdl, sdp_rr, np.full(4, 0.25), n_iter=n_it, n_warmup=n_wu, n_chains=4, rng=123,
                              progress=False)
     timing[label] = res_
@@ -269,6 +269,10 @@ fig.tight_layout()
 # %%
 SIGMA_DG = 6.32
 noisy_dg = conf_table + sample_discrete_gaussian(SIGMA_DG, 4, rng=rng)
+rho_dg = 2.0 / (2 * SIGMA_DG**2)                    # zCDP of the l2 sensitivity sqrt(2): Delta^2 / (2 sigma^2)
+eps_dg = rho_dg + 2 * math.sqrt(rho_dg * math.log(1e10))
+print(f"sigma = {SIGMA_DG}, l2 sensitivity sqrt(2): epsilon = {eps_dg:.2f} at delta = 1e-10 (dapper states 2 log 3 "
+      f"= {2 * math.log(3):.2f})")
 print("confidential", conf_table, "-> released", noisy_dg)
 
 
@@ -434,13 +438,12 @@ sdp_reg = laplace_mechanism(s_conf, DELTA_REG, EPS_REG, rng=rng)
 assert np.isclose(ex3_priv_nb(sdp_reg, s_conf) - ex3_priv_nb(sdp_reg, sdp_reg),
                   laplace_logpdf(sdp_reg, s_conf, DELTA_REG / EPS_REG).sum() - 9 * laplace_logpdf(0.0, 0.0, 1.5))
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore" if is_quick() else "default", ConvergenceWarning)
+    warnings.simplefilter("ignore", ConvergenceWarning)    # R-hat is printed and checked below
     res3 = dapper_sample(ex3_numba, sdp_reg, np.zeros(3), n_iter=n_iter_reg, n_warmup=2000, n_chains=4, thin=10,
                          rng=125, progress=False)
 tab3 = summary(res3)
 print(tab3.round(3).to_string())
-print(f"{4 * (n_iter_reg + 2000) / res3.posterior.attrs['runtime']:.0f} iterations/s, record acceptance "
-      f"{float(res3.sample_stats['acceptance'].mean()):.2f}")
+print(f"record acceptance {float(res3.sample_stats['acceptance'].mean()):.2f}")
 assert tab3["rhat"].max() < (1.1 if is_quick() else 1.02)
 
 # %% [markdown]
@@ -686,7 +689,7 @@ dir_model = PrivacyModel(dir_latent, dir_post, dir_priv, dir_st, D_DIR, ["alpha_
 assert np.allclose(sum(dir_st(X_dir[i], s_L_dir, i) for i in range(N_DIR)), censored_stat(X_dir, A_DIR))
 n_dir = size(full=40_000, quick=4_000)
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore" if is_quick() else "default", ConvergenceWarning)
+    warnings.simplefilter("ignore", ConvergenceWarning)    # the R-hat of both runs is printed below
     res_generic = dapper_sample(dir_model, s_L_dir, np.array([2.0, 3.0, 4.0]), n_iter=n_dir, n_warmup=2000,
                                 n_chains=4, thin=4, rng=126, progress=False)
     res_spec = dp_mcmc(rel_dir, n_iter=n_dir // 2, n_warmup=1000, n_chains=4, thin=2, rng=127, progress=False)
@@ -697,8 +700,9 @@ for label, al, rt in [("PrivacyModel (generic kernel)", gen_al, res_generic.post
                       ("dp_mcmc (specialised kernel)", spec_al, res_spec.posterior.attrs["runtime"])]:
     ess_ = np.array([float(az.ess(al[..., j])) for j in range(D_DIR)])
     rows_.append((label, al.mean((0, 1)), al.std((0, 1)), ess_, ess_.min() / rt))
+    rhat_ = max(float(az.rhat(al[..., j])) for j in range(D_DIR))
     print(f"{label:>30}: mean {al.mean((0, 1)).round(3)}, sd {al.std((0, 1)).round(3)}, "
-          f"ESS_bulk {ess_.round(0)}, min ESS_bulk/s {ess_.min() / rt:.0f}")
+          f"ESS_bulk {ess_.round(0)}, max R-hat {rhat_:.3f}")
 (_, m_g, s_g, e_g, r_g), (_, m_s, s_s, e_s, r_s) = rows_
 se_gap = np.hypot(s_g / np.sqrt(e_g), s_s / np.sqrt(e_s))
 print("difference of the means in Monte Carlo s.e.:", ((m_g - m_s) / se_gap).round(2),
