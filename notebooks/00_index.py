@@ -44,23 +44,33 @@
 # | `00_index` | (none) | this page | |
 # | `01_mechanisms` | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; privacy audit | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
 # | `01b_accounting` | `dplit.accounting` | budgets, Rényi DP, zCDP, exact discrete-Gaussian epsilon | Guo et al. Sec. 2.1; dapper Ex. 2; Dirichlet mech. App. B |
-# | `02_dirichlet` | `dplit.dirichlet` | the Dirichlet model: statistics, likelihood, MLE, fast draws | Guo et al. Sec. 2.2, 4.2.4 |
+# | `02_dirichlet` | `dplit.dirichlet` | the Dirichlet model: compositions in, the censored statistic, the log-likelihood, moments of log x | Guo et al. Sec. 2.2, eq. (1), 4.2.4 |
+# | `02a_dirichlet_fit` | `dplit.dirichlet_fit` | where an MLE exists, digamma and trigamma in numba, the Newton MLE | Guo et al. Supp. S4 |
+# | `02b_dirichlet_random` | `dplit.dirichlet_random` | fast Dirichlet and gamma draws in numba, checked; the MLE recovers alpha | |
 # | `03_censoring` | `dplit.censoring` | how much censoring at threshold $a$ costs | Guo et al. Supp. S1 |
-# | `04_release` | `dplit.release` | the curator's release: threshold selection + Laplace noise | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
+# | `04_release` | `dplit.release` | the curator's release: sensitivity, threshold selection (Alg. 1) + Laplace noise, bias and variance, Thm. 1 | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
+# | `04a_release_record` | `dplit.release_record` | the `Release` record: what it checks itself against, plausibility, JSON | Guo et al. Sec. 3 |
+# | `04b_release_checks` | (none) | checks of `release`: the noise law, the split, seeds, JSON, bad input, the privacy audit | |
 # | `05_dpboots` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
 # | `06_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
 # | `06b_sampling` | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
-# | `07_mcmc` | `dplit.mcmc` | MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
+# | `07_mcmc` | `dplit.mcmc` | MCMC from a release: the target, MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
+# | `07a_mcmc_moves` | `dplit._mcmc_moves` | the four moves inside DPMCMC (slice, record sweep, joint, ancillary), as numba kernels with NumPy twins | Guo et al. Sec. 4.2.2, S5 |
+# | `07b_mcmc_checks` | (none) | is DPMCMC exact? each move's law, the eps -> infinity limit, calibration (SBC) with a planted bug | Talts et al. 2018 |
+# | `07c_mcmc_comparison` | (none) | choosing a sampler: the seven methods on one data set, mixing against eps1, time to posterior | Guo et al. Sec. 5.1 |
 # | `08_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
 # | `09_asymptotic_gibbs` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
 # | `10_simulation_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
 # | `11_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
 # | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
-# | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic | dapper |
-# | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins | Nixon et al. |
+# | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic; three ways to write the modules | dapper |
+# | `13b_dapper_examples` | (none) | dapper's Examples 1-3 and DPMCMC as an instance | dapper, Examples 1-3 |
+# | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins; the defaults and their coverage | Nixon et al. Sec. 2-4, Table 3 |
+# | `14b_latent_class_applications` | (none) | the ACS experiment (Figs. 1-2, Table 3) and NLTCS (Fig. 4, Tables 5-6) at the paper's settings | Nixon et al. Sec. 4-5 |
 # | `15_margin_selection` | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
 # | `15b_peers` | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
-# | `16_nested_households` | `dplit.nested` | individuals within households: nested latent classes from noisy summaries | Nixon et al. Supp. Sec. 1 |
+# | `16_nested_households` | `dplit.nested` | individuals within households: nested latent classes from noisy summaries; the default prior and its coverage | Nixon et al. Supp. Sec. 1 |
+# | `16b_nested_applications` | (none) | the supplement's Figures 1-2 on simulated households, eps = inf, 1, 0.1, 0.01 | Nixon et al. Supp. Sec. 1, Fig. 1-2 |
 # | `17_compare` | `dplit.methods` | one contract for every method: the registry, one dispatcher, every method on one release side by side (`compare`, `dplit compare`) | all |
 #
 # Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).

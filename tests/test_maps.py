@@ -1,0 +1,45 @@
+"""The reader's maps name every notebook: 00_index's table and the README's table list each notebook of
+``notebooks/`` exactly once, with the module it exports (or none), and name no notebook that does not exist."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dplit import export
+
+ROOT = Path(__file__).resolve().parent.parent
+ROW = re.compile(r"^(?:# )?\| `(\d\d[a-z]?_[a-z_]+)` \|([^|]*)\|", re.M)
+
+
+def notebooks():
+    """notebook name -> the module it exports ('' for none)."""
+    out = {}
+    for path in export.notebook_paths(ROOT):
+        m = re.search(r"^#\| default_exp (\w+)", path.read_text(), re.M)
+        out[path.stem] = f"dplit.{m.group(1)}" if m else ""
+    return out
+
+
+def table(text):
+    rows = ROW.findall(text)
+    return [name for name, _ in rows], {name: module for name, module in rows}
+
+
+@pytest.mark.parametrize("where", ["notebooks/00_index.py", "README.md"])
+def test_map_names_every_notebook_once_with_its_module(where):
+    names, modules = table((ROOT / where).read_text())
+    have = notebooks()
+    assert sorted(names) == sorted(set(names)), f"{where}: a notebook is listed twice"
+    assert set(names) == set(have), (f"{where}: missing {sorted(set(have) - set(names))}, "
+                                     f"unknown {sorted(set(names) - set(have))}")
+    for name, module in have.items():
+        listed = modules[name]
+        assert (f"`{module}`" in listed) if module else ("dplit." not in listed), (where, name, listed)
+
+
+def test_a_missing_notebook_is_caught():
+    names, _ = table((ROOT / "README.md").read_text())
+    assert "07b_mcmc_checks" in names
+    text = "\n".join(ln for ln in (ROOT / "README.md").read_text().splitlines() if "`07b_mcmc_checks`" not in ln)
+    assert set(table(text)[0]) != set(notebooks())
