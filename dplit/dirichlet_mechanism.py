@@ -245,13 +245,13 @@ def renyi_divergence_dirichlet(u, v, lam):
     return float(out) if np.ndim(out) == 0 else out
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 29: 6. From RDP to $(\hat\epsilon, \delta)$ (App. B, eq. 10, Figure 7)
+# %% notebooks/12_dirichlet_mechanism.py, cell 22: 6. From RDP to $(\hat\epsilon, \delta)$ (App. B, eq. 10, Figure 7)
 def dirichlet_mechanism_dp(eps, lam, delta):
     """(epsilon_hat, delta)-DP of the (lam, eps)-RDP Dirichlet mechanism (eq. 10), via ``accounting.rdp_to_dp``."""
     return rdp_to_dp(V.epsilon(eps, "eps"), _check_lam(lam), V.delta(delta))
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 33: 7. Utility: the KL tail bound (Thm. 2) and sample complexity (Sec. 4)
+# %% notebooks/12_dirichlet_mechanism.py, cell 26: 7. Utility: the KL tail bound (Thm. 2) and sample complexity (Sec. 4)
 def kl_tail_bound(eta, beta, d, alpha):
     """Theorem 2: bound on ``P[D_KL(p || q) > eta]`` for ``q ~ Dirichlet(beta p + alpha)``.
 
@@ -283,7 +283,7 @@ def sample_complexity(eta, zeta, eps, lam, d, *, delta2=SQRT2, delta_inf=1.0):
                2 * (2 + eta) * (4 + 3 * eta) * math.log(1 / zeta) / (r * eta**2))
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 39: 8. The baselines at equal $(\lambda, \epsilon)$: Gaussian and Laplace noise on the counts (Sec. 5)
+# %% notebooks/12_dirichlet_mechanism.py, cell 31: 8. The baselines at equal $(\lambda, \epsilon)$: Gaussian and Laplace noise on the counts (Sec. 5)
 def laplace_rdp(lam, scale, shift=1.0):
     """RDP of the Laplace mechanism for one coordinate moved by ``shift`` (Mironov 2017, Prop. 6)."""
     lam = _check_lam(lam)
@@ -316,7 +316,7 @@ def baseline_noise_scale(mechanism, eps, lam, *, cells_changed=2):
     raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r}")
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 43: 9. Differentially private naive Bayes (Sec. 5.1, Figures 3-4)
+# %% notebooks/12_dirichlet_mechanism.py, cell 35: 9. Differentially private naive Bayes (Sec. 5.1, Figures 3-4)
 _MECHANISMS = ("dirichlet", "gaussian", "laplace", "mle")
 
 
@@ -468,7 +468,7 @@ def naive_bayes_log_proba(model, codes, n_levels):
     return logit - special.logsumexp(logit, axis=1, keepdims=True)
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 53: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
+# %% notebooks/12_dirichlet_mechanism.py, cell 39: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
 class BayesNetCpts(list):
     """The log conditional tables of :func:`bayes_net_cpts` (a list, one per node), with its privacy ledger.
 

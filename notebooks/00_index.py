@@ -63,6 +63,7 @@
 # | `10_simulation_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
 # | `11_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
 # | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
+# | `12b_dirichlet_experiments` | (none) | its exact RDP on grids of neighbours (Fig. 2), Thm. 2 by Monte Carlo; private naive Bayes and a Bayesian network on UCI data | Dirichlet mech. Sec. 5, Figs. 2-4, 6 |
 # | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic; three ways to write the modules | dapper |
 # | `13b_dapper_examples` | (none) | dapper's Examples 1-3 and DPMCMC as an instance | dapper, Examples 1-3 |
 # | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins; the defaults and their coverage | Nixon et al. Sec. 2-4, Table 3 |
