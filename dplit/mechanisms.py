@@ -130,7 +130,7 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
     return x + rng.laplace(0.0, scale, size=x.shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 15: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
+# %% notebooks/01_mechanisms.py, cell 13: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
 @njit(cache=True)
 def _two_sided_geometric_kernel(t, n, rng):
     """n draws of TwoSidedGeometric(t) as the difference of two geometric variables."""
@@ -143,7 +143,7 @@ def _two_sided_geometric_kernel(t, n, rng):
     return out
 
 
-# %% notebooks/01_mechanisms.py, cell 19: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
+# %% notebooks/01_mechanisms.py, cell 17: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
 def two_sided_geometric_logpmf(k, t):
     """Log probability mass of the two-sided geometric (discrete Laplace) distribution.
 
@@ -192,7 +192,7 @@ def sample_two_sided_geometric(t, size, *, rng=None):
     return _two_sided_geometric_kernel(t, math.prod(shape), rng).reshape(shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 23: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
+# %% notebooks/01_mechanisms.py, cell 21: The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
 _COUNT_LIMIT = 2**62  # larger |counts| could wrap around in int64 (silently) once the noise is added
 
 
@@ -260,7 +260,7 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, bud
     return x + _two_sided_geometric_kernel(t, x.size, rng).reshape(x.shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 27: How far can the noise reach? Plausibility of a release
+# %% notebooks/01_mechanisms.py, cell 25: How far can the noise reach? Plausibility of a release
 FALSE_REFUSAL = 1e-9  # probability that a genuine release is refused by its plausibility check
 
 
@@ -310,7 +310,7 @@ def check_plausible(value, lo, hi, name, *, feasible, noise, p=FALSE_REFUSAL):
                          f"a tampered or mistyped value? check=False skips this check, for research)")
 
 
-# %% notebooks/01_mechanisms.py, cell 31: A privacy audit: a lower bound on the epsilon actually spent
+# %% notebooks/01_mechanisms.py, cell 29: A privacy audit: a lower bound on the epsilon actually spent
 @dataclass(frozen=True)
 class AuditResult:
     """Outcome of :func:`audit_epsilon` (a lower confidence bound on the epsilon spent).
@@ -359,7 +359,7 @@ def _clopper_pearson_upper(k, n, alpha):
     return np.where(k < n, up, 1.0)
 
 
-# %% notebooks/01_mechanisms.py, cell 35: A privacy audit: a lower bound on the epsilon actually spent
+# %% notebooks/01_mechanisms.py, cell 33: A privacy audit: a lower bound on the epsilon actually spent
 def _tail_counts(sorted_y, c):
     """Counts of {y >= c} and {y <= c} in a sorted sample, for each threshold in c."""
     n = sorted_y.size
@@ -390,7 +390,7 @@ _EVENT_NAMES = [("y >= {c:.6g}", "a/b"), ("y <= {c:.6g}", "a/b"), ("y >= {c:.6g}
                 ("y <= {c:.6g}", "b/a")]
 
 
-# %% notebooks/01_mechanisms.py, cell 39: A privacy audit: a lower bound on the epsilon actually spent
+# %% notebooks/01_mechanisms.py, cell 37: A privacy audit: a lower bound on the epsilon actually spent
 def _check_sample(x, name):
     """Return a 1-D finite float sample with at least 20 values, or raise."""
     arr = check.finite_array(x, name)
@@ -471,7 +471,7 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     )
 
 
-# %% notebooks/01_mechanisms.py, cell 43: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
+# %% notebooks/01_mechanisms.py, cell 40: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 @njit(cache=True)
 def _discrete_gaussian_kernel(sigma, n, rng):
     """n draws of N_Z(0, sigma^2) by CKS 2020 Algorithm 3 in floating point (not exact; see the text)."""
@@ -504,7 +504,7 @@ def _discrete_gaussian_reference(sigma, n, rng):
     return out
 
 
-# %% notebooks/01_mechanisms.py, cell 47: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
+# %% notebooks/01_mechanisms.py, cell 44: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 def _discrete_gaussian_log_normalizer(sigma):
     """log Z(sigma) = log sum_j exp(-j^2 / (2 sigma^2)), accurate for every sigma > 0."""
     if sigma < 1.0:
@@ -546,7 +546,7 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
     return np.where(k == np.round(k), out, -np.inf)
 
 
-# %% notebooks/01_mechanisms.py, cell 51: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
+# %% notebooks/01_mechanisms.py, cell 48: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
 def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
     """Draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
 
@@ -587,7 +587,7 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
     return _discrete_gaussian_kernel(sigma, n, rng).reshape(shape)
 
 
-# %% notebooks/01_mechanisms.py, cell 55: Randomized response (dapper, Example 1)
+# %% notebooks/01_mechanisms.py, cell 51: Randomized response (dapper, Example 1)
 def _check_binary(x, name="x"):
     """Return x as an int64 array of 0/1, or raise naming the argument."""
     arr = np.asarray(x)

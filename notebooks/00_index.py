@@ -44,6 +44,7 @@
 # | `00_index` | (none) | this page | |
 # | `01_mechanisms` | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; privacy audit | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
 # | `01b_accounting` | `dplit.accounting` | budgets, Rényi DP, zCDP, exact discrete-Gaussian epsilon | Guo et al. Sec. 2.1; dapper Ex. 2; Dirichlet mech. App. B |
+# | `01c_mechanism_checks` | (none) | the samplers of `01` tested against their laws, each with a planted error; the privacy audit at work | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
 # | `02_dirichlet` | `dplit.dirichlet` | the Dirichlet model: compositions in, the censored statistic, the log-likelihood, moments of log x | Guo et al. Sec. 2.2, eq. (1), 4.2.4 |
 # | `02a_dirichlet_fit` | `dplit.dirichlet_fit` | where an MLE exists, digamma and trigamma in numba, the Newton MLE | Guo et al. Supp. S4 |
 # | `02b_dirichlet_random` | `dplit.dirichlet_random` | fast Dirichlet and gamma draws in numba, checked; the MLE recovers alpha | |
