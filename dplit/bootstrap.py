@@ -81,7 +81,7 @@ def _trunc_laplace_upper_kernel(mu, scale, upper, rng):
     return mu - scale * math.log(2.0 * (1.0 - u))
 
 
-# %% notebooks/05_dpboots.py, cell 10: Step 1: the truncated noise
+# %% notebooks/05_dpboots.py, cell 9: Step 1: the truncated noise
 @njit(cache=True)
 def _rejection_kernel(s_L, scale, size, max_proposals, rng):
     """Alg. 2 steps i-ii: Laplace proposals s_L - noise kept when sum(exp) < 1.
@@ -116,7 +116,7 @@ def _rejection_reference(s_L, scale, size, max_proposals, rng):
     return np.array(kept).reshape(len(kept), len(s_L)), tries
 
 
-# %% notebooks/05_dpboots.py, cell 14: Step 1: the truncated noise
+# %% notebooks/05_dpboots.py, cell 13: Step 1: the truncated noise
 @njit(cache=True)
 def _gibbs_kernel(s_L, scale, start, size, burn_in, thin, rng):
     """Coordinate Gibbs chain on the truncated Laplace law; returns (draws, last state).
@@ -160,7 +160,7 @@ def _gibbs_reference(s_L, scale, start, size, burn_in, thin, rng):
     return np.array(out).reshape(size, len(s)), s
 
 
-# %% notebooks/05_dpboots.py, cell 18: Step 1: the truncated noise
+# %% notebooks/05_dpboots.py, cell 17: Step 1: the truncated noise
 def _autocorr_time(x, c=5.0):
     """Integrated autocorrelation time of a 1-D series (Sokal's automatic window)."""
     x = np.asarray(x, dtype=float)
@@ -184,7 +184,7 @@ def _chain_tau(draws):
     return max(_autocorr_time(x) for x in series)
 
 
-# %% notebooks/05_dpboots.py, cell 20: Step 1: the truncated noise
+# %% notebooks/05_dpboots.py, cell 19: Step 1: the truncated noise
 def _feasible_start(s_L, margin=1e-9):
     """The mode of the truncated law, moved just inside Range(S0) (the Gibbs start).
 
@@ -228,7 +228,7 @@ def _gibbs_draws(s_L, scale, size, rng, *, thin=None, burn_in=None, max_pilot=2*
     return draws, info
 
 
-# %% notebooks/05_dpboots.py, cell 24: Step 1: the truncated noise
+# %% notebooks/05_dpboots.py, cell 23: Step 1: the truncated noise
 def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_acceptance=0.01,
                         n_pilot=2000, thin=None, burn_in=None, return_info=False):
     """Draw ``S_L - noise`` with Laplace noise truncated to Range(S0) (Guo et al., Alg. 2 i-ii).
@@ -314,7 +314,7 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
     return (draws, info) if return_info else draws
 
 
-# %% notebooks/05_dpboots.py, cell 34: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 26: Steps 2-4: the bootstrap loop
 @njit(cache=True, nogil=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
@@ -393,7 +393,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     return out, n_out, n_failed
 
 
-# %% notebooks/05_dpboots.py, cell 37: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 29: Steps 2-4: the bootstrap loop
 def min_replicates(level):
     """Fewest valid replicates for a percentile interval at ``level``: ``ceil(2 / (1 - level))`` (40 at 95%).
 
@@ -537,7 +537,7 @@ class BootResult:
                    n_replicates_out_of_range=int(at["n_replicates_out_of_range"]), n_failed=int(at["n_failed"]))
 
 
-# %% notebooks/05_dpboots.py, cell 40: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 32: Steps 2-4: the bootstrap loop
 def _seed_label(rng):
     """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
     without a seed sequence."""
@@ -617,7 +617,7 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=False, n_jobs
                          attrs={"seeds": seeds, "runtime": time.perf_counter() - t0})
 
 
-# %% notebooks/05_dpboots.py, cell 44: Check: Boots against asymptotics
+# %% notebooks/05_dpboots.py, cell 34: Steps 2-4: the bootstrap loop
 def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_jobs=None, method="auto",
              out_of_range="redraw", max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
@@ -691,7 +691,7 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_job
     return res.to_result(method="DPBoots", privacy=privacy_attrs(release), attrs=attrs, names=release.names)
 
 
-# %% notebooks/05_dpboots.py, cell 48: Intervals and the two-sample test (Sec. 5.2)
+# %% notebooks/05_dpboots.py, cell 36: Intervals and the two-sample test (Sec. 5.2)
 @dataclass(frozen=True)
 class TwoSampleTest:
     """Result of :func:`two_sample_test` (one entry per component j).

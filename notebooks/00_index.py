@@ -53,6 +53,7 @@
 # | `04a_release_record` | `dplit.release_record` | the `Release` record: what it checks itself against, plausibility, JSON | Guo et al. Sec. 3 |
 # | `04b_release_checks` | (none) | checks of `release`: the noise law, the split, seeds, JSON, bad input, the privacy audit | |
 # | `05_dpboots` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
+# | `05b_dpboots_checks` | (none) | is DPBoots right? the noise step's exact law (also where rejection cannot finish), the limits, the test's size, coverage over repeated releases | Guo et al. Sec. 4.1, 5.1-5.2, S5 |
 # | `06_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
 # | `06b_sampling` | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
 # | `07_mcmc` | `dplit.mcmc` | MCMC from a release: the target, MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
