@@ -62,11 +62,11 @@ LAYERS = tuple(layer for _, layers in TIERS for layer in layers)
 # so ``import dplit`` stays cheap (no numba, ArviZ or SciPy until a name is used). Names that are
 # also module names (``release``, ``mcmc``) stay in their modules: ``dplit.release.release``.
 _ENTRY_POINTS = {
-    "Release": "release", "dp_boots": "bootstrap", "boots": "bootstrap", "two_sample_test": "bootstrap",
+    "Release": "release_record", "dp_boots": "bootstrap", "boots": "bootstrap", "two_sample_test": "bootstrap",
     "make_prior": "priors", "GammaPrior": "priors", "dp_mcmc": "mcmc", "dp_remcmc": "mcmc",
     "p5_prior": "mcmc", "dp_abc": "abc", "dp_approx": "approx", "dapper_sample": "augmentation",
     "PrivacyModel": "augmentation", "laplace_mechanism": "mechanisms", "geometric_mechanism": "mechanisms",
-    "PrivacyBudget": "accounting", "dirichlet_mle": "dirichlet", "check_compositions": "dirichlet",
+    "PrivacyBudget": "accounting", "dirichlet_mle": "dirichlet_fit", "check_compositions": "dirichlet",
     "size": "config", "to_netcdf": "results", "from_netcdf": "results",
     "release_margins": "latent_class", "fit_latent_class": "latent_class",
     "select_margins": "margin_selection", "select_and_release": "margin_selection",
