@@ -62,6 +62,7 @@
 # | `07c_mcmc_comparison` | (none) | choosing a sampler: the seven methods on one data set, mixing against eps1, time to posterior | Guo et al. Sec. 5.1 |
 # | `08_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
 # | `09_asymptotic_gibbs` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
+# | `09b_dpapprox_studies` | (none) | DPapprox at work: the no-privacy limit, convergence across eps (S5), against DPMCMC, where the approximation fails | Guo et al. Sec. 4.2.4, 5.1, S5 |
 # | `10_simulation_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
 # | `11_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
 # | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |

@@ -18,7 +18,6 @@
 
 # %%
 # %matplotlib inline
-import time
 import warnings
 
 import arviz as az
@@ -67,7 +66,7 @@ print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}, n_iter_demo = {n_iter_demo}")
 # $p_{\mathrm{Lap}}(r \mid 0, b) = \int_0^\infty N(r \mid 0, \omega)\, \frac{1}{2b^2} e^{-\omega/(2b^2)}\, d\omega$. With a latent variance
 # $\omega_j$ per component, (6) becomes a model in which every noise term is Gaussian. We work in units of the noise
 # scale, $\omega_j = b_L^2 v_j$ and $\rho_j = (s_{L,j} - S_{0,j})/b_L$: then $v_j \sim \mathrm{Exp}(\text{mean } 2)$,
-# $\rho_j \mid v_j \sim N(0, v_j)$, and no quantity of the sampler depends on the size of $b_L$ (see *The no-privacy limit*).
+# $\rho_j \mid v_j \sim N(0, v_j)$, and no quantity of the sampler depends on the size of $b_L$ (notebook 09b, *The no-privacy limit*).
 #
 # **The full conditionals** (Bernstein and Sheldon 2018, Sec. 4; $\mathbf V = \mathrm{diag}(v_j)$):
 #
@@ -544,7 +543,7 @@ def _approx_sampler(blocks, a, form, update="blocked", n_mh=5):
 # $\mathbf s_L^{(1)}$; $\mathbf D_2$ in the likelihood), or any `Prior` with a kernel form. p2 has no density. p5 is refused too: the
 # paper defines no DPapprox$_{p5}$, and under p1 a split release already uses both parts (which is what p5 amounts to in
 # DPMCMC). A release with fewer records than `MIN_N` in a part gets an `ApproximationWarning`: the threshold comes
-# from the comparison with the exact posterior below (*Where the approximation fails*).
+# from the comparison with the exact posterior in notebook 09b (*Where the approximation fails*).
 
 # %%
 #| export
@@ -690,17 +689,17 @@ def _sbc_ranks(n_rep, *, n, d, a, eps, update="blocked", L=19, thin=20, n_warmup
 
 
 # %% [markdown]
-# The run: $d = 2$, $n = 200$, $a = 10^{-2}$, $\epsilon_1 = 1$ (Laplace scale 0.046, larger than the sampling spread of $S_0$ for
-# most p1 draws: the augmentation matters), $L = 19$ draws. The blocked sampler is thinned by 20; the Gibbs sampler mixes
-# so slowly at this noise level (see *Convergence*) that it needs thinning by 100 to pass (by 20 it failed, p < 0.005).
+# The run: $d = 2$, $n = 200$, $a = 10^{-2}$, $\epsilon_1 = 1$ (a Laplace scale $-d\log a/(n\epsilon_1)$ larger than the
+# sampling spread of $S_0$ for most p1 draws: the augmentation matters), $L = 19$ draws. The blocked sampler is thinned by
+# 20; the Gibbs sampler mixes so slowly at this noise level (notebook 09b, *Convergence*) that thinning by 20 is not enough
+# for it to pass, so it is thinned by 100.
 
 # %%
-t0 = time.perf_counter()
 ranks = {"blocked": _sbc_ranks(n_sbc, n=200, d=2, a=1e-2, eps=1.0, rng=31),
          "gibbs": _sbc_ranks(n_sbc, n=200, d=2, a=1e-2, eps=1.0, update="gibbs", thin=100, rng=32),
          "blocked, scale x 0.3": _sbc_ranks(n_sbc, n=200, d=2, a=1e-2, eps=1.0, scale_factor=0.3, rng=33)}
 pvals = {k: rank_uniformity_pvalues(r) for k, r in ranks.items()}
-print(f"{3 * n_sbc} SBC replications in {time.perf_counter() - t0:.1f} s")
+print(f"{3 * n_sbc} SBC replications")
 for k, p in pvals.items():
     print(f"{k:22s} p-values {p.round(4)}")
 assert np.all(pvals["blocked"] > 1e-3) and np.all(pvals["gibbs"] > 1e-3)
@@ -709,311 +708,30 @@ if n_sbc >= 200:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 3, figsize=(12, 3), sharey=True)
+fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.8), sharey=True)
 for ax, (title, r) in zip(axes, ranks.items()):
     for j in range(2):
         ax.hist(r[:, j], bins=np.arange(0, 21, 2) - 0.5, histtype="step", lw=1.5, label=f"alpha_{j + 1}")
     ax.axhline(n_sbc / 10, c="k", ls="--", lw=0.8)
-    ax.set_title(title)
-    ax.set_xlabel("rank of the true alpha_j among 19 draws")
-axes[0].legend()
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("rank of true alpha_j in 19 draws", fontsize=9)
+axes[0].legend(fontsize=8)
 fig.tight_layout()
 
 # %% [markdown]
-# ## The no-privacy limit, and the paper's slip
-#
-# The paper's benchmark without privacy uses $\epsilon = 10^{10}$: $b_L \approx 10^{-12}$, and a sampler that works with
-# $\omega_j = b_L^2 v_j \approx 10^{-24}$ and $1/\omega_j \sim \mathrm{IG}(1/(b_L|r_j|), 1/b_L^2)$ divides tiny numbers and loses
-# $S_0 - \mathbf s_L$ to rounding. In noise units nothing is small: $\mathbf Q = b_L^2 n\boldsymbol\Sigma^{-1} + \mathbf V^{-1}$ tends to
-# $\mathbf V^{-1}$ (for $\epsilon_1 = 10^{300}$, $b_L^2$ underflows to 0 and the formula is exact), $\boldsymbol\rho \to N(0, \mathbf V)$, and
-# $S_0 = \mathbf s_L - b_L\boldsymbol\rho$ equals $\mathbf s_L$ to machine precision; the $\boldsymbol\alpha$-step is then the
-# no-noise posterior under (6). This is the explicit treatment of negligible noise: no branch, no threshold. With a large
-# $n$ (5000) the posterior must match the exact non-private posterior MCMC$_{p1}$ (eq. 1, notebook 07) within Monte Carlo
-# error, at $\epsilon_1 = 10^{10}$ and at $10^{300}$; and a sampler told $\boldsymbol\Sigma_{\boldsymbol\alpha}$ instead of $\boldsymbol\Sigma_{\boldsymbol\alpha}/n$
-# (the slip) gives a posterior tens of times too wide (the factor would be $\sqrt n \approx 70$ if the prior did not
-# cap it). The tolerance for the means is four Monte Carlo standard errors plus 0.05 posterior sd: the normal
-# approximation itself shifts the posterior by a few hundredths of a standard deviation at this $n$ (printed).
-
-# %%
-from dplit.mcmc import mcmc  # noqa: E402
-from dplit.release import Release, release  # noqa: E402
-
-alpha_true = np.array([2.2, 3.3, 4.4])
-X_big = dirichlet_draws(alpha_true, 5000, rng=rng)
-kw_chk = dict(n_iter=n_iter_demo, n_warmup=1000, n_chains=2, thin=2, progress=False)
-res_np = mcmc(sufficient_stat(X_big), 5000, rng=2, **kw_chk)
-summ_np = az.summary(res_np, var_names=["alpha"], round_to="none")
-for eps_big in (1e10, 1e300):
-    b_big = laplace_scale(3, 1e-6, 5000, eps_big)
-    rel_big = Release.from_statistic(censored_stat(X_big, 1e-6) + rng.laplace(0, b_big, 3), 5000, 1e-6, eps_big)
-    res_big = dp_approx(rel_big, rng=1, **kw_chk)
-    summ_big = az.summary(res_big, var_names=["alpha"], round_to="none")
-    gap = np.abs(summ_big["mean"].to_numpy() - summ_np["mean"].to_numpy())
-    tol = 4 * np.hypot(summ_big["mcse_mean"], summ_np["mcse_mean"]).to_numpy()
-    print(f"eps1 = {eps_big:g}: DPapprox mean {summ_big['mean'].to_numpy().round(3)} sd "
-          f"{summ_big['sd'].to_numpy().round(3)}; MCMC_p1 mean {summ_np['mean'].to_numpy().round(3)} sd "
-          f"{summ_np['sd'].to_numpy().round(3)}")
-    assert np.all(np.isfinite(res_big.posterior["alpha"].values))
-    print(f"  |mean gap| / posterior sd: {(gap / summ_np['sd'].to_numpy()).round(3)}; 4 MC s.e. / sd: "
-          f"{(tol / summ_np['sd'].to_numpy()).round(3)}")
-    assert np.all(gap < tol + 0.05 * summ_np["sd"].to_numpy()) and np.allclose(summ_big["sd"], summ_np["sd"], rtol=0.1)
-
-slip = _approx_sampler([(rel_big.s_L, 1, 1, rel_big.scale)], 1e-6, GammaPrior(1.0, 0.1, d=3).kernel_form())
-slip_draws = run_chains(slip, n_iter=4000, n_warmup=1000, n_chains=1, rng=3)[0]["alpha"][0]
-ratio = np.log(slip_draws).std(0) / np.log(res_np.posterior["alpha"].values.reshape(-1, 3)).std(0)
-print("Sigma_alpha instead of Sigma_alpha / n: sd of log alpha", ratio.round(1), "times too wide")
-assert np.all(ratio > 10)
-
-# %% [markdown]
-# ## Convergence across $\epsilon$ (Guo et al., S5)
-#
-# Guo et al. report that DPapprox$_{p1}$ converged every time at $\epsilon = 10^{10}$ but "frequently experiences slow
-# convergence" at $\epsilon \in \{0.25, 0.5, 1.5\}$ (multivariate PSRF over 3 chains of 100,000 iterations). The reason is
-# the coupling of $\boldsymbol\alpha$ and $S_0$ in the Gibbs sampler: when the Laplace noise is larger than the sampling spread of
-# $S_0$, $S_0$ wanders over a range the noise allows, but each Gibbs step moves it only by about its conditional spread
-# given $\boldsymbol\alpha$. Without noise $S_0 = \mathbf s_L$ is fixed and the Gibbs sampler is a plain Metropolis chain on
-# $\boldsymbol\alpha$. We release one data set of the simulation study ($\boldsymbol\alpha_3^{true}$, $n = 1000$, $a = 10^{-5}$) at the
-# paper's budgets and run both updates with the same seeds: 3 chains of 4000 iterations, unthinned, after 1000 warm-up.
-
-# %%
-from dplit.sampling import ConvergenceWarning  # noqa: E402
-
-X_demo = dirichlet_draws(alpha_true, 1000, rng=rng)
-eps_grid = [0.25, 0.5, 1.5, 1e10]
-n_rep_conv = size(full=4, quick=1)
-conv = {"gibbs": np.zeros((len(eps_grid), n_rep_conv, 2)), "blocked": np.zeros((len(eps_grid), n_rep_conv, 2))}
-for i, eps_ in enumerate(eps_grid):
-    b_ = laplace_scale(3, 1e-5, 1000, eps_)
-    for r_ in range(n_rep_conv):
-        rel_e = Release.from_statistic(censored_stat(X_demo, 1e-5) + rng.laplace(0, b_, 3), 1000, 1e-5, eps_)
-        for upd in conv:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)      # expected for the Gibbs update
-                res_e = dp_approx(rel_e, update=upd, n_iter=4000, n_warmup=1000, n_chains=3, thin=1, rng=40 + r_,
-                                  progress=False)
-            conv[upd][i, r_] = res_e.posterior.attrs["mpsrf"], res_e.posterior.attrs["ess_bulk_min"]
-print(f"medians over {n_rep_conv} releases per budget")
-print(f"{'eps':>8s} {'Gibbs: MPSRF':>14s} {'min ESS':>8s} {'blocked: MPSRF':>15s} {'min ESS':>8s}")
-for i, eps_ in enumerate(eps_grid):
-    print(f"{eps_:8g} {np.median(conv['gibbs'][i, :, 0]):14.3f} {np.median(conv['gibbs'][i, :, 1]):8.0f} "
-          f"{np.median(conv['blocked'][i, :, 0]):15.3f} {np.median(conv['blocked'][i, :, 1]):8.0f}")
-assert np.all(conv["blocked"][..., 0] < 1.1)              # blocked: converged at every budget
-assert np.all(conv["gibbs"][-1, :, 0] < 1.1)              # Gibbs: converged without noise ...
-assert np.median(conv["gibbs"][0, :, 0]) > 1.1            # ... and not at eps = 0.25 (S5)
-assert np.all(conv["blocked"][:3, :, 1] > 5 * conv["gibbs"][:3, :, 1])
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, ax = plt.subplots(1, 2, figsize=(10, 3.3))
-for upd, mk in [("gibbs", "o-"), ("blocked", "s-")]:
-    ax[0].semilogx(eps_grid, np.median(conv[upd][..., 0], axis=1), mk, label=upd)
-    ax[1].loglog(eps_grid, np.median(conv[upd][..., 1], axis=1), mk, label=upd)
-ax[0].axhline(1.1, c="k", ls="--", lw=0.8)
-ax[0].set_ylabel("multivariate PSRF (3 chains)")
-ax[1].set_ylabel("min bulk ESS of alpha (12000 draws)")
-for a_ in ax:
-    a_.set_xlabel("eps1")
-ax[0].legend()
-fig.tight_layout()
-
-# %% [markdown]
-# The Gibbs sampler reproduces S5: converged without noise, far from it at $\epsilon \le 0.5$ (an ESS of a few draws
-# out of 12,000). The blocked sampler mixes well at every budget, with the same cost per iteration, because it never
-# conditions $\boldsymbol\alpha$ on $S_0$.
-
-# %% [markdown]
-# ## DPapprox and DPMCMC on the same release (Guo et al., Sec. 5.1 setting)
-#
-# $\boldsymbol\alpha_3^{true}$, $n = 5000$, Algorithm 1 with $\epsilon_1 = 0.75$, $\epsilon_2 = 0.25$, the paper's candidates and
-# $t_c = 0.01$: unsplit with p1, and split ($n_1 = n/4$) with p4 fitted to DPBoots draws of $\mathbf D_1$ (notebook 06).
-# DPMCMC (notebook 07) is exact for the release; DPapprox approximates $S_0$ by a normal law and ignores censoring. For
-# large $n$ they must agree; we compare means and standard deviations, and effective draws per second of run time.
-
-# %%
-from dplit.mcmc import dp_mcmc  # noqa: E402
-from dplit.priors import make_prior, p2_draws  # noqa: E402
-
-n_cmp = 5000
-candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
-X_cmp = dirichlet_draws(alpha_true, n_cmp, rng=rng)
-rel_cmp = release(X_cmp, 0.75, 0.25, candidates, 0.01, rng=rng, secure=False)
-rel_cmp_split = release(X_cmp, 0.75, 0.25, candidates, 0.01, n1=n_cmp // 4, rng=rng, secure=False)
-prior_p4 = make_prior("p4", rel_cmp_split, draws=p2_draws(rel_cmp_split, size(full=4000, quick=1000), rng=5))
-kw_cmp = dict(n_iter=size(full=10_000, quick=2_000), n_warmup=1000, n_chains=2, thin=10, progress=False)
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")           # short DPMCMC runs at quick size may warn
-    runs = {"DPMCMC_p1": dp_mcmc(rel_cmp, rng=11, **kw_cmp), "DPapprox_p1": dp_approx(rel_cmp, rng=12, **kw_cmp),
-            "DPMCMC_p4": dp_mcmc(rel_cmp_split, prior=prior_p4, rng=13, **kw_cmp),
-            "DPapprox_p4": dp_approx(rel_cmp_split, prior=prior_p4, rng=14, **kw_cmp)}
-print(f"a = {rel_cmp.a:g}, Laplace scale {rel_cmp.scale:.4f} (unsplit), {rel_cmp_split.scale:.4f} (D2)")
-print(f"{'method':12s} {'posterior mean':>22s} {'posterior sd':>20s} {'min ESS':>8s} {'MPSRF':>6s} {'time s':>7s} "
-      f"{'ESS/s':>8s}")
-table = {}
-for name, res in runs.items():
-    summ = az.summary(res, var_names=["alpha"], round_to="none")
-    rt, ess = res.posterior.attrs["runtime"], summ["ess_bulk"].min()
-    table[name] = summ
-    print(f"{name:12s} {np.array2string(summ['mean'].to_numpy(), precision=2):>22s} "
-          f"{np.array2string(summ['sd'].to_numpy(), precision=3):>20s} {ess:8.0f} {res.posterior.attrs['mpsrf']:6.3f} "
-          f"{rt:7.2f} {ess / rt:8.0f}")
-for p_ in ("p1", "p4"):
-    ex, ap = table[f"DPMCMC_{p_}"], table[f"DPapprox_{p_}"]
-    gap = np.abs(ex["mean"].to_numpy() - ap["mean"].to_numpy())
-    assert np.all(gap < 4 * np.hypot(ex["mcse_mean"], ap["mcse_mean"]).to_numpy() + 0.2 * ex["sd"].to_numpy()), p_
-    assert np.allclose(ap["sd"], ex["sd"], rtol=0.25), p_
-print("true alpha:", alpha_true)
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 3, figsize=(11, 3))
-for j, ax in enumerate(axes):
-    for name, res in runs.items():
-        ax.hist(res.posterior["alpha"].values[..., j].ravel(), bins=40, density=True, histtype="step", lw=1.4,
-                label=name)
-    ax.axvline(alpha_true[j], c="k", ls="--", lw=0.8)
-    ax.set_xlabel(f"alpha_{j + 1}")
-axes[0].legend(fontsize=7)
-fig.suptitle("posteriors from one release, n = 5000; dashed: true alpha")
-fig.tight_layout()
-
-# %% [markdown]
-# On this release the two agree to a small fraction of a posterior standard deviation, under p1 and p4, and DPapprox
-# delivers its effective draws tens to hundreds of times faster (the `ESS/s` column, on a shared machine; `benchmarks/bench_approx.py` measures
-# this at $n$ = 1000, 5000 and 100,000: DPMCMC's cost grows with $n$, DPapprox's does not).
-
-# %% [markdown]
-# ## Where the approximation fails
-#
-# **Small $n$.** Without noise ($\epsilon_1 = 10^{10}$) DPapprox is the posterior under the normal law of $S_0$, and MCMC$_{p1}$
-# the exact posterior under eq. (1). We measure the largest Kolmogorov-Smirnov distance between their marginals of
-# $\alpha_j$ for $\boldsymbol\alpha_3^{true}$ and for the skewed $\boldsymbol\alpha = (0.2, 0.2, 0.2)$ (where $\log x$ has an exponential-like left tail),
-# averaged over three data sets. Both chains are long, so the Monte Carlo floor of the distance is about 0.01-0.02.
-
-# %%
-n_grid = [10, 20, 50, 200]
-kw_small = dict(n_iter=size(full=40_000, quick=6_000), n_warmup=1000, n_chains=2, thin=2, progress=False)
-ks_small = {}
-for alpha_s in (alpha_true, np.array([0.2, 0.2, 0.2])):
-    for n_s in n_grid:
-        dist = []
-        for r_ in range(3):
-            X_s = dirichlet_draws(alpha_s, n_s, rng=rng)
-            rel_s = Release.from_statistic(sufficient_stat(X_s), n_s, 0.5, 1e10, check=False)  # nominal a: b_L ~ 1e-12
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ApproximationWarning)
-                ap = dp_approx(rel_s, rng=60 + r_, **kw_small).posterior["alpha"].values.reshape(-1, 3)
-            ex = mcmc(sufficient_stat(X_s), n_s, rng=70 + r_, **kw_small).posterior["alpha"].values.reshape(-1, 3)
-            dist.append(max(stats.ks_2samp(ap[:, j], ex[:, j]).statistic for j in range(3)))
-        ks_small[alpha_s[0], n_s] = np.mean(dist)
-print("mean KS distance between DPapprox and the exact posterior (no noise)")
-print("n:            " + " ".join(f"{n_s:6d}" for n_s in n_grid))
-for alpha_s in (alpha_true[0], 0.2):
-    print(f"alpha_1 = {alpha_s:3g}:  " + " ".join(f"{ks_small[alpha_s, n_s]:6.3f}" for n_s in n_grid))
-assert all(ks_small[al, MIN_N] < 0.05 for al in (alpha_true[0], 0.2))
-if not is_quick():
-    assert all(ks_small[al, 10] > ks_small[al, MIN_N] for al in (alpha_true[0], 0.2))
-
-# %% [markdown]
-# The approximation is better than one might fear: the normal law of $S_0$ and the exponential family share their first two
-# moments, so even at $n = 10$ the posteriors differ by a KS distance below 0.1; the distance shrinks like $0.2/\sqrt n$ (full-size
-# run: 0.06 at $n = 10$, below 0.03 from $n = 50$ on, 0.013 at $n = 200$, near the Monte Carlo floor), for the skewed
-# $\boldsymbol\alpha$ as for the other. `MIN_N = 50` records per part is where `dp_approx` stops warning; below it, use DPMCMC,
-# which is cheap there anyway.
-
-# %%
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    dp_approx(Release.from_statistic(sufficient_stat(X_s[:30]), 30, 0.5, 1e10, check=False), n_iter=200, n_warmup=100,
-              n_chains=2, thin=1, progress=False, rng=1)
-assert any(issubclass(w.category, ApproximationWarning) for w in caught)
-print(next(str(w.message) for w in caught if issubclass(w.category, ApproximationWarning)))
-
-# %% [markdown]
-# **Large $a$: censoring.** Model (6) reads $\mathbf s_L$ as a noisy $S_0(\mathbf D)$, but it is a noisy $S_0(\mathbf D, a)$, the statistic of
-# $\max(x_{ij}, a)$. DPMCMC models the censoring exactly (its latent records are censored inside the Laplace term); DPapprox does
-# not, so when a noticeable share of the entries lie below $a$ it is biased, and no amount of data cures it. This is the
-# setting of Guo et al. S5 ($\boldsymbol\alpha_4^{true} = (2, 20, 2)$, fixed $a$ up to 0.1): $n = 2000$, $\epsilon_1 = 1$.
-
-# %%
-alpha4 = np.array([2.0, 20.0, 2.0])
-X4 = dirichlet_draws(alpha4, 2000, rng=rng)
-kw4 = dict(n_iter=size(full=6000, quick=1500), n_warmup=1000, n_chains=2, thin=5, progress=False)
-cens = []
-for a_fix in (1e-4, 1e-2, 1e-1):
-    rel4 = Release.from_statistic(censored_stat(X4, a_fix) + rng.laplace(0, -3 * np.log(a_fix) / 2000, 3), 2000,
-                                  a_fix, 1.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        m_ex = dp_mcmc(rel4, rng=81, **kw4).posterior["alpha"].values.reshape(-1, 3)
-        m_ap = dp_approx(rel4, rng=82, **kw4).posterior["alpha"].values.reshape(-1, 3)
-    cens.append((a_fix, float(np.mean(X4 < a_fix)), m_ex.mean(0), m_ap.mean(0), m_ex.std(0)))
-    print(f"a = {a_fix:g}: {100 * cens[-1][1]:4.1f}% of entries censored; posterior mean DPMCMC "
-          f"{m_ex.mean(0).round(2)}, DPapprox {m_ap.mean(0).round(2)}  (true {alpha4})")
-bias = [np.max(np.abs(c[3] - c[2]) / c[4]) for c in cens]
-print("largest gap DPapprox - DPMCMC in posterior sd:", np.round(bias, 2))
-assert bias[0] < size(full=0.5, quick=1.5) and bias[-1] > 5   # quick chains are short: a looser gap at small a
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.semilogx([c[0] for c in cens], bias, "o-")
-ax.set_xlabel("censoring threshold a")
-ax.set_ylabel("max |DPapprox - DPMCMC| mean / sd")
-ax.set_title("alpha = (2, 20, 2), n = 2000, eps1 = 1")
-fig.tight_layout()
-
-# %% [markdown]
-# ## Explore
-#
-# Release the $n = 1000$ data set of the convergence section at another budget, and compare the two updates' traces of
-# $\alpha_0$ (three chains each, same seeds). The callback is a plain function; the cell after it calls it once.
-
-# %%
-def explore(eps1=0.5, n_iter=3000):
-    """Trace plots of alpha_0 under the Gibbs and the blocked update for the demo data released at eps1."""
-    b_x = laplace_scale(3, 1e-5, 1000, eps1)
-    rel_x = Release.from_statistic(censored_stat(X_demo, 1e-5) + np.random.default_rng(90).laplace(0, b_x, 3), 1000,
-                                   1e-5, eps1)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3), sharey=True)
-    out = {}
-    for ax, upd in zip(axes, ("gibbs", "blocked")):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            out[upd] = dp_approx(rel_x, update=upd, n_iter=int(n_iter), n_warmup=500, n_chains=3, thin=1, rng=91,
-                                 progress=False)
-        for c_ in range(3):
-            ax.plot(out[upd].posterior["alpha"].values[c_].sum(-1), lw=0.5)
-        ax.set_title(f"{upd}: MPSRF {out[upd].posterior.attrs['mpsrf']:.3f}")
-        ax.set_xlabel("iteration")
-    axes[0].set_ylabel("alpha_0")
-    fig.tight_layout()
-    return out
-
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-out_x = explore()
-assert out_x["blocked"].posterior["alpha"].shape == (3, 3000, 3)
-plt.close("all")   # the widget below draws this default view; shown once, there
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-from ipywidgets import FloatLogSlider, IntSlider, interactive  # noqa: E402
-
-interactive(explore, eps1=FloatLogSlider(value=0.5, base=10, min=-1, max=3, step=0.25),
-            n_iter=IntSlider(value=3000, min=500, max=20000, step=500))
+# Notebook 09b puts the sampler to work: the no-privacy limit against MCMC$_{p1}$ (and the paper's slip), convergence
+# across $\epsilon$ (S5), DPapprox against DPMCMC on one release, where the approximation fails (small $n$, censoring),
+# and the Explore widget.
 
 # %% [markdown]
 # ## When to use this
 #
-# * **DPapprox is cheap at any $n$**: an iteration costs microseconds whatever the number of records, against DPMCMC's sweep over
-#   every latent record; on the $n = 5000$ release above it gives its effective draws tens to hundreds of times faster.
-# * **It is an approximation of the model, not of the sampler.** Its normal law of $S_0$ is accurate from about 50 records on
-#   (below `MIN_N` it warns), but it treats the censored statistic as uncensored: when a noticeable share of the entries is
-#   below the threshold $a$ (skewed compositions, a large fixed $a$) it is biased where DPMCMC is not. Check the censoring rates
-#   of the release (`Release.p_hat_G`) before trusting it.
+# * **DPapprox is cheap at any $n$**: an iteration's cost does not depend on the number of records, against DPMCMC's
+#   sweep over every latent record (`benchmarks/bench_approx.py` measures both).
+# * **It is an approximation of the model, not of the sampler.** Its normal law of $S_0$ is accurate from about `MIN_N`
+#   records on (below it warns), but it treats the censored statistic as uncensored: when a noticeable share of the
+#   entries is below the threshold $a$ (skewed compositions, a large fixed $a$) it is biased where DPMCMC is not
+#   (notebook 09b measures both). Check the censoring rates of the release (`Release.p_hat_G`) before trusting it.
 # * **Use the blocked update** (the default). The paper's Gibbs update (`update="gibbs"`) targets the same posterior but
-#   converges slowly whenever the privacy noise matters, which is every realistic budget (S5); the blocked one does not.
-# * Guo et al. discard DPapprox for its "slightly larger MSEs" at $\epsilon \le 1.5$; with the blocked update the MSE
-#   question is one of the approximation (censoring, small $n$), not of unconverged chains. For small $n$ or heavy censoring
-#   use **DPMCMC** (notebook 07), which is exact.
+#   converges slowly whenever the privacy noise matters (S5; notebook 09b); the blocked one does not.
+# * For small $n$ or heavy censoring use **DPMCMC** (notebook 07), which is exact.
