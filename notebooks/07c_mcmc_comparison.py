@@ -299,16 +299,10 @@ assert np.array_equal(auto.posterior["alpha"].values[:, :100], short.posterior["
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-import csv  # noqa: E402
-from pathlib import Path  # noqa: E402
+from _stored import stored as stored_result  # noqa: E402
 
-# the stored grid of the repository (the kernel runs in notebooks/, as in JupyterLab and the test suite)
-ttp_path = Path("..") / "benchmarks" / "results" / "time_to_posterior.csv"
-ttp = list(csv.DictReader(ttp_path.open())) if ttp_path.exists() else []
-if not ttp:
-    print("benchmarks/results/time_to_posterior.csv not found (open this notebook from notebooks/ of a clone "
-          "of the repository): the figure is skipped")
-else:
+ttp = stored_result("time_to_posterior.csv", script="benchmarks/bench_time_to_posterior.py --full") or []
+if ttp:
     alphas = sorted({r["alpha"] for r in ttp})
     colours = dict(zip(sorted({float(r["eps"]) for r in ttp}), ["C0", "C1", "C2", "C3"]))
     fig, ax = plt.subplots(figsize=(7.5, 3.8))

@@ -1325,20 +1325,14 @@ print("all five runs: the same 60 draws of theta, bit for bit")
 # thread): the machine is shared, and wall seconds would measure the other users' load.
 
 # %%
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
+from _stored import stored as stored_result  # noqa: E402
 
 from IPython.display import Markdown, display  # noqa: E402
 
 
 def stored_benchmark(name):
-    """benchmarks/results/<name>.json of this clone (from the repository root or notebooks/), or None."""
-    for root in (Path.cwd(), Path.cwd().parent):
-        path = root / "benchmarks" / "results" / f"{name}.json"
-        if path.is_file():
-            return json.loads(path.read_text())
-    print(f"benchmarks/results/{name}.json not found: run the benchmark's command from the repository root")
-    return None
+    """benchmarks/results/<name>.json of this clone, or None (with a note naming the script)."""
+    return stored_result(f"{name}.json", script=f"benchmarks/bench_{name}.py")
 
 
 bench = stored_benchmark("augmentation")

@@ -43,7 +43,6 @@ rng = np.random.default_rng(SEED)
 n_block = size(full=200_000, quick=40_000)    # iterations of the one-block invariance checks
 n_iter = size(full=3_000, quick=600)          # kept iterations per chain of the fits below
 n_warm = size(full=2_000, quick=400)          # warm-up iterations per chain
-RESULTS = Path("..") / "benchmarks" / "results"  # stored benchmark results (run from notebooks/)
 print(f"quick mode: {is_quick()}; n_block = {n_block}, n_iter = {n_iter}, n_warm = {n_warm}")
 
 # %% [markdown]
@@ -1483,13 +1482,14 @@ assert np.allclose(indep, np.outer([0.3, 0.7], [0.2, 0.3, 0.5]))
 
 # %%
 from IPython.display import Markdown, display  # noqa: E402
+from _stored import stored as stored_result  # noqa: E402
 
 TABLE3_AVG_COVERAGE = {0.25: 0.839, 0.5: 0.896, 1.0: 0.945, np.inf: 0.969}   # Nixon et al., Table 3, averages
 TABLE3_AVG_LENGTH = {0.25: 0.049, 0.5: 0.041, 1.0: 0.038, np.inf: 0.038}
 EPS_KEYS = ["0.25", "0.5", "1.0", "inf"]
 SETTINGS = {"paper": "paper (`paper=True`)", "weight auto, a = 1": "`weight=\"auto\"`, `a=1`", "default": "default"}
 POPS = {"acs2018_14states": "ACS 2018, 14 states", "table3_ipf": "Table 3 reconstruction"}
-cov_study = json.loads((RESULTS / "latent_class_coverage.json").read_text())
+cov_study = stored_result("latent_class_coverage.json", script="benchmarks/bench_latent_class.py --coverage")
 assert set(cov_study["populations"]) == set(POPS)
 cov = {(p, s, e): np.array(cov_study["populations"][p][s]["coverage"][e]) for p in POPS for s in SETTINGS
        for e in EPS_KEYS}
@@ -1586,7 +1586,7 @@ display(Markdown("\n".join(text)))
 # CPU-second of one chain. BayesLCM's figures are *recorded* ones (R was not run in this study).
 
 # %%
-speed = json.loads((RESULTS / "latent_class_speed.json").read_text())
+speed = stored_result("latent_class_speed.json", script="benchmarks/bench_latent_class.py --speed")
 rec = speed["bayeslcm_recorded"]
 runs = {s: speed["settings"][s]["runs"] for s in ("paper", "default")}
 assert all([r["seed"] for r in runs[s]] == speed["seeds"] for s in runs)

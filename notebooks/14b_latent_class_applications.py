@@ -32,6 +32,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from _stored import stored as stored_result
 from IPython.display import Markdown, display
 
 from dplit.config import is_quick, size
@@ -44,7 +45,6 @@ SEED = 20261126
 n_iter = size(full=3_000, quick=600)          # kept iterations per chain of the fits below
 n_warm = size(full=2_000, quick=400)          # warm-up iterations per chain
 n_rep = size(full=8, quick=2)                 # repeated samples in the in-notebook coverage check
-RESULTS = Path("..") / "benchmarks" / "results"  # stored benchmark results (run from notebooks/)
 pairs5 = list(itertools.combinations(range(5), 2))
 print(f"quick mode: {is_quick()}; n_iter = {n_iter}, n_warm = {n_warm}, n_rep = {n_rep}")
 
@@ -182,7 +182,7 @@ assert ratio_1 < 0.75 and 0.75 < ratio_w < 1.5
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-cov_study = json.loads((RESULTS / "latent_class_coverage.json").read_text())
+cov_study = stored_result("latent_class_coverage.json", script="benchmarks/bench_latent_class.py --coverage")
 fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.6), sharex=True, sharey=True)
 for ax, e in zip(axes.ravel(), ["0.25", "0.5", "1.0", "inf"]):
     for pop, setting, mk, col, lab in [("acs2018_14states", "paper", "x", "0.55", "ACS 2018, paper=True"),

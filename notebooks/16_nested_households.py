@@ -1261,8 +1261,9 @@ fig.tight_layout()
 
 # %%
 from IPython.display import Markdown, display  # noqa: E402
+from _stored import stored as stored_result  # noqa: E402
 
-nest_study = json.loads((Path("..") / "benchmarks" / "results" / "nested_coverage.json").read_text())
+nest_study = stored_result("nested_coverage.json", script="benchmarks/bench_nested.py --coverage")
 PRIORS = {"1.0": "supplement (`paper=True`, a = 1)", "0.25": "default (a = 0.25)"}
 assert set(nest_study["results"]) == set(PRIORS) and all(set(v) == {"inf", "1.0", "0.1", "0.01"}
                                                          for v in nest_study["results"].values())
