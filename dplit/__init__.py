@@ -32,6 +32,7 @@ TIERS = (
         ("censoring",),                     # 03
         ("release_record",),                # 04a: the published record, its checks and JSON
         ("release",),                       # 04: the curator's side (re-exports 04a)
+        ("nested_model",),                  # 16a: the nested households model and its summaries' probabilities
     )),
     ("methods", (
         ("bootstrap",),                     # 05
@@ -42,7 +43,7 @@ TIERS = (
         ("dirichlet_mechanism",),           # 12
         ("augmentation",),                  # 13
         ("latent_class",),                  # 14
-        ("margin_selection", "nested"),     # 15: PrivBayes' structure stage; 16: nested households
+        ("margin_selection", "nested"),     # 15: PrivBayes' structure stage; 16: nested households (re-exports 16a)
         ("methods",),                       # 17: the registry, one dispatcher, compare
     )),
     ("applications", (
@@ -71,7 +72,7 @@ _ENTRY_POINTS = {
     "release_margins": "latent_class", "fit_latent_class": "latent_class",
     "select_margins": "margin_selection", "select_and_release": "margin_selection",
     "fit_nested": "nested", "release_summaries": "nested", "synthesize_households": "nested",
-    "NestedParams": "nested", "compare": "methods", "fit": "methods", "REGISTRY": "methods",
+    "NestedParams": "nested_model", "compare": "methods", "fit": "methods", "REGISTRY": "methods",
 }
 def _present(module):
     """True when the module's file is in the package (later layers appear as their notebooks land)."""

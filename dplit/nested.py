@@ -6,17 +6,6 @@
 """
 
 __all__ = [
-    "PARAM_NAMES",
-    "SUMMARIES",
-    "SUMMARY_TEXT",
-    "NestedParams",
-    "SIMULATED_TRUTH",
-    "household_summaries",
-    "summary_counts",
-    "simulate_households",
-    "summary_probs",
-    "household_probs",
-    "household_table",
     "SummaryRelease",
     "release_summaries",
     "fit_nested",
@@ -24,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/16_nested_households.py, cell 5: Households, variables and the nested model (Supp. Sec. 1.1, eq. (1))
+# %% notebooks/16_nested_households.py, cell 5: The model and its five summaries (notebook 16a)
 import math
 from dataclasses import dataclass
 
@@ -35,318 +24,29 @@ from dplit import _validate as V
 from dplit.accounting import PrivacyBudget
 from dplit.latent_class import check_budget, dirichlet_proposal, log_dirichlet_density, trunc_tsg
 from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
+
+# The model (notebook 16a) lives in dplit.nested_model; its public names are importable from here too
+# (``name as name`` marks a re-export), the layout helpers under the private names this module uses.
+from dplit.nested_model import PARAM_NAMES as PARAM_NAMES
+from dplit.nested_model import SIMULATED_TRUTH as SIMULATED_TRUTH
+from dplit.nested_model import SUMMARIES as SUMMARIES
+from dplit.nested_model import SUMMARY_TEXT as SUMMARY_TEXT
+from dplit.nested_model import NestedParams as NestedParams
+from dplit.nested_model import check_households as _check_households
+from dplit.nested_model import household_probs as household_probs
+from dplit.nested_model import household_summaries as household_summaries
+from dplit.nested_model import household_table as household_table
+from dplit.nested_model import row_lengths as _row_lengths
+from dplit.nested_model import simulate_households as simulate_households
+from dplit.nested_model import summary_counts as summary_counts
+from dplit.nested_model import summary_probs as summary_probs
+from dplit.nested_model import summary_probs_kernel as _summary_probs_kernel
+from dplit.nested_model import unpack as _unpack
 from dplit.results import groups, is_result, move_to_group, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, warmup_windows
 
-PARAM_NAMES = ("pi", "lam_own", "lam_gender", "lam_race", "w", "phi_gender", "phi_race", "phi_rel")
-SUMMARIES = ("S1", "S2", "S3", "S4", "S5")
-SUMMARY_TEXT = ("all members white", "owned by the head", "all members of the same race", "spouse present",
-                "same-race couple present")
 
-
-def _simplex(value, name, shape, spec, minimum=1):
-    """A float array of ``shape`` (None: any length >= minimum) holding probability vectors along its last axis."""
-    arr = V.finite_array(value, name)
-    if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape)) \
-            or any(s is None and a < minimum for a, s in zip(arr.shape, shape)) or arr.size == 0:
-        raise ValueError(f"{name} must have shape {spec}, got {arr.shape}")
-    if np.any(arr < 0) or not np.allclose(arr.sum(axis=-1), 1.0, rtol=0.0, atol=1e-8):
-        raise ValueError(f"{name} must hold probability vectors along its last axis (entries >= 0 summing to 1)")
-    return arr
-
-
-@dataclass(frozen=True, eq=False)
-class NestedParams:
-    """Parameters theta of the nested latent class model (Supp. eq. (1)), checked on construction.
-
-    Attributes
-    ----------
-    pi : ndarray (G,)
-        Household-level class probabilities.
-    lam_own, lam_gender : ndarray (G, 2)
-        Ownership (0 owned) and head's gender, per household class.
-    lam_race : ndarray (G, R)
-        Head's race (0 white), per household class.
-    w : ndarray (G, M)
-        Individual-level class probabilities within each household class.
-    phi_gender : ndarray (G, M, 2)
-        A member's gender, per (household, individual) class.
-    phi_race : ndarray (G, M, R)
-        A member's race (the head's R levels).
-    phi_rel : ndarray (G, M, K)
-        A member's relationship to the head (0 spouse).
-    """
-
-    pi: np.ndarray
-    lam_own: np.ndarray
-    lam_gender: np.ndarray
-    lam_race: np.ndarray
-    w: np.ndarray
-    phi_gender: np.ndarray
-    phi_race: np.ndarray
-    phi_rel: np.ndarray
-
-    def __post_init__(self):
-        pi = _simplex(self.pi, "pi", (None,), "(G,)")
-        G = pi.size
-        w = _simplex(self.w, "w", (G, None), f"(G, M) = ({G}, M)")
-        M = w.shape[1]
-        lam_race = _simplex(self.lam_race, "lam_race", (G, None), f"(G, R) = ({G}, R), R >= 2", 2)
-        R = lam_race.shape[1]
-        phi_rel = _simplex(self.phi_rel, "phi_rel", (G, M, None), f"(G, M, K) = ({G}, {M}, K), K >= 2", 2)
-        checked = dict(pi=pi, w=w, lam_race=lam_race, phi_rel=phi_rel,
-                       lam_own=_simplex(self.lam_own, "lam_own", (G, 2), f"(G, 2) = ({G}, 2)"),
-                       lam_gender=_simplex(self.lam_gender, "lam_gender", (G, 2), f"(G, 2) = ({G}, 2)"),
-                       phi_gender=_simplex(self.phi_gender, "phi_gender", (G, M, 2), f"(G, M, 2) = ({G}, {M}, 2)"))
-        if np.ndim(self.phi_race) == 3 and np.shape(self.phi_race)[:2] == (G, M) and np.shape(self.phi_race)[2] != R:
-            raise ValueError(f"phi_race has {np.shape(self.phi_race)[2]} race levels but lam_race has {R}: "
-                             "members and heads share the race levels")
-        checked["phi_race"] = _simplex(self.phi_race, "phi_race", (G, M, R), f"(G, M, R) = ({G}, {M}, {R})")
-        for k, v in checked.items():
-            object.__setattr__(self, k, v)
-
-    @property
-    def shape(self):
-        """(G, M, R, K): household classes, individual classes, race levels, relationship levels."""
-        return self.w.shape + (self.lam_race.shape[1], self.phi_rel.shape[2])
-
-    def pack(self):
-        """All simplex vectors as rows of one array (the layout of :func:`_row_lengths`), zero-padded."""
-        G, M, R, K = self.shape
-        lengths = _row_lengths(G, M, R, K)
-        theta = np.zeros((lengths.size, lengths.max()))
-        theta[0, :G] = self.pi
-        for g in range(G):
-            theta[1 + 3 * g, :2], theta[2 + 3 * g, :2], theta[3 + 3 * g, :R] = (self.lam_own[g], self.lam_gender[g],
-                                                                                self.lam_race[g])
-            theta[1 + 3 * G + g, :M] = self.w[g]
-            for m in range(M):
-                b = 1 + 4 * G + 3 * (g * M + m)
-                theta[b, :2], theta[b + 1, :R], theta[b + 2, :K] = (self.phi_gender[g, m], self.phi_race[g, m],
-                                                                    self.phi_rel[g, m])
-        return theta
-
-    @classmethod
-    def random(cls, G, M, R, K, *, a=1.0, rng=None):
-        """Parameters drawn from the prior: every simplex vector Dirichlet(a, ..., a)."""
-        gen = V.rng(rng)
-        d = lambda *shape: gen.dirichlet(np.full(shape[-1], float(a)), size=shape[:-1])  # noqa: E731
-        return cls(pi=d(G), lam_own=d(G, 2), lam_gender=d(G, 2), lam_race=d(G, R), w=d(G, M),
-                   phi_gender=d(G, M, 2), phi_race=d(G, M, R), phi_rel=d(G, M, K))
-
-
-def _row_lengths(G, M, R, K):
-    """Lengths of the packed rows: pi; per g (own, gender, race); per g w; per (g, m) (gender, race, rel)."""
-    return np.array([G] + [2, 2, R] * G + [M] * G + [2, R, K] * (G * M), dtype=np.int64)
-
-
-def _unpack(theta, G, M, R, K):
-    """Packed draws (..., rows, width) back into the named parameter arrays (a dict)."""
-    g3, base = 1 + 3 * np.arange(G), 1 + 4 * G + 3 * (np.arange(G)[:, None] * M + np.arange(M)[None, :])
-    return {"pi": theta[..., 0, :G], "lam_own": theta[..., g3, :2], "lam_gender": theta[..., g3 + 1, :2],
-            "lam_race": theta[..., g3 + 2, :R], "w": theta[..., 1 + 3 * G:1 + 4 * G, :M],
-            "phi_gender": theta[..., base, :2], "phi_race": theta[..., base + 1, :R],
-            "phi_rel": theta[..., base + 2, :K]}
-
-
-# %% notebooks/16_nested_households.py, cell 7: Households, variables and the nested model (Supp. Sec. 1.1, eq. (1))
-#: The simulation truth of this notebook (households of size three, R = 4 races, K = 4 relationships), also
-#: used by the tests and by benchmarks/bench_nested.py, whose stored coverage study the notebook reads.
-SIMULATED_TRUTH = NestedParams(
-    pi=[0.76, 0.24],
-    lam_own=[[0.8, 0.2], [0.5, 0.5]], lam_gender=[[0.6, 0.4], [0.45, 0.55]],
-    lam_race=[[0.97, 0.01, 0.01, 0.01], [0.05, 0.85, 0.05, 0.05]],
-    w=[[0.55, 0.45], [0.4, 0.6]],
-    phi_gender=[[[0.25, 0.75], [0.5, 0.5]], [[0.5, 0.5], [0.4, 0.6]]],
-    phi_race=[[[0.975, 0.01, 0.01, 0.005], [0.975, 0.01, 0.005, 0.01]], [[0.04, 0.9, 0.04, 0.02], [0.06, 0.86, 0.05, 0.03]]],
-    phi_rel=[[[0.92, 0.04, 0.02, 0.02], [0.04, 0.88, 0.04, 0.04]], [[0.45, 0.25, 0.1, 0.2], [0.05, 0.65, 0.1, 0.2]]])
-
-
-# %% notebooks/16_nested_households.py, cell 10: Households from the model, and the five summaries they are counted into (Table 3)
-def _check_households(records, *, size=None, n_race=None, n_rel=None, name="households"):
-    """(records as an (n, 3 + 3 (size - 1)) int64 array, size), codes in range."""
-    x = np.asarray(records)
-    if x.ndim != 2 or x.shape[0] == 0 or not np.issubdtype(x.dtype, np.integer):
-        raise ValueError(f"{name} must be a non-empty 2-D array of integer codes, got shape {x.shape}, dtype {x.dtype}")
-    if x.shape[1] < 6 or (x.shape[1] - 3) % 3:
-        raise ValueError(f"{name} must have 3 + 3 (size - 1) columns (own, hh_gender, hh_race, then gender, race, rel "
-                         f"of each other member), got {x.shape[1]}")
-    found = 1 + (x.shape[1] - 3) // 3
-    if size is not None and V.count(size, "size", minimum=2) != found:
-        raise ValueError(f"size = {size} but {name} have {x.shape[1]} columns, i.e. households of size {found}")
-    races = np.concatenate([x[:, 2:3], x[:, 4::3]], axis=1)
-    tops = {"own, hh_gender and gender": (np.concatenate([x[:, :2], x[:, 3::3]], axis=1), 2),
-            "race": (races, n_race), "rel": (x[:, 5::3], n_rel)}
-    for what, (cols, top) in tops.items():
-        if cols.min() < 0 or (top is not None and cols.max() >= top):
-            rule = "must be >= 0" if top is None else f"must lie in 0..{top - 1}"
-            raise ValueError(f"{name}: every {what} code {rule}, got {cols.min()}..{cols.max()}")
-    return x.astype(np.int64), found
-
-
-def household_summaries(records, *, size=None):
-    """The five events of Supp. Table 3 for each household.
-
-    Parameters
-    ----------
-    records : array_like of int, shape (n, 3 + 3 (size - 1))
-        Households: own, hh_gender, hh_race, then gender, race, rel of each other member (codes from 0;
-        level 0 is owned, white, spouse).
-    size : int, optional
-        Household size; when given it must agree with the number of columns.
-
-    Returns
-    -------
-    ndarray of bool, shape (n, 5)
-        Columns S1..S5 (all white, owned, all of one race, spouse present, same-race couple present).
-    """
-    x, h = _check_households(records, size=size)
-    race, rel = x[:, 4::3], x[:, 5::3]
-    same = race == x[:, 2:3]
-    couple = rel == 0
-    return np.stack([(x[:, 2] == 0) & np.all(race == 0, axis=1), x[:, 0] == 0, np.all(same, axis=1),
-                     np.any(couple, axis=1), np.any(couple & same, axis=1)], axis=1)
-
-
-def summary_counts(records, *, size=None):
-    """Counts of the five summaries S1..S5 (int64, shape (5,))."""
-    return household_summaries(records, size=size).sum(axis=0).astype(np.int64)
-
-
-def _categorical(probs, gen):
-    """One draw per row of ``probs`` (rows of probability vectors), by inverting the cumulative sums."""
-    cum = np.cumsum(probs, axis=-1)
-    u = gen.random(probs.shape[:-1])[..., None] * cum[..., -1:]
-    return np.minimum((u > cum).sum(axis=-1), probs.shape[-1] - 1)
-
-
-def simulate_households(params, n, *, size=3, rng=None):
-    """``n`` households of ``size`` members drawn from the nested model (eq. (1)) at ``params``.
-
-    Returns an int64 array (n, 3 + 3 (size - 1)): own, hh_gender, hh_race, then gender, race, rel of each
-    other member.
-    """
-    if not isinstance(params, NestedParams):
-        raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
-    n, size, gen = V.count(n, "n"), V.count(size, "size", minimum=2), V.rng(rng)
-    p = params
-    g = gen.choice(p.pi.size, size=n, p=p.pi / p.pi.sum())
-    out = np.empty((n, 3 + 3 * (size - 1)), dtype=np.int64)
-    out[:, 0], out[:, 1], out[:, 2] = (_categorical(p.lam_own[g], gen), _categorical(p.lam_gender[g], gen),
-                                       _categorical(p.lam_race[g], gen))
-    for i in range(size - 1):
-        m = _categorical(p.w[g], gen)
-        for j, phi in enumerate((p.phi_gender, p.phi_race, p.phi_rel)):
-            out[:, 3 + 3 * i + j] = _categorical(phi[g, m], gen)
-    return out
-
-
-# %% notebooks/16_nested_households.py, cell 13: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
-@njit(cache=True, nogil=True)
-def _summary_probs_kernel(theta, G, M, R, k, out):
-    """P(S_1..S_5 | theta) from packed parameters, households of k + 1 members (Supp. eq. (2)), into ``out``."""
-    out[:] = 0.0
-    for g in range(G):
-        wrow, q = 1 + 3 * G + g, 0.0
-        for m in range(M):
-            q += theta[wrow, m] * theta[1 + 4 * G + 3 * (g * M + m) + 2, 0]
-        s1 = s3 = s5 = 0.0
-        for r in range(R):
-            u = a = 0.0
-            for m in range(M):
-                b = 1 + 4 * G + 3 * (g * M + m)
-                u += theta[wrow, m] * theta[b + 1, r]
-                a += theta[wrow, m] * theta[b + 1, r] * theta[b + 2, 0]
-            lam = theta[3 + 3 * g, r]
-            s3 += lam * u ** k
-            s5 += lam * (1.0 - (1.0 - a) ** k)
-            if r == 0:
-                s1 = lam * u ** k
-        pg = theta[0, g]
-        out[0] += pg * s1
-        out[1] += pg * theta[1 + 3 * g, 0]
-        out[2] += pg * s3
-        out[3] += pg * (1.0 - (1.0 - q) ** k)
-        out[4] += pg * s5
-    return out
-
-
-def summary_probs(params, *, size=3):
-    """P(S_1, ..., S_5 | theta) of Supp. eq. (2) (households of ``size`` members), an array (5,).
-
-    Examples
-    --------
-    >>> p = NestedParams.random(2, 2, 3, 3, rng=0)
-    >>> probs = summary_probs(p)
-    >>> probs.shape, bool(np.all((probs > 0) & (probs < 1)))
-    ((5,), True)
-    """
-    if not isinstance(params, NestedParams):
-        raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
-    G, M, R, _ = params.shape
-    k = V.count(size, "size", minimum=2) - 1
-    return _summary_probs_kernel(params.pack(), G, M, R, k, np.empty(5))
-
-
-# %% notebooks/16_nested_households.py, cell 15: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
-def household_probs(params, records):
-    """P(X = x | theta) of eq. (1) for each household of ``records``.
-
-    Parameters
-    ----------
-    params : NestedParams
-        The model's parameters.
-    records : array_like of int, shape (n, 3 + 3 (size - 1))
-        Households (columns as in :func:`household_summaries`), codes within the levels of ``params``.
-
-    Returns
-    -------
-    ndarray, shape (n,)
-        The probability of each household under the nested model.
-    """
-    if not isinstance(params, NestedParams):
-        raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
-    _, _, R, K = params.shape
-    x, h = _check_households(records, n_race=R, n_rel=K, name="records")
-    p = params
-    prob = p.pi[None, :] * p.lam_own[:, x[:, 0]].T * p.lam_gender[:, x[:, 1]].T * p.lam_race[:, x[:, 2]].T   # (n, G)
-    for i in range(h - 1):
-        g_, r_, l_ = x[:, 3 + 3 * i], x[:, 4 + 3 * i], x[:, 5 + 3 * i]
-        member = p.phi_gender[:, :, g_] * p.phi_race[:, :, r_] * p.phi_rel[:, :, l_]                          # (G, M, n)
-        prob = prob * np.einsum("gm,gmn->ng", p.w, member)
-    return prob.sum(axis=1)
-
-
-def household_table(params, *, size=3):
-    """Every household configuration of ``size`` members and its probability (small cases only).
-
-    Returns ``(records, probs)``: an int64 array of all ``2 * 2 * R * (2 R K) ** (size - 1)`` households (at most
-    2**21) and their probabilities under eq. (1), which sum to 1. The brute-force check of :func:`summary_probs`.
-    """
-    if not isinstance(params, NestedParams):
-        raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
-    _, _, R, K = params.shape
-    size = V.count(size, "size", minimum=2)
-    levels = [2, 2, R] + [2, R, K] * (size - 1)
-    if math.prod(levels) > 2**21:
-        raise ValueError(f"the household table has {math.prod(levels)} configurations (at most 2**21)")
-    records = np.array(list(np.ndindex(*levels)), dtype=np.int64)
-    return records, household_probs(params, records)
-
-
-# %% notebooks/16_nested_households.py, cell 16: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
-def _summary_probs_paper(p):
-    """Supp. eq. (2) exactly as printed (households of size three): a twin of `summary_probs`, written differently."""
-    u = np.einsum("gm,gmr->gr", p.w, p.phi_race)
-    q = np.einsum("gm,gm->g", p.w, p.phi_rel[:, :, 0])
-    a = np.einsum("gm,gmr,gm->gr", p.w, p.phi_race, p.phi_rel[:, :, 0])
-    pi, lr = p.pi, p.lam_race
-    return np.array([np.sum(pi * lr[:, 0] * u[:, 0] ** 2), np.sum(pi * p.lam_own[:, 0]),
-                     np.sum(pi[:, None] * lr * u ** 2), 2 * np.sum(pi * q) - np.sum(pi * q ** 2),
-                     2 * np.sum(pi[:, None] * lr * a) - np.sum(pi[:, None] * lr * a ** 2)])
-
-
-# %% notebooks/16_nested_households.py, cell 19: The release: five noisy counts (Supp. Sec. 1.2)
+# %% notebooks/16_nested_households.py, cell 10: The release: five noisy counts (Supp. Sec. 1.2)
 @dataclass(frozen=True, eq=False)
 class SummaryRelease:
     """The five household summaries released with the geometric mechanism (Supp. Sec. 1.2).
@@ -486,7 +186,7 @@ def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, sec
     return rel
 
 
-# %% notebooks/16_nested_households.py, cell 24: The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
+# %% notebooks/16_nested_households.py, cell 15: The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
 @njit(cache=True, nogil=True)
 def _composite_loglik(S, P, n):
     """sum_i S_i log P_i + (n - S_i) log(1 - P_i) (no constants); -inf where a count is impossible."""
@@ -532,7 +232,7 @@ def _update_row(theta, r, length, G, M, R, k, S, n, w, a, kappa, P, P_new, rng):
     return 0
 
 
-# %% notebooks/16_nested_households.py, cell 29: One chain in numba, and the `Sampler`
+# %% notebooks/16_nested_households.py, cell 20: One chain in numba, and the `Sampler`
 @njit(cache=True, nogil=True)
 def _nested_chain_kernel(theta, row_len, S, kappa, acc, n_steps, thin, batch, noisy, n, t, w, a, G, M, R, k, rng):
     """n_steps MH-within-Gibbs iterations; keeps every thin-th (P, log-lik, theta, S) and acceptance rates."""
@@ -609,7 +309,7 @@ def _nested_sampler(release, G, M, a, weight, n_windows):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords=coords)
 
 
-# %% notebooks/16_nested_households.py, cell 31: `fit_nested`
+# %% notebooks/16_nested_households.py, cell 22: `fit_nested`
 def fit_nested(release, *, G=2, M=2, a=None, weight=1.0, paper=False, n_iter=10_000, n_warmup=10_000, n_chains=4,
                thin=5, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000,
                max_time=None):
@@ -634,7 +334,7 @@ def fit_nested(release, *, G=2, M=2, a=None, weight=1.0, paper=False, n_iter=10_
     Returns
     -------
     arviz.InferenceData
-        ``posterior``: ``summary_probs`` (chain, draw, summary), ``log_lik``; ``latent``: ``pi``, ``lam_own``,
+        ``posterior``: ``summary_probs`` (chain, draw, summary_stat), ``log_lik``; ``latent``: ``pi``, ``lam_own``,
         ``lam_gender``, ``lam_race``, ``w``, ``phi_gender``, ``phi_race``, ``phi_rel`` and (finite eps) ``counts``;
         ``sample_stats``: acceptance rates; ``observed_data``: ``noisy_counts``; ``attrs``: the result
         contract's (:data:`dplit.results.CONTRACT_ATTRS`, ``method="nested"``, the release's ledger),
@@ -668,7 +368,7 @@ def fit_nested(release, *, G=2, M=2, a=None, weight=1.0, paper=False, n_iter=10_
     return move_to_group(result, latent, "latent")
 
 
-# %% notebooks/16_nested_households.py, cell 37: Synthetic households (Supp. Sec. 1.3)
+# %% notebooks/16_nested_households.py, cell 28: Synthetic households (Supp. Sec. 1.3)
 def _posterior_params(result):
     """(list of NestedParams-ready dicts as flat arrays, household size) of a fit_nested result."""
     if not is_result(result):

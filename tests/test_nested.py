@@ -20,7 +20,6 @@ from dplit.nested import (
     _nested_sampler,
     _row_lengths,
     _summary_probs_kernel,
-    _summary_probs_paper,
     _unpack,
     _update_row,
     _update_true_counts,
@@ -34,6 +33,7 @@ from dplit.nested import (
     summary_probs,
     synthesize_households,
 )
+from dplit.nested_model import summary_probs_paper
 from dplit.sampling import ConvergenceWarning, run_chains
 from dplit.testing import chisq_gof, py_func, rank_uniformity_pvalues, sbc_ranks
 
@@ -58,7 +58,7 @@ def test_each_summary_matches_enumeration_of_every_household(G, M, R, K, size, s
     for i in range(5):                                   # each formula separately
         assert abs(closed[i] - brute[i]) < 1e-12, (i, closed[i], brute[i])
     if size == 3:
-        np.testing.assert_allclose(_summary_probs_paper(p), brute, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(summary_probs_paper(p), brute, rtol=0, atol=1e-12)
 
 
 def test_summary_kernel_equals_its_python_twin():
