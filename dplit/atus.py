@@ -12,6 +12,7 @@ __all__ = [
     "RULES",
     "atus_compositions",
     "h0_probability",
+    "interval_diff",
     "interval_reject",
     "analyse",
     "table2",
@@ -81,31 +82,42 @@ def h0_probability(mu_a, mu_b, *, delta=0.01, rng=None):
     return np.mean(np.abs(diff) <= delta, axis=0)
 
 
-def interval_reject(mu_a, mu_b, *, delta=0.01, level=0.95):
-    """Reject H0_j when the percentile interval of mu_a,j - mu_b,j (replicates paired by index) misses [-delta, delta]."""
+def interval_diff(mu_a, mu_b, *, delta=0.01, level=0.95):
+    """The ``level`` percentile interval of mu_a,j - mu_b,j (draws paired by index), (d, 2), and its test of H0_j."""
     m = min(len(mu_a), len(mu_b))
     diff = np.asarray(mu_a, float)[:m] - np.asarray(mu_b, float)[:m]
-    return interval_test(diff, delta=delta, level=level)[1]
+    return interval_test(diff, delta=delta, level=level)
+
+
+def interval_reject(mu_a, mu_b, *, delta=0.01, level=0.95):
+    """Reject H0_j when the percentile interval of mu_a,j - mu_b,j (replicates paired by index) misses [-delta, delta]."""
+    return interval_diff(mu_a, mu_b, delta=delta, level=level)[1]
 
 
 def analyse(groups, method, eps, *, effort=None, rng=None, delta=0.01, return_draws=False):
     """Release each group at budget ``eps`` (Sec. 5.1 split) and test H0_j with one method.
 
     Returns a dict: ``mean`` per group (3,), ``reject`` (3,), ``prob`` (3,) for Bayesian methods else None,
-    and the draws of E[x | alpha] per group when ``return_draws``.
+    ``interval`` (3, 2): the 95% interval of E[x_j | male] - E[x_j | female] (the bootstrap's test; for the
+    Bayesian methods the central credible interval, shown beside their test), ``release`` per group: the threshold
+    ``a`` and Laplace ``scale`` of the release the method reads, and the draws of E[x | alpha] per group when
+    ``return_draws``.
     """
     g = V.rng(rng)
     effort = effort if effort is not None else vars(StudyConfig(quick=True))
-    out, mus = {"mean": {}}, {}
+    out, mus = {"mean": {}, "release": {}}, {}
     for sex in ("male", "female"):
         X = groups[sex]
         rep = {"X": X, **make_releases(X, V.epsilon(eps, "eps"), rng=g)}
+        used = rep["unsplit"] if METHODS[method][1] in (None, "p1") else rep["split"]
+        out["release"][sex] = {"a": float(used.a), "scale": float(used.scale)}
         alpha, _ = run_method(method, rep, effort, g)
         alpha = alpha[np.all(np.isfinite(alpha) & (alpha > 0), axis=1)]
         mus[sex] = alpha / alpha.sum(axis=1, keepdims=True)
         out["mean"][sex] = mus[sex].mean(axis=0)
+    out["interval"], boot_reject = interval_diff(mus["male"], mus["female"], delta=delta)
     if METHODS[method][0] in ("boots", "dpboots"):
-        out["reject"], out["prob"] = interval_reject(mus["male"], mus["female"], delta=delta), None
+        out["reject"], out["prob"] = boot_reject, None
     else:
         out["prob"] = h0_probability(mus["male"], mus["female"], delta=delta, rng=g)
         out["reject"] = out["prob"] < 0.5

@@ -31,3 +31,19 @@ def stored(name, *, script=None):
         with open(path, newline="") as fh:
             return list(csv.DictReader(fh))
     raise ValueError(f"name must end in .json or .csv, got {name!r}")
+
+
+def stored_rows(name, *, script=None):
+    """The rows of the stored JSON-lines table ``name`` (``"atus_table2.jsonl"``): a list of dicts, or None.
+
+    One JSON object per line (blank lines are skipped), in the order written. When the file is absent, one line says
+    which script writes it and None is returned, as :func:`stored` does.
+    """
+    if not name.endswith(".jsonl"):
+        raise ValueError(f"name must end in .jsonl, got {name!r}")
+    path = RESULTS / name
+    if not path.exists():
+        print(f"benchmarks/results/{name} not found: run {script or 'the benchmark that writes it'} "
+              "(see benchmarks/README.md)")
+        return None
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
