@@ -35,7 +35,8 @@ TIERS = (
         ("nested_model",),                  # 16a: the nested households model and its summaries' probabilities
     )),
     ("methods", (
-        ("bootstrap",),                     # 05
+        ("_truncated_noise",),              # 05a: step 1 of DPBoots, the truncated noise (numba kernels and their twins)
+        ("bootstrap",),                     # 05: Boots, DPBoots, intervals and the two-sample test (uses 05a)
         ("priors",),                        # 06: p1-p5, each owns its kernel density (p2 from DPBoots)
         ("_mcmc_moves",),                   # 07a: the moves of an MCMC iteration (numba kernels and their twins)
         ("mcmc",),                          # 07: MCMC, DPMCMC, DPreMCMC, p5

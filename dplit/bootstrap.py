@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/05_dpboots.py, cell 6: Step 1: the truncated noise
+# %% notebooks/05_dpboots.py, cell 6: Step 1: the truncated noise (notebook 05a)
 import math
 import os
 import time
@@ -31,6 +31,17 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as check
+
+# Step 1's kernels (notebook 05a); the twins and the start are imported too, so that notebook 05b and the tests
+# find every kernel of DPBoots here.
+from dplit._truncated_noise import feasible_start as _feasible_start  # noqa: F401
+from dplit._truncated_noise import gibbs_draws as _gibbs_draws
+from dplit._truncated_noise import gibbs_kernel as _gibbs_kernel  # noqa: F401
+from dplit._truncated_noise import gibbs_reference as _gibbs_reference  # noqa: F401
+from dplit._truncated_noise import logsumexp as _logsumexp  # noqa: F401
+from dplit._truncated_noise import rejection_kernel as _rejection_kernel
+from dplit._truncated_noise import rejection_reference as _rejection_reference  # noqa: F401
+from dplit._truncated_noise import trunc_laplace_upper_kernel as _trunc_laplace_upper_kernel  # noqa: F401
 from dplit.dirichlet import (
     censored_stat,
     censored_stat_kernel,
@@ -58,177 +69,7 @@ TRUNCATION_METHODS = ("auto", "rejection", "gibbs")
 OUT_OF_RANGE = ("redraw", "nan", "uncensored")
 
 
-
-def _logsumexp(s):
-    """log(sum(exp(s))) of a 1-D array, computed stably."""
-    top = float(np.max(s))
-    return top + math.log(float(np.sum(np.exp(s - top))))
-
-
-# %% notebooks/05_dpboots.py, cell 7: Step 1: the truncated noise
-@njit(cache=True)
-def _trunc_laplace_upper_kernel(mu, scale, upper, rng):
-    """One draw of Laplace(mu, scale) truncated to (-inf, upper), by inverse CDF."""
-    if upper <= mu:
-        # left tail: exponential and memoryless below mu
-        return upper - scale * rng.standard_exponential()
-    f_upper = 1.0 - 0.5 * math.exp(-(upper - mu) / scale)
-    u = rng.random() * f_upper
-    if u < 0.5:
-        if u <= 0.0:  # probability 2**-53: the bottom of the range, kept finite
-            return mu + scale * math.log(2.0 ** -1074)
-        return mu + scale * math.log(2.0 * u)
-    return mu - scale * math.log(2.0 * (1.0 - u))
-
-
-# %% notebooks/05_dpboots.py, cell 9: Step 1: the truncated noise
-@njit(cache=True)
-def _rejection_kernel(s_L, scale, size, max_proposals, rng):
-    """Alg. 2 steps i-ii: Laplace proposals s_L - noise kept when sum(exp) < 1.
-
-    Returns (draws[:accepted], proposals made); stops early at `max_proposals`.
-    """
-    d = s_L.shape[0]
-    out = np.empty((size, d))
-    prop = np.empty(d)
-    k = 0
-    tries = 0
-    while k < size and tries < max_proposals:
-        tries += 1
-        total = 0.0
-        for j in range(d):
-            prop[j] = s_L[j] - rng.laplace(0.0, scale)
-            total += math.exp(prop[j])
-        if total < 1.0:
-            out[k, :] = prop
-            k += 1
-    return out[:k].copy(), tries
-
-
-def _rejection_reference(s_L, scale, size, max_proposals, rng):
-    """Readable twin of `_rejection_kernel` (same stream of draws)."""
-    kept, tries = [], 0
-    while len(kept) < size and tries < max_proposals:
-        tries += 1
-        prop = np.array([s_L[j] - rng.laplace(0.0, scale) for j in range(len(s_L))])
-        if np.exp(prop).sum() < 1.0:
-            kept.append(prop)
-    return np.array(kept).reshape(len(kept), len(s_L)), tries
-
-
-# %% notebooks/05_dpboots.py, cell 13: Step 1: the truncated noise
-@njit(cache=True)
-def _gibbs_kernel(s_L, scale, start, size, burn_in, thin, rng):
-    """Coordinate Gibbs chain on the truncated Laplace law; returns (draws, last state).
-
-    Runs `burn_in` sweeps, then keeps the state after every `thin` sweeps.
-    """
-    d = s_L.shape[0]
-    s = start.copy()
-    e = np.exp(s)
-    out = np.empty((size, d))
-    n_sweeps = burn_in + size * thin
-    k = 0
-    for sweep in range(n_sweeps):
-        for j in range(d):
-            rest = 0.0
-            for l in range(d):
-                if l != j:
-                    rest += e[l]
-            room = 1.0 - rest
-            if room <= 0.0:  # only through rounding at the boundary: keep s_j
-                continue
-            s[j] = _trunc_laplace_upper_kernel(s_L[j], scale, math.log(room), rng)
-            e[j] = math.exp(s[j])
-        if sweep >= burn_in and (sweep - burn_in + 1) % thin == 0:
-            out[k, :] = s
-            k += 1
-    return out, s
-
-
-def _gibbs_reference(s_L, scale, start, size, burn_in, thin, rng):
-    """Readable twin of `_gibbs_kernel` (same stream of draws)."""
-    s = np.array(start, dtype=float)
-    out = []
-    for sweep in range(burn_in + size * thin):
-        for j in range(len(s)):
-            room = 1.0 - (np.exp(s).sum() - np.exp(s[j]))
-            if room > 0.0:
-                s[j] = _trunc_laplace_upper_kernel.py_func(s_L[j], scale, np.log(room), rng)
-        if sweep >= burn_in and (sweep - burn_in + 1) % thin == 0:
-            out.append(s.copy())
-    return np.array(out).reshape(size, len(s)), s
-
-
-# %% notebooks/05_dpboots.py, cell 17: Step 1: the truncated noise
-def _autocorr_time(x, c=5.0):
-    """Integrated autocorrelation time of a 1-D series (Sokal's automatic window)."""
-    x = np.asarray(x, dtype=float)
-    n = x.size
-    x = x - x.mean()
-    var = float(np.dot(x, x)) / n
-    if n < 4 or var <= 0.0:
-        return 1.0
-    size = 1 << (2 * n - 1).bit_length()
-    f = np.fft.rfft(x, size)
-    acf = np.fft.irfft(f * np.conj(f), size)[:n] / (n * var)
-    taus = 2.0 * np.cumsum(acf) - 1.0
-    window = np.arange(n) >= c * taus
-    w = int(np.argmax(window)) if window.any() else n - 1
-    return max(float(taus[w]), 1.0)
-
-
-def _chain_tau(draws):
-    """Largest autocorrelation time over the coordinates and their sum."""
-    series = [draws[:, j] for j in range(draws.shape[1])] + [draws.sum(axis=1)]
-    return max(_autocorr_time(x) for x in series)
-
-
-# %% notebooks/05_dpboots.py, cell 19: Step 1: the truncated noise
-def _feasible_start(s_L, margin=1e-9):
-    """The mode of the truncated law, moved just inside Range(S0) (the Gibbs start).
-
-    The mode maximises ``-sum|s_j - s_L_j|`` under ``sum exp(s_j) <= 1``: it lowers the largest
-    coordinates to a common level ``c`` (water-filling from the top), ``s_j = min(s_L_j, c)``.
-    """
-    if _logsumexp(s_L) < -margin:
-        return s_L.copy()
-    order = np.sort(s_L)[::-1]
-    for k in range(1, len(order) + 1):
-        rest = float(np.sum(np.exp(order[k:])))
-        c = math.log((1.0 - rest) / k) if rest < 1.0 else -math.inf
-        if k == len(order) or c >= order[k]:
-            break
-    c += math.log1p(-margin)
-    return np.minimum(s_L, c)
-
-
-def _gibbs_draws(s_L, scale, size, rng, *, thin=None, burn_in=None, max_pilot=2**20,
-                 max_thin=10_000):
-    """Gibbs draws of the truncated statistic; returns (draws, info) with the tuning used."""
-    state = _feasible_start(s_L)
-    tau = float("nan")
-    pilot_sweeps = 0
-    if thin is None or burn_in is None:
-        n = 1000
-        while True:
-            pilot, state = _gibbs_kernel(s_L, scale, state, n, 0, 1, rng)
-            pilot_sweeps += n
-            tau = _chain_tau(pilot)
-            if n >= 50 * tau or n >= max_pilot:
-                break
-            n *= 4
-    if thin is None:
-        thin = min(max(1, math.ceil(2 * tau)), max_thin)
-    thin = check.count(thin, "thin")
-    burn_in = 0 if burn_in is None else check.count(burn_in, "burn_in", minimum=0)
-    draws, _ = _gibbs_kernel(s_L, scale, state, size, burn_in, thin, rng)
-    info = {"thin": thin, "burn_in": pilot_sweeps + burn_in, "tau": tau,
-            "thin_capped": bool(2 * tau > thin)}
-    return draws, info
-
-
-# %% notebooks/05_dpboots.py, cell 23: Step 1: the truncated noise
+# %% notebooks/05_dpboots.py, cell 8: Step 1: the truncated noise (notebook 05a)
 def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_acceptance=0.01,
                         n_pilot=2000, thin=None, burn_in=None, return_info=False):
     """Draw ``S_L - noise`` with Laplace noise truncated to Range(S0) (Guo et al., Alg. 2 i-ii).
@@ -314,7 +155,7 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
     return (draws, info) if return_info else draws
 
 
-# %% notebooks/05_dpboots.py, cell 26: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 13: Steps 2-4: the bootstrap loop
 @njit(cache=True, nogil=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
@@ -393,7 +234,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     return out, n_out, n_failed
 
 
-# %% notebooks/05_dpboots.py, cell 29: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 16: Steps 2-4: the bootstrap loop
 def min_replicates(level):
     """Fewest valid replicates for a percentile interval at ``level``: ``ceil(2 / (1 - level))`` (40 at 95%).
 
@@ -537,7 +378,7 @@ class BootResult:
                    n_replicates_out_of_range=int(at["n_replicates_out_of_range"]), n_failed=int(at["n_failed"]))
 
 
-# %% notebooks/05_dpboots.py, cell 32: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 19: Steps 2-4: the bootstrap loop
 def _seed_label(rng):
     """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
     without a seed sequence."""
@@ -617,7 +458,7 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=False, n_jobs
                          attrs={"seeds": seeds, "runtime": time.perf_counter() - t0})
 
 
-# %% notebooks/05_dpboots.py, cell 34: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 21: Steps 2-4: the bootstrap loop
 def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_jobs=None, method="auto",
              out_of_range="redraw", max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
@@ -691,7 +532,7 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_job
     return res.to_result(method="DPBoots", privacy=privacy_attrs(release), attrs=attrs, names=release.names)
 
 
-# %% notebooks/05_dpboots.py, cell 36: Intervals and the two-sample test (Sec. 5.2)
+# %% notebooks/05_dpboots.py, cell 23: Intervals and the two-sample test (Sec. 5.2)
 @dataclass(frozen=True)
 class TwoSampleTest:
     """Result of :func:`two_sample_test` (one entry per component j).
