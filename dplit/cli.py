@@ -12,6 +12,7 @@ Usage::
     dplit analyse release.json --method dpmcmc [--prior p1] [--seed 1] --out posterior.nc  # the analyst
     dplit study run --config study.toml --store results.sqlite [--workers N] [--scheduler tcp://...]
     dplit study report --store results.sqlite [--out figures/]
+    dplit study export --store results.sqlite --out results.jsonl   # the text table to commit and share
     python -m dplit ...                      # the same, without the installed script
 
 Errors in the input (a bad CSV, a tampered or truncated release, an existing output file) print one
@@ -383,30 +384,37 @@ def _run_analyse(args):
 def _add_study(subparsers):
     p = subparsers.add_parser(
         "study", help="the simulation study of Guo et al. (Sec. 5.1): run (resumable) and report",
-        description="Run a simulation study into a SQLite store (resumable: finished tasks are kept, a rerun does "
-                    "only what is missing) or report it (tables and Figures 1, 2, S2).")
-    sub = p.add_subparsers(dest="study_command", required=True, metavar="run|report")
+        description="Run a simulation study into a store (resumable: finished tasks are kept, a rerun does only "
+                    "what is missing), report it (tables and Figures 1, 2, S2), or export it as a text table. A "
+                    "store is a text table of JSON lines (a path ending in .jsonl: the form to commit and share) "
+                    "or a SQLite file (any other path).")
+    sub = p.add_subparsers(dest="study_command", required=True, metavar="run|report|export")
     r = sub.add_parser("run", help="run every task of the study not yet in the store")
     r.add_argument("--config", required=True, help="TOML file with a [study] table (see dplit.study.StudyConfig)")
-    r.add_argument("--store", required=True, help="SQLite file of results (created if absent)")
+    r.add_argument("--store", required=True,
+                   help="results: a text table (*.jsonl) or a SQLite file, created if absent, extended if present")
     r.add_argument("--workers", type=int, default=None, help="processes of the local pool (default: CPU count)")
     r.add_argument("--scheduler", default=None, help="address of a Dask scheduler (needs dplit[distributed])")
     r.add_argument("--max-tasks", type=int, default=None, help="run at most this many of the remaining tasks")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=_run_study)
     q = sub.add_parser("report", help="summary table and figures of a store")
-    q.add_argument("--store", required=True, help="SQLite file written by 'dplit study run'")
+    q.add_argument("--store", required=True, help="the store written by 'dplit study run' (*.jsonl or SQLite)")
     q.add_argument("--out", default=None, help="folder for summary.csv and the figures (PNG)")
     q.add_argument("--max-mpsrf", type=float, default=1.1,
                    help="runs above this multivariate PSRF count as not converged (> 1; default 1.1)")
     q.add_argument("--force", action="store_true", help="overwrite the report files in --out if they exist")
     q.set_defaults(func=_report_study)
+    e = sub.add_parser("export", help="add a store's tasks to a text table (*.jsonl), keeping the tasks it has")
+    e.add_argument("--store", required=True, help="the store to read (*.jsonl or SQLite)")
+    e.add_argument("--out", required=True, help="the text table to extend (a path ending in .jsonl)")
+    e.set_defaults(func=_export_study)
 
 
 def _run_study(args):
     from dplit import study
 
-    study.ResultStore(args.store).check(write=True)      # a bad store fails here, before any task
+    study.open_store(args.store).check(write=True)      # a bad store fails here, before any task
     for value, flag in ((args.workers, "--workers"), (args.max_tasks, "--max-tasks")):
         if value is not None:
             check.count(value, flag, 1 if flag == "--workers" else 0)
@@ -440,7 +448,7 @@ def _report_study(args):
         there = [f for f in _REPORT_FILES if (out / f).exists()]
         if there and not args.force:
             raise ValueError(f"--out {out} already holds a report ({', '.join(there)}); use --force to overwrite it")
-    store = study.ResultStore(args.store)
+    store = study.open_store(args.store)
     if not store.path.exists():
         raise ValueError(f"{args.store}: no such store")
     df = study.load_results(store.check())
@@ -462,6 +470,19 @@ def _report_study(args):
         for name, fig in figs.items():
             fig.savefig(out / f"{name}.png", dpi=120)
         print(f"written: {out / 'summary.csv'} and {len(figs)} figures in {out}")
+    return 0
+
+
+def _export_study(args):
+    from dplit import study
+
+    src = study.open_store(args.store)
+    if not src.path.exists():
+        raise ValueError(f"--store {args.store}: no such store")
+    if Path(args.out).suffix != ".jsonl":
+        raise ValueError(f"--out {args.out}: a text table must end in .jsonl")
+    added = study.export_table(src, args.out)
+    print(f"added {added} tasks to {args.out} ({len(study.open_store(args.out))} in all)")
     return 0
 
 

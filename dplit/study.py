@@ -9,6 +9,7 @@ __all__ = [
     "PAPER_ALPHAS",
     "PAPER_CANDIDATES",
     "METHODS",
+    "CHAIN_FAMILIES",
     "SELECTED",
     "StudyConfig",
     "check_max_mpsrf",
@@ -23,6 +24,9 @@ __all__ = [
     "run_method",
     "run_task",
     "ResultStore",
+    "TableStore",
+    "open_store",
+    "export_table",
     "SerialExecutor",
     "dask_executor",
     "StudyRun",
@@ -69,6 +73,8 @@ METHODS = {
     **{f"dpabc_{p}": ("dpabc", p) for p in ("p1", "p2", "p3", "p4", "p5")},
     **{f"dpapprox_{p}": ("dpapprox", p) for p in ("p1", "p3", "p4")},
 }
+#: The families that run Markov chains (their effort is ``n_iter``, ``n_warmup``, ``n_chains``).
+CHAIN_FAMILIES = ("mcmc", "dpmcmc", "dpremcmc", "dpapprox")
 #: The methods the paper keeps after Sec. 5.1 (Figure 2, Sec. 5.2).
 SELECTED = ("boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpabc_p5")
 
@@ -95,6 +101,14 @@ class StudyConfig:
         Fraction of records in D1 for the methods whose prior is learnt from D1.
     n_boot, n_iter, n_warmup, n_chains, n_accept, accept_rate, b, n_pred, n_true : the effort of each method
         and of the coverage (``None``: the quick or full default).
+    until_converged : tuple of str
+        Chain families (of ``mcmc``, ``dpmcmc``, ``dpremcmc``, ``dpapprox``) that run with ``n_iter="auto"``:
+        chains extended until alpha and E[x | alpha] reach bulk and tail ESS >= ``target_ess`` and R-hat <= 1.01,
+        or ``max_iter`` iterations. Default: ``("dpmcmc",)`` at full effort (the same accuracy as 20,000
+        iterations at about a fifth of the CPU time, ``benchmarks/results/study_auto_vs_fixed.json``), none in
+        quick mode.
+    target_ess, max_iter : int
+        The stopping rule of ``until_converged``.
     max_mpsrf : float
         Runs whose multivariate PSRF exceeds this are counted as not converged (paper: 1.1).
     """
@@ -119,6 +133,9 @@ class StudyConfig:
     b: int = 5
     n_pred: int = None
     n_true: int = 20000
+    until_converged: tuple = None
+    target_ess: int = 400
+    max_iter: int = 200_000
     max_mpsrf: float = 1.1
 
     def __post_init__(self):
@@ -128,6 +145,9 @@ class StudyConfig:
         for k, (full, quick) in defaults.items():
             if getattr(self, k) is None:
                 object.__setattr__(self, k, quick if q else full)
+        if self.until_converged is None:
+            object.__setattr__(self, "until_converged", () if q else ("dpmcmc",))
+        object.__setattr__(self, "until_converged", tuple(self.until_converged))
         _check_config(self)
 
     @classmethod
@@ -138,7 +158,7 @@ class StudyConfig:
         bad = sorted(set(d) - known)
         if bad:
             raise ValueError(f"unknown study setting(s) {bad}; known: {sorted(known)}")
-        for k in ("alpha_true", "n", "eps", "methods", "candidates"):
+        for k in ("alpha_true", "n", "eps", "methods", "candidates", "until_converged"):
             if k in d:
                 d[k] = tuple(tuple(float(x) for x in v) if k == "alpha_true" else v for v in d[k])
         return cls(**d)
@@ -177,8 +197,12 @@ def _check_config(c):
     if c.threshold != "dp":
         V.threshold(c.threshold, "threshold")
     V.unit_interval(c.split, "split")
-    for k in ("n_boot", "n_iter", "n_warmup", "n_chains", "n_accept", "b", "n_pred", "n_true"):
+    for k in ("n_boot", "n_iter", "n_warmup", "n_chains", "n_accept", "b", "n_pred", "n_true", "target_ess",
+              "max_iter"):
         V.count(getattr(c, k), k, minimum=2 if k == "n_chains" else 1)
+    bad = [f for f in c.until_converged if f not in CHAIN_FAMILIES]
+    if bad:
+        raise ValueError(f"until_converged must list chain families {list(CHAIN_FAMILIES)}, got {bad}")
     V.unit_interval(c.accept_rate, "accept_rate", closed_high=True)
     check_max_mpsrf(c.max_mpsrf)
 
@@ -229,14 +253,21 @@ def _effort(config, method):
             "mcmc": ("n_iter", "n_warmup", "n_chains"), "dpmcmc": ("n_iter", "n_warmup", "n_chains"),
             "dpremcmc": ("n_iter", "n_warmup", "n_chains", "b"),
             "dpapprox": ("n_iter", "n_warmup", "n_chains")}[fam]
-    return {k: getattr(config, k) for k in keys + ("n_pred", "n_true")}
+    out = {k: getattr(config, k) for k in keys + ("n_pred", "n_true")}
+    if fam in config.until_converged:   # the run's length is the stopping rule's, so the key holds the rule
+        out.update(n_iter="auto", target_ess=config.target_ess, max_iter=config.max_iter)
+    return out
 
 
 def make_tasks(config):
-    """Every task of a study, in a fixed order (scenario, replicate, method)."""
+    """Every task of a study, in a fixed order: replicate, then scenario, then method.
+
+    Replicate first, so that a study stopped at any point (or run in slices with ``max_tasks``) holds about as
+    many data sets in every cell of its grid.
+    """
     out = []
-    for alpha, n, eps in config.scenarios():
-        for rep in range(config.replicates):
+    for rep in range(config.replicates):
+        for alpha, n, eps in config.scenarios():
             for m in config.methods:
                 s = {"version": KEY_VERSION, "alpha_true": list(alpha), "n": n, "eps": eps, "replicate": rep,
                      "method": m, "threshold": config.threshold, "candidates": list(config.candidates),
@@ -345,6 +376,10 @@ def run_method(method, replicate, config_like, rng):
     # the study's effort under the names the registry lists for the method; one thread per task (the study
     # runs tasks in parallel); the non-private chain is thinned, as it is cheap and long
     effort = {k: c[k] for k in method_entry(fam).options if k in c}
+    if fam in c.get("until_converged", ()):          # a config (a task's settings carry n_iter="auto" already)
+        effort["n_iter"] = "auto"
+    if effort.get("n_iter") == "auto":
+        effort.update({k: c[k] for k in ("target_ess", "max_iter") if k in c})
     effort.update(n_jobs=1, **({"thin": 10} if fam == "mcmc" else {}))
     data = replicate["X"] if fam in ("boots", "mcmc") else rel
     res = fit(data, fam, prior=prior, rng=rng, **effort)
@@ -463,8 +498,140 @@ class ResultStore:
         finally:
             con.close()
 
+    def records(self):
+        """(key, record) of every stored task."""
+        con = self._read()
+        if con is None:
+            return []
+        try:
+            return [(k, json.loads(r)) for k, r in con.execute("SELECT key, record FROM results")]
+        except sqlite3.OperationalError:   # a file without the table yet
+            return []
+        finally:
+            con.close()
+
     def __len__(self):
         return len(self.done_keys())
+
+
+class TableStore:
+    """Finished tasks in a text table: JSON lines, one task per line, ``{"settings": ..., "result": ...}``.
+
+    The form to commit and share: a diff shows the tasks added, any machine can extend the same study, and
+    :func:`run_study` resumes from it as from a SQLite store. Each line is appended and flushed to disk as its
+    task finishes. A line cut short by a killed run (the last line, without its newline) is not a task: it is
+    dropped at the next write, with a warning, and its task runs again.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, ending in ``.jsonl`` (created at the first write).
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def check(self, *, write=False):
+        """Refuse a path that cannot be a text table (ValueError naming it, one line); returns self."""
+        p = self.path
+        if p.is_dir():
+            raise ValueError(f"{p} is a folder, not a store; give a file such as {p / 'results.jsonl'}")
+        if not p.exists():
+            if write and not p.parent.is_dir():
+                raise ValueError(f"{p}: the folder {p.parent} does not exist (create it first)")
+            if write and not os.access(p.parent, os.W_OK):
+                raise ValueError(f"{p}: the folder {p.parent} is not writable")
+        return self
+
+    def _lines(self):
+        """(key, settings, result) of every whole line, first occurrence of a key kept; a bad line raises."""
+        if not self.check().path.exists():
+            return []
+        text = self.path.read_text()
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        elif lines:            # a last line without its newline: cut short by a killed run, not a task
+            lines.pop()
+        out, seen = [], set()
+        for i, line in enumerate(lines, 1):
+            try:
+                row = json.loads(line)
+                s, r = row["settings"], row["result"]
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(f"{self.path}, line {i}: not a task row ({{'settings': ..., 'result': ...}})") from None
+            key = json.dumps(s, sort_keys=True, separators=(",", ":"))
+            if key not in seen:
+                seen.add(key)
+                out.append((key, s, r))
+        return out
+
+    def done_keys(self):
+        """The set of keys already stored."""
+        return {k for k, _, _ in self._lines()}
+
+    def records(self):
+        """(key, record) of every stored task."""
+        return [(k, r) for k, _, r in self._lines()]
+
+    def put(self, key, record):
+        """Append one finished task (flushed and synced to disk); a key already stored is left as it is."""
+        self.put_many([(key, record)])
+
+    def put_many(self, pairs):
+        """Append finished tasks ``(key, record)`` in one write; keys already stored are left as they are."""
+        p = self.check(write=True).path
+        have = self.done_keys()
+        new = []
+        for key, record in pairs:
+            if key not in have:
+                have.add(key)
+                new.append({"settings": json.loads(key), "result": record})
+        if not new:
+            return
+        with open(p, "a+b") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            if size:
+                fh.seek(max(0, size - 65536))
+                tail = fh.read()
+                if not tail.endswith(b"\n"):          # drop a line cut short by a killed run
+                    cut = tail.rfind(b"\n")
+                    fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
+                    warnings.warn(f"{p}: dropped an unfinished last line (a run killed while writing)",
+                                  stacklevel=2)
+            fh.seek(0, os.SEEK_END)
+            fh.write("".join(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n" for row in new).encode())
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def rows(self):
+        """Every stored task as one flat dict: its settings and its measures."""
+        return [{**s, **r} for _, s, r in self._lines()]
+
+    def __len__(self):
+        return len(self._lines())
+
+
+def open_store(store):
+    """The store at a path: a :class:`TableStore` for ``*.jsonl``, else a :class:`ResultStore` (SQLite)."""
+    if isinstance(store, (ResultStore, TableStore)):
+        return store
+    return TableStore(store) if Path(store).suffix == ".jsonl" else ResultStore(store)
+
+
+def export_table(store, out):
+    """Copy every task of a store into a text table (``*.jsonl``), adding only the tasks it lacks.
+
+    Returns the number of tasks added. They are added in key order, so two exports of one store give one file.
+    """
+    dst = open_store(out)
+    if not isinstance(dst, TableStore):
+        raise ValueError(f"out must be a text table ending in .jsonl, got {out}")
+    have = dst.check(write=True).done_keys()
+    todo = sorted((k, r) for k, r in open_store(store).check().records() if k not in have)
+    dst.put_many(todo)
+    return len(todo)
 
 
 # %% notebooks/10_simulation_study.py, cell 32: 7. The runner: any executor, resumable
@@ -511,8 +678,9 @@ def run_study(config, store, *, executor=None, progress=True, workers=None, max_
     ----------
     config : StudyConfig, dict or path of a TOML file
         The study.
-    store : ResultStore, str or Path
-        The SQLite file.
+    store : ResultStore, TableStore, str or Path
+        Where finished tasks go: a text table for a path ending in ``.jsonl`` (:class:`TableStore`, the form to
+        commit), else a SQLite file (:class:`ResultStore`).
     executor : concurrent.futures.Executor, optional
         Where tasks run (a process pool, a Dask ``client.get_executor()``, :class:`SerialExecutor`). Default: a
         local process pool of ``workers`` processes (default: the CPU count), shut down at the end.
@@ -540,7 +708,7 @@ def run_study(config, store, *, executor=None, progress=True, workers=None, max_
     (0, 2)
     """
     config = _as_config(config)
-    store = (store if isinstance(store, ResultStore) else ResultStore(store)).check(write=True)  # before any task
+    store = open_store(store).check(write=True)  # a bad store fails here, before any task
     if workers is not None:
         V.count(workers, "workers")
     t0 = time.perf_counter()
@@ -604,7 +772,7 @@ def load_results(store):
     """A pandas DataFrame of a store: one row per task, its settings and measures (``alpha`` as a label)."""
     import pandas as pd
 
-    store = store if isinstance(store, ResultStore) else ResultStore(store)
+    store = open_store(store)
     df = pd.DataFrame(store.rows())
     if len(df):
         df["alpha"] = df["alpha_true"].map(lambda a: "(" + ", ".join(f"{x:g}" for x in a) + ")")

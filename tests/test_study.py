@@ -217,3 +217,80 @@ def test_store_check_and_summarise_refuse_bad_values(tmp_path):
 def test_python_m_dplit_study_help():
     out = subprocess.run([sys.executable, "-m", "dplit", "study", "run", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "--scheduler" in out.stdout
+
+
+def _rows(store):
+    return sorted(json.dumps({k: v for k, v in r.items() if k != "runtime"}, sort_keys=True)
+                  for r in study.open_store(store).rows())
+
+
+def test_text_table_resumes_and_matches_sqlite(tmp_path):
+    table, db = tmp_path / "s.jsonl", tmp_path / "s.sqlite"
+    assert isinstance(study.open_store(table), study.TableStore) and isinstance(study.open_store(db), ResultStore)
+    assert run_study({**SMALL, "replicates": 1}, table, executor=SerialExecutor(), progress=False)[:2] == (2, 0)
+    # a larger study resumes from the text table: only the new replicate runs
+    assert run_study(SMALL, table, executor=SerialExecutor(), progress=False)[:2] == (2, 2)
+    before = table.read_bytes()
+    assert run_study(SMALL, table, executor=SerialExecutor(), progress=False)[:2] == (0, 4)
+    assert table.read_bytes() == before                       # nothing rewritten
+    lines = before.decode().splitlines()
+    assert len(lines) == 4 and all(set(json.loads(ln)) == {"settings", "result"} for ln in lines)
+    run_study(SMALL, db, executor=SerialExecutor(), progress=False)
+    assert _rows(table) == _rows(db)                           # same tasks, same measures in either store
+    # export: the SQLite store into a fresh table, in key order; a second export adds nothing
+    out = tmp_path / "e.jsonl"
+    assert study.export_table(db, out) == 4 and study.export_table(db, out) == 0
+    keys = [json.dumps(json.loads(ln)["settings"], sort_keys=True, separators=(",", ":"))
+            for ln in out.read_text().splitlines()]
+    assert keys == sorted(keys) and _rows(out) == _rows(db)
+    with pytest.raises(ValueError, match="ending in .jsonl"):
+        study.export_table(db, tmp_path / "e.csv")
+
+
+def test_text_table_drops_a_line_cut_short(tmp_path):
+    table = tmp_path / "s.jsonl"
+    run_study(SMALL, table, executor=SerialExecutor(), progress=False)
+    whole = table.read_bytes()
+    table.write_bytes(whole[:-30])                             # a run killed while writing its last line
+    assert len(study.TableStore(table)) == 3
+    with pytest.warns(UserWarning, match="unfinished last line"):
+        assert run_study(SMALL, table, executor=SerialExecutor(), progress=False)[:2] == (1, 3)
+    assert len(study.TableStore(table)) == 4 and table.read_bytes().count(b"\n") == 4
+    assert _rows(table) == sorted(_rows(table)) and len(set(_rows(table))) == 4
+    table.write_text(table.read_text() + "not json\n")        # a damaged line in the middle is an error
+    table.write_text(table.read_text() + table.read_text().splitlines()[0] + "\n")
+    with pytest.raises(ValueError, match="line 5: not a task row"):
+        study.TableStore(table).done_keys()
+
+
+def test_until_converged_is_in_the_key():
+    full = StudyConfig(alpha_true=((2.0, 2.0, 2.0),), n=(200,), eps=(1.0,), methods=("dpmcmc_p1", "dpremcmc_p1"),
+                       replicates=1)
+    assert full.until_converged == ("dpmcmc",) and StudyConfig(quick=True).until_converged == ()
+    s = {t.settings["method"]: t.settings for t in make_tasks(full)}
+    assert s["dpmcmc_p1"]["n_iter"] == "auto" and s["dpmcmc_p1"]["target_ess"] == 400
+    assert s["dpremcmc_p1"]["n_iter"] == 20000 and "target_ess" not in s["dpremcmc_p1"]
+    fixed = StudyConfig.from_dict({**SMALL, "quick": False, "until_converged": []})
+    assert [t.settings["n_iter"] for t in make_tasks(fixed) if "n_iter" in t.settings] == [20000, 20000]
+    with pytest.raises(ValueError, match="until_converged"):
+        StudyConfig(until_converged=("dpabc",))
+    # replicate-major order: a study cut anywhere has every cell about equally filled
+    ts = make_tasks(StudyConfig.from_dict({**SMALL, "eps": [0.5, 1.0], "replicates": 3}))
+    assert [t.settings["replicate"] for t in ts[:4]] == [0, 0, 0, 0] and ts[4].settings["replicate"] == 1
+
+
+def test_cli_study_export(tmp_path, capsys):
+    from dplit.cli import main
+
+    cfg = tmp_path / "study.toml"
+    cfg.write_text("[study]\nalpha_true = [[2.0, 2.0, 2.0]]\nn = [200]\neps = [1.0]\n"
+                   "methods = [\"dpboots\"]\nreplicates = 2\nseed = 1\nquick = true\n")
+    db, table = tmp_path / "r.sqlite", tmp_path / "r.jsonl"
+    assert main(["study", "run", "--config", str(cfg), "--store", str(db), "--workers", "1", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["study", "export", "--store", str(db), "--out", str(table)]) == 0
+    assert "added 2 tasks" in capsys.readouterr().out
+    assert main(["study", "run", "--config", str(cfg), "--store", str(table), "--no-progress"]) == 0
+    assert "ran 0 tasks, found 2" in capsys.readouterr().out
+    assert main(["study", "report", "--store", str(table)]) == 0
+    assert main(["study", "export", "--store", str(db), "--out", str(tmp_path / "x.csv")]) == 2
