@@ -21,7 +21,8 @@ TIERS = (
         ("sampling",),                      # 06b: the one multi-chain driver, the reproducible parallel map
     )),
     ("privacy", (
-        ("mechanisms",),                    # 01: noise
+        ("audit",),                         # 01a: a lower confidence bound on the epsilon a mechanism spends
+        ("mechanisms",),                    # 01: noise (re-exports 01a)
         ("accounting",),                    # 01b: budgets, RDP, zCDP
         ("testing",),                       # statistical checks (SBC, goodness of fit, audits)
     )),
