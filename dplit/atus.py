@@ -94,8 +94,11 @@ def interval_reject(mu_a, mu_b, *, delta=0.01, level=0.95):
     return interval_diff(mu_a, mu_b, delta=delta, level=level)[1]
 
 
-def analyse(groups, method, eps, *, effort=None, rng=None, delta=0.01, return_draws=False):
+def analyse(groups, method, eps, *, effort=None, rng=None, delta=0.01, return_draws=False, release_rng=None):
     """Release each group at budget ``eps`` (Sec. 5.1 split) and test H0_j with one method.
+
+    The releases draw from ``release_rng`` when it is given (a seed fixes them: the method is then rerun on the
+    same published statistics), else from ``rng``, as the method does.
 
     Returns a dict: ``mean`` per group (3,), ``reject`` (3,), ``prob`` (3,) for Bayesian methods else None,
     ``interval`` (3, 2): the 95% interval of E[x_j | male] - E[x_j | female] (the bootstrap's test; for the
@@ -104,11 +107,12 @@ def analyse(groups, method, eps, *, effort=None, rng=None, delta=0.01, return_dr
     ``return_draws``.
     """
     g = V.rng(rng)
+    g_rel = g if release_rng is None else V.rng(release_rng, "release_rng")
     effort = effort if effort is not None else vars(StudyConfig(quick=True))
     out, mus = {"mean": {}, "release": {}}, {}
     for sex in ("male", "female"):
         X = groups[sex]
-        rep = {"X": X, **make_releases(X, V.epsilon(eps, "eps"), rng=g)}
+        rep = {"X": X, **make_releases(X, V.epsilon(eps, "eps"), rng=g_rel)}
         used = rep["unsplit"] if METHODS[method][1] in (None, "p1") else rep["split"]
         out["release"][sex] = {"a": float(used.a), "scale": float(used.scale)}
         alpha, _ = run_method(method, rep, effort, g)
@@ -148,7 +152,7 @@ def table2(runs):
     return pd.DataFrame(rows)
 
 
-# %% notebooks/11_atus.py, cell 23: 6. Posterior predictive densities (S6, Figures S4-S5)
+# %% notebooks/11_atus.py, cell 38: 6. Posterior predictive densities (S6, Figures S4-S5)
 def predictive_density(alpha_draws, grid, j, *, max_draws=500):
     """Posterior predictive density of x_j on ``grid``: the average of Beta(alpha_j, alpha_0 - alpha_j) densities."""
     from scipy.stats import beta
