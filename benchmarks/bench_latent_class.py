@@ -4,6 +4,8 @@ speed, BayesLCM's documented example (ESS per second next to BayesLCM's recorded
 
     .venv/bin/python benchmarks/bench_latent_class.py                    # figures (about a minute)
     .venv/bin/python benchmarks/bench_latent_class.py --speed      # BayesLCM's example, 5 seeds: results/latent_class_speed.json
+                                                                   # (also the time per iteration and the convergence
+                                                                   # report's share of a call, p = 5, 10, 20, 30)
     .venv/bin/python benchmarks/bench_latent_class.py --coverage --reps 100  # writes results/latent_class_coverage.json
 """
 
@@ -12,6 +14,7 @@ import csv
 import itertools
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -20,6 +23,7 @@ from pathlib import Path
 import arviz as az
 import numpy as np
 
+from dplit import results, sampling
 from dplit.datasets import load_acs_counts
 from dplit.latent_class import (
     MarginRelease,
@@ -49,6 +53,13 @@ TABLE3_POP = np.array([
     0.002, 0.061, 0.044, 0.894, 0.031, 0.031, 0.174, 0.763, 0.031, 0.031, 0.453, 0.485, 0.027, 0.035, 0.298, 0.640,
     0.011, 0.035, 0.195, 0.759, 0.024, 0.022, 0.461, 0.493, 0.045, 0.001, 0.280, 0.674, 0.098, 0.108, 0.386, 0.408,
     0.086, 0.120, 0.239, 0.555, 0.127, 0.357, 0.198, 0.318])
+
+
+def _clock(fn):
+    """(result, wall seconds, CPU seconds of all threads) of ``fn()``."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - t0, time.process_time() - c0
 
 
 def _params(k, p, rng):
@@ -113,6 +124,71 @@ def per_iteration(ps=(5, 10, 20, 30), n=10_000, k=10, n_iter=1000, n_warmup=500,
     return rows
 
 
+def _binary_release(p, n, seed):
+    """All two-way margins of n binary records from a 3-class population, released at eps = 1."""
+    rng = np.random.default_rng(seed)
+    pi, Psi = _params(3, p, rng)
+    z = rng.choice(3, size=n, p=pi)
+    x = (rng.random((n, p)) > Psi[z, :, 0]).astype(np.int64)
+    return release_margins(x, list(itertools.combinations(range(p), 2)), eps=1.0, rng=rng, secure=False)
+
+
+def _timed_call(rel):
+    """One ``fit_latent_class(rel)`` call at the defaults with the report timed inside it, and the report timed again
+    with the NumPy twins of its rank step: (result, call wall, call CPU, report wall, report CPU, before wall,
+    before CPU)."""
+    inner = sampling.convergence_report
+    spent = {"wall": 0.0, "cpu": 0.0}
+
+    def report(*args, **kw):
+        out, wall, cpu = _clock(lambda: inner(*args, **kw))
+        spent["wall"] += wall
+        spent["cpu"] += cpu
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit_latent_class(rel, n_iter=200, n_warmup=20, rng=0, progress=False)    # compile, load the kernels
+        sampling.convergence_report = report
+        try:
+            res, wall, cpu = _clock(lambda: fit_latent_class(rel, rng=1, progress=False))
+        finally:
+            sampling.convergence_report = inner
+        kernels = results._rank_normal, results._folded_rank_normal
+        results._rank_normal, results._folded_rank_normal = (results._rank_normal_numpy,
+                                                             results._folded_rank_normal_numpy)
+        try:
+            _, old_wall, old_cpu = _clock(lambda: inner(res, ["log_lik", "margin_probs"], warn=False))
+        finally:
+            results._rank_normal, results._folded_rank_normal = kernels
+    return res, wall, cpu, spent["wall"], spent["cpu"], old_wall, old_cpu
+
+
+def report_share(ps=(5, 10, 20, 30), n=10_000, seed=3):
+    """The convergence report's share of one ``fit_latent_class(release)`` call at its defaults (k = 10, 4 chains of
+    5,000 draws after 2,000 warm-up), for p binary variables with all two-way margins: the report
+    (``dplit.sampling.convergence_report``: R-hat, bulk and tail ESS of every released cell and the log likelihood)
+    is timed inside the call, wall and CPU time of all threads. "Before" times the report again on the same
+    result with the NumPy twins of its rank step (``results._rank_normal_numpy``, ``_folded_rank_normal_numpy``:
+    the report as it was before its compiled kernels) and puts it in place of the call's own."""
+    rows = []
+    for p in ps:
+        res, wall, cpu, rep_wall, rep_cpu, old_wall, old_cpu = _timed_call(_binary_release(p, n, seed))
+        row = dict(p=p, cells=int(res.posterior["margin_probs"].shape[-1]), n_iter=5000, n_warmup=2000, n_chains=4,
+                   call_wall_s=wall, call_cpu_s=cpu, report_wall_s=rep_wall, report_cpu_s=rep_cpu,
+                   share_wall=rep_wall / wall, share_cpu=rep_cpu / cpu,
+                   before_report_wall_s=old_wall, before_report_cpu_s=old_cpu,
+                   before_share_wall=old_wall / (wall - rep_wall + old_wall),
+                   before_share_cpu=old_cpu / (cpu - rep_cpu + old_cpu))
+        rows.append(row)
+        print(f"p = {p:>2} ({row['cells']:>4} cells): call {wall:.1f} s wall / {cpu:.1f} s CPU; report "
+              f"{rep_wall:.2f} s wall / {rep_cpu:.2f} s CPU = {row['share_wall']:.1%} / "
+              f"{row['share_cpu']:.1%} of the call (before: {old_wall:.2f} s / {old_cpu:.2f} s = "
+              f"{row['before_share_wall']:.1%} / {row['before_share_cpu']:.1%})", flush=True)
+    return {"command": "benchmarks/bench_latent_class.py --speed", "load_average": list(os.getloadavg()),
+            "cpus": os.cpu_count(), "rows": rows}
+
+
 def bayeslcm_example(n_iter=4000, n_warmup=1000, seeds=(1, 2, 3, 4, 5)):
     """BayesLCM's documented example (k = 3) at its run length, one chain per seed: the smallest ESS_bulk over the
     40 cells per CPU-second and per 1,000 iterations, next to BayesLCM's recorded figures, for the paper's settings
@@ -154,6 +230,7 @@ def bayeslcm_example(n_iter=4000, n_warmup=1000, seeds=(1, 2, 3, 4, 5)):
                   f"recorded {BAYESLCM_MIN_ESS_PER_S}; coverage of the population {r['cover_population']:.2f}")
         print(f"  worst seed: x{out['settings'][name]['worst_ratio_to_bayeslcm']:.0f} BayesLCM's min ESS/s")
     out["per_iteration"] = per_iteration()
+    out["report_share"] = report_share()
     SPEED_JSON.write_text(json.dumps(out, indent=1))
     print(f"wrote {SPEED_JSON}")
     return out
@@ -207,12 +284,15 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--coverage", action="store_true", help="run the coverage study and store its results")
     ap.add_argument("--speed", action="store_true", help="only BayesLCM's example over five seeds, stored")
+    ap.add_argument("--report", action="store_true", help="only the convergence report's share of a call (printed)")
     ap.add_argument("--reps", type=int, default=100)
     args = ap.parse_args()
     if args.coverage:
         coverage(args.reps)
     elif args.speed:
         bayeslcm_example()
+    elif args.report:
+        report_share()
     else:
         marginal_cost()
         bayeslcm_example()

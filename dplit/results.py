@@ -176,15 +176,39 @@ def _unsort(values, order):
     return out
 
 
-def _rank_normal(flat):
-    """Rank-normalised rows of ``flat`` (k, N) (ArviZ's ``_z_scale`` of each row); also the rows' argsort and sorted
-    values."""
+def _rank_normal_numpy(flat):
+    """NumPy twin of :func:`_rank_normal` (the reference its kernel is tested against)."""
     order = np.argsort(flat, axis=1)
     ys = _gather(flat, order)
     return _unsort(_sorted_scores(ys), order), order, ys
 
 
+def _rank_normal(flat):
+    """Rank-normalised rows of ``flat`` (k, N) (ArviZ's ``_z_scale`` of each row); also the rows' argsort and sorted
+    values. The same figures as :func:`_rank_normal_numpy`, from one compiled pass per row (:func:`_rank_kernels`):
+    the sort is most of the convergence report's time, and a radix sort of the draws' bits is about three times as
+    fast as NumPy's comparison argsort at thousands of draws."""
+    flat = np.ascontiguousarray(flat, dtype=float)
+    if flat.shape[1] < _RADIX_MIN:
+        return _rank_normal_numpy(flat)
+    rank_rows, _ = _rank_kernels()
+    z, order, ys = (np.empty(flat.shape), np.empty(flat.shape, np.int64), np.empty(flat.shape))
+    rank_rows(flat, _normal_scores(flat.shape[1]), z, order, ys)
+    return z, order, ys
+
+
 def _folded_rank_normal(order, ys):
+    """Rank-normalised folded rows, ``|x - median(x)|``, from the rows' argsort ``order`` and sorted values ``ys``;
+    the same figures as :func:`_folded_rank_normal_numpy`, merged in one compiled pass per row."""
+    if ys.shape[1] < _RADIX_MIN:
+        return _folded_rank_normal_numpy(order, ys)
+    _, fold_rows = _rank_kernels()
+    zf = np.empty(ys.shape)
+    fold_rows(np.ascontiguousarray(order), np.ascontiguousarray(ys), _normal_scores(ys.shape[1]), zf)
+    return zf
+
+
+def _folded_rank_normal_numpy(order, ys):
     """Rank-normalised folded rows, ``|x - median(x)|``, from the rows' argsort ``order`` and sorted values ``ys``.
 
     Along a sorted row (of even length) the folded values fall through the lower half to the median and rise
@@ -250,6 +274,104 @@ def _ess_rows(y, const, pad, mean=None):
     ess[np.isnan(rho[:, 1])] = np.nan
     ess[const] = size                                    # constant draws: every draw counts (as ArviZ)
     return ess
+
+
+_RADIX_MIN = 256                 # shorter rows: NumPy's argsort (a radix sort's passes do not pay)
+
+
+@functools.cache
+def _rank_kernels():
+    """The compiled row kernels of the rank normalisation, ``(rank_rows, fold_rows)``, built on first use so that
+    importing this module does not import numba.
+
+    ``rank_rows(flat, scores, z, order, ys)``: for each row of ``flat`` (k, N), its argsort ``order`` (a stable LSD
+    radix sort on the draws' IEEE bits, 11 bits a pass, passes on which every draw has the same digit skipped),
+    its sorted values ``ys`` and its normal scores ``z`` (ties share their average rank, as ``_sorted_scores``).
+    ``fold_rows(order, ys, scores, zf)``: the normal scores of ``|x - median|``; below the median the folded
+    values rise as the sorted draws fall, above it they rise with them, so one merge of the two runs sorts them.
+    """
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def argsort_bits(x, keys, keys2, idx, idx2, counts):
+        n = x.size
+        bits = x.view(np.uint64)
+        top = np.uint64(1) << np.uint64(63)
+        for i in range(n):                      # the bits of a float, made to sort as the float: flip negatives
+            b = bits[i]
+            keys[i] = ~b if b & top else b | top
+            idx[i] = i
+        counts[:] = 0
+        for i in range(n):                      # every pass's histogram in one read
+            b = keys[i]
+            for p in range(6):
+                counts[p, (b >> np.uint64(11 * p)) & np.uint64(2047)] += 1
+        for p in range(6):
+            shift = np.uint64(11 * p)
+            if counts[p, (keys[0] >> shift) & np.uint64(2047)] == n:
+                continue                        # one digit for all: the pass would not move anything
+            total = 0
+            for d in range(2048):
+                c = counts[p, d]
+                counts[p, d] = total
+                total += c
+            for i in range(n):
+                d = (keys[i] >> shift) & np.uint64(2047)
+                at = counts[p, d]
+                counts[p, d] = at + 1
+                keys2[at] = keys[i]
+                idx2[at] = idx[i]
+            keys, keys2 = keys2, keys
+            idx, idx2 = idx2, idx
+        return idx
+
+    @njit(cache=True, nogil=True)
+    def scores_of_sorted(vals, where, scores, out):
+        """out[where[i]] = the normal score of sorted value i; a run of ties a..b gets scores[a + b]."""
+        n = vals.size
+        a = 0
+        while a < n:
+            b = a
+            while b + 1 < n and vals[b + 1] == vals[a]:
+                b += 1
+            s = scores[a + b]
+            for i in range(a, b + 1):
+                out[where[i]] = s
+            a = b + 1
+
+    @njit(cache=True, nogil=True)
+    def rank_rows(flat, scores, z, order, ys):
+        k, n = flat.shape
+        keys, keys2 = np.empty(n, np.uint64), np.empty(n, np.uint64)
+        idx, idx2 = np.empty(n, np.int64), np.empty(n, np.int64)
+        counts = np.empty((6, 2048), np.int64)
+        for r in range(k):
+            row = flat[r]
+            o = argsort_bits(row, keys, keys2, idx, idx2, counts)
+            for i in range(n):
+                order[r, i] = o[i]
+                ys[r, i] = row[o[i]]
+            scores_of_sorted(ys[r], order[r], scores, z[r])
+
+    @njit(cache=True, nogil=True)
+    def fold_rows(order, ys, scores, zf):
+        k, n = ys.shape
+        h = n // 2
+        vals, where = np.empty(n), np.empty(n, np.int64)
+        for r in range(k):
+            y, o = ys[r], order[r]
+            median = (y[h - 1] + y[h]) / 2      # np.median: the mean of the middle two
+            i, j = 0, 0                         # next of the lower run (median - y[h-1-i]) and the upper (y[h+j] - median)
+            for m in range(n):
+                if j >= n - h or (i < h and median - y[h - 1 - i] <= y[h + j] - median):
+                    vals[m], where[m] = median - y[h - 1 - i], o[h - 1 - i]
+                    i += 1
+                else:
+                    vals[m], where[m] = y[h + j] - median, o[h + j]
+                    j += 1
+            scores_of_sorted(vals, where, scores, zf[r])
+
+    return rank_rows, fold_rows
 
 
 def _type7(ys, probs):
