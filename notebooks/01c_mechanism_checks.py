@@ -6,8 +6,8 @@
 # * **You get:** goodness-of-fit and two-sample tests of every sampler (each with a planted wrong parameter it must catch), and the audit's lower bound on the epsilon spent against the claimed epsilon.
 
 # %% [markdown]
-# The mechanisms, their samplers and the audit are derived in notebook `01_mechanisms` (`dplit.mechanisms`); this
-# notebook only uses them and exports nothing.
+# The mechanisms and their samplers are derived in notebook `01_mechanisms` (`dplit.mechanisms`), the audit in notebook
+# `01a_audit` (`dplit.audit`); this notebook only uses them and exports nothing.
 #
 # ## Parameters
 #

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Does DPBoots do what it claims? The noise step's law, the limits, the test's size and coverage
 #
-# * **For:** checking the DPBoots of notebook 05: its truncated-noise step draws the exact law (also where rejection cannot finish), Boots and DPBoots meet the asymptotics and each other where they must, the two-sample test keeps its size, and the intervals cover over repeated releases (Guo et al., Sec. 4.1, 5.1, S5).
+# * **For:** checking the DPBoots of notebook 05: its truncated-noise step (notebook 05a) draws the exact law (also where rejection cannot finish), Boots and DPBoots meet the asymptotics and each other where they must, the two-sample test keeps its size, and the intervals cover over repeated releases (Guo et al., Sec. 4.1, 5.1, S5).
 # * **You need:** nothing: every check simulates its own data and releases.
 # * **You get:** each check's statistic in the output, an assertion that fails the notebook (and the test suite) when it does not hold, the coverage study's table and figure, and the Explore widget.
 
