@@ -47,3 +47,16 @@ def stored_rows(name, *, script=None):
               "(see benchmarks/README.md)")
         return None
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def stored_path(name, *, script=None):
+    """The path of the stored result ``name`` for a reader of its own (a study's text table), or None.
+
+    When the file is absent, one line says which script writes it and None is returned, as :func:`stored` does.
+    """
+    path = RESULTS / name
+    if not path.exists():
+        print(f"benchmarks/results/{name} not found: run {script or 'the benchmark that writes it'} "
+              "(see benchmarks/README.md)")
+        return None
+    return path
