@@ -37,6 +37,7 @@ __all__ = [
 import json
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 from numba import njit
@@ -722,8 +723,10 @@ def _label_cells(result, release):
 
 
 # %% notebooks/14_latent_class.py, cell 35: `fit_latent_class`
-DEFAULT_SETTINGS = {"weight": "auto", "a": 0.1}   # intervals that cover: see the section "The defaults" below
-PAPER_SETTINGS = {"weight": 1.0, "a": 1.0}        # Nixon et al.'s composite likelihood (6) and prior (7)
+# Read-only: a user who wants other settings passes them as arguments, and no assignment can change the defaults
+# that every later call (and every reproduction) reads.
+DEFAULT_SETTINGS = MappingProxyType({"weight": "auto", "a": 0.1})   # intervals that cover: "The defaults" below
+PAPER_SETTINGS = MappingProxyType({"weight": 1.0, "a": 1.0})        # Nixon et al.'s composite likelihood (6), prior (7)
 
 
 def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):

@@ -61,6 +61,7 @@ print(f"quick mode: {is_quick()}; n_block = {n_block}, n_iter = {n_iter}, n_warm
 import json
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 from numba import njit
@@ -1106,8 +1107,10 @@ def _label_cells(result, release):
 
 # %%
 #| export
-DEFAULT_SETTINGS = {"weight": "auto", "a": 0.1}   # intervals that cover: see the section "The defaults" below
-PAPER_SETTINGS = {"weight": 1.0, "a": 1.0}        # Nixon et al.'s composite likelihood (6) and prior (7)
+# Read-only: a user who wants other settings passes them as arguments, and no assignment can change the defaults
+# that every later call (and every reproduction) reads.
+DEFAULT_SETTINGS = MappingProxyType({"weight": "auto", "a": 0.1})   # intervals that cover: "The defaults" below
+PAPER_SETTINGS = MappingProxyType({"weight": 1.0, "a": 1.0})        # Nixon et al.'s composite likelihood (6), prior (7)
 
 
 def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):

@@ -348,3 +348,18 @@ def test_defaults_and_paper_settings():
     assert (attrs["weight"], attrs["a"]) == (0.25, 0.5)
     with pytest.raises(TypeError, match="paper"):
         fit_latent_class(r, paper="yes", **kw)
+
+
+def test_the_default_and_paper_settings_are_read_only():
+    from dplit.latent_class import DEFAULT_SETTINGS, PAPER_SETTINGS
+
+    for settings in (DEFAULT_SETTINGS, PAPER_SETTINGS):
+        before = dict(settings)
+        with pytest.raises(TypeError):
+            settings["a"] = 0.5
+        with pytest.raises(TypeError):
+            del settings["weight"]
+        with pytest.raises(AttributeError):
+            settings.update(a=0.5)
+        assert dict(settings) == before
+    assert dict(DEFAULT_SETTINGS) == {"weight": "auto", "a": 0.1} and dict(PAPER_SETTINGS) == {"weight": 1.0, "a": 1.0}
