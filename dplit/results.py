@@ -279,100 +279,94 @@ def _ess_rows(y, const, pad, mean=None):
 _RADIX_MIN = 256                 # shorter rows: NumPy's argsort (a radix sort's passes do not pay)
 
 
-@functools.cache
-def _rank_kernels():
-    """The compiled row kernels of the rank normalisation, ``(rank_rows, fold_rows)``, built on first use so that
-    importing this module does not import numba.
+def _rank_rows(flat, scores, z, order, ys):
+    """For each row of ``flat`` (k, N): its argsort ``order``, sorted values ``ys`` and normal scores ``z`` (ties
+    share their average rank, as :func:`_sorted_scores`). Compiled by :func:`_rank_kernels`.
 
-    ``rank_rows(flat, scores, z, order, ys)``: for each row of ``flat`` (k, N), its argsort ``order`` (a stable LSD
-    radix sort on the draws' IEEE bits, 11 bits a pass, passes on which every draw has the same digit skipped),
-    its sorted values ``ys`` and its normal scores ``z`` (ties share their average rank, as ``_sorted_scores``).
-    ``fold_rows(order, ys, scores, zf)``: the normal scores of ``|x - median|``; below the median the folded
-    values rise as the sorted draws fall, above it they rise with them, so one merge of the two runs sorts them.
+    The argsort is a stable LSD radix sort of the draws' IEEE bits (negative floats' bits flipped, so that the
+    unsigned keys sort as the floats), 11 bits a pass; every pass's histogram is counted in one read, and a pass on
+    which all draws share their digit (the sign and exponent of draws of one cell probability) is skipped.
     """
-    from numba import njit
-
-    @njit(cache=True, nogil=True)
-    def argsort_bits(x, keys, keys2, idx, idx2, counts):
-        n = x.size
-        bits = x.view(np.uint64)
-        top = np.uint64(1) << np.uint64(63)
-        for i in range(n):                      # the bits of a float, made to sort as the float: flip negatives
+    k, n = flat.shape
+    keys, keys2 = np.empty(n, np.uint64), np.empty(n, np.uint64)
+    idx, idx2 = np.empty(n, np.int64), np.empty(n, np.int64)
+    counts = np.empty((6, 2048), np.int64)
+    top, mask = np.uint64(1) << np.uint64(63), np.uint64(2047)
+    for r in range(k):
+        bits = flat[r].view(np.uint64)
+        for i in range(n):
             b = bits[i]
             keys[i] = ~b if b & top else b | top
             idx[i] = i
         counts[:] = 0
-        for i in range(n):                      # every pass's histogram in one read
+        for i in range(n):
             b = keys[i]
             for p in range(6):
-                counts[p, (b >> np.uint64(11 * p)) & np.uint64(2047)] += 1
+                counts[p, (b >> np.uint64(11 * p)) & mask] += 1
+        src_k, src_i, dst_k, dst_i = keys, idx, keys2, idx2
         for p in range(6):
             shift = np.uint64(11 * p)
-            if counts[p, (keys[0] >> shift) & np.uint64(2047)] == n:
-                continue                        # one digit for all: the pass would not move anything
+            if counts[p, (src_k[0] >> shift) & mask] == n:
+                continue
             total = 0
             for d in range(2048):
                 c = counts[p, d]
                 counts[p, d] = total
                 total += c
             for i in range(n):
-                d = (keys[i] >> shift) & np.uint64(2047)
+                d = (src_k[i] >> shift) & mask
                 at = counts[p, d]
                 counts[p, d] = at + 1
-                keys2[at] = keys[i]
-                idx2[at] = idx[i]
-            keys, keys2 = keys2, keys
-            idx, idx2 = idx2, idx
-        return idx
+                dst_k[at] = src_k[i]
+                dst_i[at] = src_i[i]
+            src_k, src_i, dst_k, dst_i = dst_k, dst_i, src_k, src_i
+        for i in range(n):
+            order[r, i] = src_i[i]
+            ys[r, i] = flat[r, src_i[i]]
+        a = 0
+        while a < n:                         # a run of ties a..b shares the score of the average rank
+            b = a
+            while b + 1 < n and ys[r, b + 1] == ys[r, a]:
+                b += 1
+            for i in range(a, b + 1):
+                z[r, order[r, i]] = scores[a + b]
+            a = b + 1
 
-    @njit(cache=True, nogil=True)
-    def scores_of_sorted(vals, where, scores, out):
-        """out[where[i]] = the normal score of sorted value i; a run of ties a..b gets scores[a + b]."""
-        n = vals.size
+
+def _fold_rows(order, ys, scores, zf):
+    """Normal scores ``zf`` of ``|x - median|`` of each row, from its argsort ``order`` and sorted values ``ys``.
+    Compiled by :func:`_rank_kernels`. Below the median the folded values rise as the sorted draws fall, above it
+    they rise with them: one merge of the two runs sorts them."""
+    k, n = ys.shape
+    h = n // 2
+    vals, where = np.empty(n), np.empty(n, np.int64)
+    for r in range(k):
+        median = (ys[r, h - 1] + ys[r, h]) / 2      # np.median: the mean of the middle two
+        i, j = 0, 0                                # next of the lower run and of the upper run
+        for m in range(n):
+            if j >= n - h or (i < h and median - ys[r, h - 1 - i] <= ys[r, h + j] - median):
+                vals[m], where[m] = median - ys[r, h - 1 - i], order[r, h - 1 - i]
+                i += 1
+            else:
+                vals[m], where[m] = ys[r, h + j] - median, order[r, h + j]
+                j += 1
         a = 0
         while a < n:
             b = a
             while b + 1 < n and vals[b + 1] == vals[a]:
                 b += 1
-            s = scores[a + b]
             for i in range(a, b + 1):
-                out[where[i]] = s
+                zf[r, where[i]] = scores[a + b]
             a = b + 1
 
-    @njit(cache=True, nogil=True)
-    def rank_rows(flat, scores, z, order, ys):
-        k, n = flat.shape
-        keys, keys2 = np.empty(n, np.uint64), np.empty(n, np.uint64)
-        idx, idx2 = np.empty(n, np.int64), np.empty(n, np.int64)
-        counts = np.empty((6, 2048), np.int64)
-        for r in range(k):
-            row = flat[r]
-            o = argsort_bits(row, keys, keys2, idx, idx2, counts)
-            for i in range(n):
-                order[r, i] = o[i]
-                ys[r, i] = row[o[i]]
-            scores_of_sorted(ys[r], order[r], scores, z[r])
 
-    @njit(cache=True, nogil=True)
-    def fold_rows(order, ys, scores, zf):
-        k, n = ys.shape
-        h = n // 2
-        vals, where = np.empty(n), np.empty(n, np.int64)
-        for r in range(k):
-            y, o = ys[r], order[r]
-            median = (y[h - 1] + y[h]) / 2      # np.median: the mean of the middle two
-            i, j = 0, 0                         # next of the lower run (median - y[h-1-i]) and the upper (y[h+j] - median)
-            for m in range(n):
-                if j >= n - h or (i < h and median - y[h - 1 - i] <= y[h + j] - median):
-                    vals[m], where[m] = median - y[h - 1 - i], o[h - 1 - i]
-                    i += 1
-                else:
-                    vals[m], where[m] = y[h + j] - median, o[h + j]
-                    j += 1
-            scores_of_sorted(vals, where, scores, zf[r])
+@functools.cache
+def _rank_kernels():
+    """``(_rank_rows, _fold_rows)`` compiled (numba, cached on disk, GIL released for the report's threads); built on
+    first use, so that importing this module does not import numba."""
+    from numba import njit
 
-    return rank_rows, fold_rows
-
+    return tuple(njit(cache=True, nogil=True)(fn) for fn in (_rank_rows, _fold_rows))
 
 def _type7(ys, probs):
     """Quantiles ``probs`` of each row of sorted ``ys`` (R's type 7, in the arithmetic of ArviZ 0.x's mquantiles)."""
