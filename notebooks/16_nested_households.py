@@ -33,6 +33,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import integrate, stats
 
+from IPython.display import Markdown, display
+from _stored import stored as stored_result
+
 from dplit.config import is_quick, size
 from dplit.mechanisms import sample_two_sided_geometric, two_sided_geometric_logpmf
 from dplit.sampling import ConvergenceWarning, run_chains
@@ -121,12 +124,12 @@ TRUE = SIMULATED_TRUTH
 truth = summary_probs(TRUE)
 prior_draws = {a_: np.array([summary_probs(NestedParams.random(2, 2, 4, 4, a=a_, rng=rng)) for _ in range(4000)])
                for a_ in (1.0, 0.25)}
-print(f"{'':>26}" + "".join(f"{s:>19}" for s in SUMMARIES))
-print(f"{'truth':>26}" + "".join(f"{p:19.3f}" for p in truth))
+prior_rows = ["| truth | " + " | ".join(f"{p:.3f}" for p in truth) + " |"]
 for a_, d in prior_draws.items():
     lo_, hi_ = np.quantile(d, [0.025, 0.975], axis=0)
-    print(f"{f'prior a = {a_:g}: mean (95%)':>26}" + "".join(f"{m:.3f} ({lo:.2f}-{hi:.2f})".rjust(19)
-                                                             for m, lo, hi in zip(d.mean(axis=0), lo_, hi_)))
+    prior_rows.append(f"| prior a = {a_:g}: mean (95%) | " + " | ".join(
+        f"{m:.3f} ({lo:.2f}-{hi:.2f})" for m, lo, hi in zip(d.mean(axis=0), lo_, hi_)) + " |")
+display(Markdown("| | " + " | ".join(SUMMARIES) + " |\n|" + "---|" * 6 + "\n" + "\n".join(prior_rows)))
 assert prior_draws[1.0][:, 2].mean() < 0.2 and np.quantile(prior_draws[0.25][:, 2], 0.975) > truth[2] - 0.3
 
 # %%
@@ -738,7 +741,7 @@ fit_big = fit_nested(release_summaries(big, np.inf), n_iter="auto", n_warmup=10_
 secs = time.perf_counter() - t0
 est_big = fit_big.posterior["summary_probs"].mean(("chain", "draw")).values
 n_kept = fit_big.posterior.sizes["draw"] * fit_big.posterior.attrs["thin"]
-print(f"eps = inf, N = 20,000: |posterior mean - truth| = {np.round(np.abs(est_big - truth), 4)}, "
+print(f"eps = inf, N = 20,000: |posterior mean - truth| = {np.round(np.abs(est_big - truth), 4)}\n"
       f"R-hat {fit_big.posterior.attrs['rhat_max']:.3f}, bulk ESS {fit_big.posterior.attrs['ess_bulk_min']:.0f} after "
       f"{n_kept:,} kept iterations per chain ({secs:.1f} s for 2 chains)")
 assert np.abs(est_big - truth).max() < 0.01
@@ -840,9 +843,6 @@ for bad, exc in [(again.posterior, TypeError), (fit_big.posterior.attrs, TypeErr
 # the true $P(S_i \mid \theta_{\text{true}})$ by the 95% intervals, and their mean length.
 
 # %%
-from IPython.display import Markdown, display  # noqa: E402
-from _stored import stored as stored_result  # noqa: E402
-
 nest_study = stored_result("nested_coverage.json", script="benchmarks/bench_nested.py --coverage")
 PRIORS = {"1.0": "supplement (`paper=True`, a = 1)", "0.25": "default (a = 0.25)"}
 assert set(nest_study["results"]) == set(PRIORS) and all(set(v) == {"inf", "1.0", "0.1", "0.01"}

@@ -491,13 +491,13 @@ for G_, M_, size_ in [(2, 2, 3), (3, 2, 3), (1, 1, 3), (2, 3, 2), (2, 2, 4)]:
     assert np.all(np.abs(closed - brute) < 1e-12), (G_, M_, size_, closed - brute)
     if size_ == 3:
         assert np.all(np.abs(summary_probs_paper(small_p) - brute) < 1e-12)
-print(f"{len(recs)} configurations at size 4; largest |closed form - enumeration| per summary over the five cases:",
+print(f"{len(recs)} configurations at size 4; largest |closed form - enumeration| per summary over the five cases:\n",
       np.max(list(worst.values()), axis=0))
 assert len(household_table(NestedParams.random(2, 2, 3, 3, rng=1))[0]) == 3888
 truth = summary_probs(TRUE)
 sim_counts = summary_counts(sim)
 z = (sim_counts / 50_000 - truth) / np.sqrt(truth * (1 - truth) / 50_000)
-print("P(S | theta_true):", np.round(truth, 4), " simulated 50,000 households, z-scores:", np.round(z, 2))
+print("P(S | theta_true):", np.round(truth, 4), "\nsimulated 50,000 households, z-scores:", np.round(z, 2))
 assert np.all(np.abs(z) < 4.5)
 
 
