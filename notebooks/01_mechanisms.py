@@ -401,8 +401,8 @@ interactive(plot_noise_laws,
             sensitivity=FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05))
 
 # %% [markdown]
-# The figure above is the widget's default view ($\epsilon = 1$, $\Delta = 1$: Laplace scale $b = 1$, geometric
-# $t = e^{-1}$). Both laws fall off as $e^{-\epsilon |x| / \Delta}$, which is what bounds the ratio of the output's
+# In the widget's default view ($\epsilon = 1$, $\Delta = 1$: Laplace scale $b = 1$, geometric $t = e^{-1}$) both laws
+# fall off as $e^{-\epsilon |x| / \Delta}$, which is what bounds the ratio of the output's
 # law on neighbours by $e^\epsilon$; the geometric keeps counts integer.
 
 # %% [markdown]
