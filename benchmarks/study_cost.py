@@ -10,6 +10,12 @@ cores and on 16 and 64 Dask workers (total / workers, but never less than the sl
 
     .venv/bin/python benchmarks/study_cost.py --max-tasks 100     # run (resumable), then summarise
     .venv/bin/python benchmarks/study_cost.py --summary             # summarise what is stored
+    .venv/bin/python benchmarks/study_cost.py --auto-vs-fixed       # DPMCMC until converged against 20,000 iterations
+
+The grid's cost is that of the study's default effort (DPMCMC until converged, ``n_iter="auto"``). Tasks stored at
+an earlier effort (DPMCMC at a fixed 20,000 iterations) stay in the store as the baseline of ``--auto-vs-fixed``:
+the same data set (the data seed does not depend on the effort) run both ways, with MSE, coverage and CPU time
+side by side in ``results/study_auto_vs_fixed.json``.
 """
 
 import argparse
@@ -27,6 +33,7 @@ HERE = Path(__file__).parent
 STORE = HERE / "results" / "study_cost.sqlite"        # not committed: the CSV below is its text copy
 CSV = HERE / "results" / "study_cost.csv"
 JSON = HERE / "results" / "study_cost.json"
+AUTO_VS_FIXED = HERE / "results" / "study_auto_vs_fixed.json"
 REPLICATES_PAPER = 50
 WORKERS = (2, 16, 64)
 
@@ -39,10 +46,10 @@ def tasks():
     return [todo[i] for i in order]
 
 
-def run(max_tasks):
+def run(max_tasks, todo=None):
     store = ResultStore(STORE).check(write=True)
     done = store.done_keys()
-    todo = [t for t in tasks() if t.key not in done][:max_tasks]
+    todo = [t for t in (tasks() if todo is None else todo) if t.key not in done][:max_tasks]
     t0 = time.perf_counter()
     for i, t in enumerate(todo, 1):
         c0 = time.process_time()
@@ -55,9 +62,60 @@ def run(max_tasks):
               f"[{time.perf_counter() - t0:.0f} s]", flush=True)
 
 
-def summary():
+def _fixed_dpmcmc():
+    """(fixed-effort task key, the same task until converged) for every DPMCMC task stored at 20,000 iterations."""
+    pairs = []
+    for key in sorted(ResultStore(STORE).done_keys()):
+        s = json.loads(key)
+        if METHODS[s["method"]][0] == "dpmcmc" and s["n_iter"] != "auto":
+            auto = {**s, "n_iter": "auto", "target_ess": StudyConfig().target_ess, "max_iter": StudyConfig().max_iter}
+            pairs.append((key, json.dumps(auto, sort_keys=True, separators=(",", ":"))))
+    return pairs
+
+
+def auto_vs_fixed(max_tasks=None):
+    """Run DPMCMC until converged on every data set stored at the fixed effort; compare and write the JSON."""
+    from dplit.study import Task
+
+    pairs = _fixed_dpmcmc()
+    run(max_tasks, todo=[Task(json.loads(a), a) for _, a in pairs])
+    rec = dict(ResultStore(STORE).records())
     rows = []
-    for r in ResultStore(STORE).rows():
+    for f, a in pairs:
+        if a in rec and not rec[f].get("error") and not rec[a].get("error"):
+            s = json.loads(f)
+            rows.append({"method": s["method"], "alpha_true": s["alpha_true"], "n": s["n"], "eps": s["eps"],
+                         **{f"{m}_{k}": rec[key].get(m) for k, key in (("fixed", f), ("auto", a))
+                            for m in ("mse_alpha", "mse_mean", "coverage", "cpu_s", "ess_bulk_min")}})
+    if not rows:
+        return None
+    rel = np.array([r["mse_alpha_auto"] / r["mse_alpha_fixed"] - 1 for r in rows])
+    cov = np.array([r["coverage_auto"] - r["coverage_fixed"] for r in rows])
+    cpu = np.array([r["cpu_s_fixed"] / r["cpu_s_auto"] for r in rows])
+    out = {"command": "benchmarks/study_cost.py --auto-vs-fixed", "date": time.strftime("%Y-%m-%d"),
+           "fixed": "n_iter=20000, n_warmup=2000, 3 chains, thin 10", "auto": "n_iter='auto', target_ess=400",
+           "pairs": len(rows), "cpu_ratio_fixed_over_auto": {"median": float(np.median(cpu)), "min": float(cpu.min()),
+                                                              "max": float(cpu.max())},
+           "cpu_total_s": {"fixed": float(sum(r["cpu_s_fixed"] for r in rows)),
+                           "auto": float(sum(r["cpu_s_auto"] for r in rows))},
+           "mse_alpha_relative_change": {"median": float(np.median(rel)), "mean": float(rel.mean()),
+                                         "min": float(rel.min()), "max": float(rel.max())},
+           "coverage_change": {"mean": float(cov.mean()), "min": float(cov.min()), "max": float(cov.max())},
+           "rows": rows}
+    AUTO_VS_FIXED.write_text(json.dumps(out, indent=1))
+    print(f"{len(rows)} data sets: CPU fixed/auto median x{np.median(cpu):.1f} (total {out['cpu_total_s']['fixed']:.0f}"
+          f" s against {out['cpu_total_s']['auto']:.0f} s); MSE(alpha) auto/fixed - 1: median {np.median(rel):+.3f}, "
+          f"range {rel.min():+.3f} to {rel.max():+.3f}; coverage auto - fixed: mean {cov.mean():+.4f}, range "
+          f"{cov.min():+.4f} to {cov.max():+.4f}")
+    return out
+
+
+def summary():
+    rows, grid = [], {t.key for t in tasks()}
+    for k, rec in ResultStore(STORE).records():
+        if k not in grid:          # another effort (the fixed-length DPMCMC of --auto-vs-fixed): not the grid's cost
+            continue
+        r = {**json.loads(k), **rec}
         rows.append({"method": r["method"], "d": len(r["alpha_true"]), "alpha_true": " ".join(map(str, r["alpha_true"])),
                      "n": r["n"], "eps": r["eps"], "cpu_s": round(r.get("cpu_s", r["runtime"]), 3),
                      "wall_s": round(r["runtime"], 3),
@@ -103,7 +161,11 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-tasks", type=int, default=None, help="run at most this many of the remaining tasks")
     ap.add_argument("--summary", action="store_true", help="only summarise the stored tasks")
+    ap.add_argument("--auto-vs-fixed", action="store_true",
+                    help="run DPMCMC until converged on the data sets stored at 20,000 iterations, and compare")
     args = ap.parse_args()
-    if not args.summary:
+    if args.auto_vs_fixed:
+        auto_vs_fixed(args.max_tasks)
+    elif not args.summary:
         run(args.max_tasks)
     summary()

@@ -2,7 +2,7 @@
 # Edit the notebook, then run `python -m dplit.export`.
 """The simulation study: every method on the paper's grid, resumable
 
-Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenario grid, one task per (scenario, replicate, method), seeds derived from the task's settings, results written at once to one SQLite file (nothing lost, nothing redone), any `concurrent.futures` executor (a local process pool, or Dask), and the paper's figures from the stored results.
+Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenario grid, one task per (scenario, replicate, method), seeds derived from the task's settings, results written at once to one store (nothing lost, nothing redone: a text table of JSON lines to commit and share, or a SQLite file), any `concurrent.futures` executor (a local process pool, or Dask), and the paper's figures from the stored results.
 """
 
 __all__ = [
@@ -416,7 +416,7 @@ def run_task(task):
     return out
 
 
-# %% notebooks/10_simulation_study.py, cell 28: 6. The store: one SQLite file, nothing lost, nothing redone
+# %% notebooks/10_simulation_study.py, cell 28: 6. The store: nothing lost, nothing redone
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT NOT NULL, "
            "record TEXT NOT NULL, finished REAL NOT NULL)")
 
@@ -634,7 +634,7 @@ def export_table(store, out):
     return len(todo)
 
 
-# %% notebooks/10_simulation_study.py, cell 32: 7. The runner: any executor, resumable
+# %% notebooks/10_simulation_study.py, cell 34: 7. The runner: any executor, resumable
 class SerialExecutor(cf.Executor):
     """A ``concurrent.futures.Executor`` that runs each task at submission, in the calling process."""
 
@@ -767,7 +767,7 @@ def _bar(progress, total):
     return _Null()
 
 
-# %% notebooks/10_simulation_study.py, cell 36: 8. From the store to the paper's figures
+# %% notebooks/10_simulation_study.py, cell 38: 8. From the store to the paper's figures
 def load_results(store):
     """A pandas DataFrame of a store: one row per task, its settings and measures (``alpha`` as a label)."""
     import pandas as pd
@@ -780,8 +780,26 @@ def load_results(store):
     return df
 
 
-def summarise(df, *, max_mpsrf=1.1):
-    """Medians per (alpha, n, eps, threshold, method) over the converged runs, with run, failure and convergence counts."""
+_MEASURES = ("mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage")
+
+
+def summarise(df, *, max_mpsrf=1.1, intervals=False, level=0.9, n_boot=1000, min_runs=5, rng=None):
+    """Medians per (alpha, n, eps, threshold, method) over the converged runs, with run, failure and convergence counts.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        From :func:`load_results`.
+    max_mpsrf : float, default 1.1
+        Runs above this multivariate PSRF are not converged (and left out of the medians), as in the paper.
+    intervals : bool, default False
+        Add the Monte Carlo error of each median: columns ``<measure>_lo`` and ``<measure>_hi``, the percentile
+        bootstrap interval (``level``, ``n_boot`` resamples of the data sets of the cell), and ``converged_lo``,
+        ``converged_hi`` (the same for the fraction converged). A cell with fewer than ``min_runs`` values has
+        NaN intervals: a bootstrap of one or two values says nothing about their error.
+    rng : None, int or numpy.random.Generator
+        The bootstrap's randomness.
+    """
     import pandas as pd
 
     max_mpsrf = check_max_mpsrf(max_mpsrf)
@@ -794,8 +812,27 @@ def summarise(df, *, max_mpsrf=1.1):
     out = g.agg(runs=("method", "size"), failed=("failed", "sum"), converged=("converged", "mean"),
                 runtime=("runtime", "median")).reset_index()
     good = df[df["converged"]].groupby(keys)
-    med = good[["mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage"]].median().reset_index()
-    return out.merge(med, on=keys, how="left")
+    med = good[list(_MEASURES)].median().reset_index()
+    out = out.merge(med, on=keys, how="left")
+    if intervals:
+        level = V.unit_interval(level, "level")
+        g = V.rng(rng)
+        ci = []
+        for key, sub in df.groupby(keys):
+            row = dict(zip(keys, key))
+            ok = sub[sub["converged"]]
+            for col, values, stat in [(c, ok[c], np.median) for c in _MEASURES] + [
+                    ("converged", sub["converged"], np.mean)]:
+                v = values.astype(float).to_numpy()
+                v = v[np.isfinite(v)]
+                lo = hi = np.nan
+                if len(v) >= V.count(min_runs, "min_runs"):
+                    boot = stat(v[g.integers(0, len(v), (V.count(n_boot, "n_boot"), len(v)))], axis=1)
+                    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+                row[f"{col}_lo"], row[f"{col}_hi"] = float(lo), float(hi)
+            ci.append(row)
+        out = out.merge(pd.DataFrame(ci), on=keys, how="left")
+    return out
 
 
 def _bars(ax, sub, methods, value, *, log, base):
@@ -813,6 +850,10 @@ def _bars(ax, sub, methods, value, *, log, base):
             x = gi + (k - (len(methods) - 1) / 2) * width
             ax.bar(x, v - base, bottom=base, width=width * (1.6 if bench else 0.9),
                    color="k" if bench else colors[k], label=m if gi == 0 else None, zorder=1 if bench else 2)
+            if f"{value}_lo" in row:     # the Monte Carlo error of the median (summarise(..., intervals=True))
+                lo, hi = float(row[f"{value}_lo"].iloc[0]), float(row[f"{value}_hi"].iloc[0])
+                if np.isfinite(lo) and np.isfinite(hi):
+                    ax.plot([x, x], [lo, hi], color="0.35" if bench else "k", lw=0.8, zorder=3)
     ax.set_xticks(range(len(groups)), [f"eps={e:g}\nn={n}" for e, n in groups], fontsize=8)
     if log:
         ax.set_yscale("log")
@@ -825,7 +866,7 @@ def _colors(k):
     return [plt.get_cmap("tab20")(i % 20) for i in range(k)]
 
 
-# %% notebooks/10_simulation_study.py, cell 38: 8. From the store to the paper's figures
+# %% notebooks/10_simulation_study.py, cell 40: 8. From the store to the paper's figures
 def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
     """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
     import matplotlib.pyplot as plt
@@ -833,17 +874,20 @@ def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
     s = summary[summary["threshold"] == str(threshold)]
     alphas = list(dict.fromkeys(s["alpha"]))
     methods = [m for m in (methods or METHODS) if m in set(s["method"])]
-    fig, axes = plt.subplots(len(alphas), 1, figsize=(10, 2.6 * len(alphas)), squeeze=False)
+    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, 2.1 * len(alphas) + 1.0), squeeze=False)
     for ax, al in zip(axes[:, 0], alphas):
         sub = s[s["alpha"] == al].copy()
-        sub["scaled"] = sub[metric] / sub[metric].max()
+        top = sub[metric].max()
+        sub["scaled"] = sub[metric] / top
+        if f"{metric}_lo" in sub:
+            sub["scaled_lo"], sub["scaled_hi"] = sub[f"{metric}_lo"] / top, sub[f"{metric}_hi"] / top
         _bars(ax, sub, methods, "scaled", log=True, base=1.0)
-        ax.set_ylabel("rescaled median MSE")
+        ax.set_ylabel("rescaled median MSE", fontsize=9)
         ax.set_title(f"alpha_true = {al}", fontsize=9)
-    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _legend(fig, axes)
     fig.suptitle({"mse_alpha": "Figure 1: MSE of alpha", "mse_mean": "Figure 2 (left): MSE of E[x | alpha]"}
                  .get(metric, metric) + " (longer bar = smaller MSE)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
@@ -864,16 +908,22 @@ def _figure_level(summary, value, methods, threshold, ref, title):
     s = summary[summary["threshold"] == str(threshold)]
     alphas = list(dict.fromkeys(s["alpha"]))
     methods = [m for m in methods if m in set(s["method"])]
-    fig, axes = plt.subplots(len(alphas), 1, figsize=(10, 2.4 * len(alphas)), squeeze=False)
+    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, 2.0 * len(alphas) + 1.0), squeeze=False)
     for ax, al in zip(axes[:, 0], alphas):
         _bars(ax, s[s["alpha"] == al], methods, value, log=False, base=0.0)
         ax.axhline(ref, c="r", ls="--", lw=1)
         ax.set_ylim(0, 1.05)
         ax.set_title(f"alpha_true = {al}", fontsize=9)
-    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _legend(fig, axes)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
+
+
+def _legend(fig, axes):
+    """One legend under the panels, in rows, so the figure fits a page column."""
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
 
 
 def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):

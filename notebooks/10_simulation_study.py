@@ -1,11 +1,11 @@
 # %% [markdown]
 # # The simulation study: every method on the paper's grid, resumable
 #
-# Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenario grid, one task per (scenario, replicate, method), seeds derived from the task's settings, results written at once to one SQLite file (nothing lost, nothing redone), any `concurrent.futures` executor (a local process pool, or Dask), and the paper's figures from the stored results.
+# Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenario grid, one task per (scenario, replicate, method), seeds derived from the task's settings, results written at once to one store (nothing lost, nothing redone: a text table of JSON lines to commit and share, or a SQLite file), any `concurrent.futures` executor (a local process pool, or Dask), and the paper's figures from the stored results.
 #
 # * **For:** comparing the methods of Guo et al. on simulated data, or rerunning the paper's study.
 # * **You need:** a scenario grid (the paper's, or yours) and some CPU time; nothing to download.
-# * **You get:** MSEs, coverages and convergence rates per method in one resumable SQLite store, and Figures 1-2, S2, S3.
+# * **You get:** MSEs, coverages and convergence rates per method in one resumable store, and Figures 1-2, S2, S3. The paper's grid, run this way, is in `10b_simulation_results`.
 
 # %%
 #| default_exp study
@@ -13,8 +13,8 @@
 # %% [markdown]
 # ## Parameters
 #
-# Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite). The reduced study below
-# is the notebook's only heavy cell; the paper's full grid is the job of `dplit study run` (end of the notebook).
+# Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite). The notebook runs small
+# studies only, to show and check the machinery; the paper's grid is the job of `dplit study run` (section 9).
 
 # %%
 # %matplotlib inline
@@ -34,15 +34,8 @@ from dplit.config import is_quick, size
 
 SEED = 20261126
 rng = np.random.default_rng(SEED)
-reduced_reps = size(full=5, quick=2)               # replicates per scenario in the reduced study
-reduced_eps = size(full=[0.5, 1e10], quick=[0.5, 1e10])   # both sizes: the checks below need 1e10
-reduced_alpha = size(full=[[3.3, 4.4], [2.2, 3.3, 4.4]], quick=[[2.2, 3.3, 4.4]])
-reduced_methods = size(full=["boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p1", "dpabc_p4",
-                             "dpabc_p5", "dpapprox_p4"],
-                       quick=["boots", "dpboots", "dpmcmc_p1", "dpabc_p4"])
 n_cover = size(full=4000, quick=1000)            # draws in the coverage checks
-print(f"quick mode: {is_quick()}; reduced study: {len(reduced_alpha)} alphas x {len(reduced_eps)} eps x "
-      f"{reduced_reps} replicates x {len(reduced_methods)} methods")
+print(f"quick mode: {is_quick()}")
 
 # %% [markdown]
 # ## The design (Guo et al., Sec. 5.1)
@@ -83,6 +76,12 @@ print(f"quick mode: {is_quick()}; reduced study: {len(reduced_alpha)} alphas x {
 # A study is a small frozen record: the grid, the methods, the replicates, a seed, and the effort of each method
 # (`quick = true` gives short chains and few bootstrap replicates, for trials and tests). It reads the TOML of the
 # command line; unknown keys are refused by name, so a typo does not silently run the default.
+#
+# At full effort DPMCMC runs **until converged** (`until_converged = ["dpmcmc"]`: `n_iter="auto"`, chains extended
+# until alpha and $E[\mathbf x \mid \boldsymbol\alpha]$ reach bulk and tail ESS >= 400 and R-hat <= 1.01) rather than for a
+# fixed 20,000 iterations: on the same data sets it gives the same MSE and coverage for a fraction of the CPU time
+# (`benchmarks/study_cost.py --auto-vs-fixed`, shown in `10b_simulation_results`). The stopping rule is part of each
+# task's key, so a study at one effort never mixes with another.
 
 # %%
 #| export
@@ -629,13 +628,22 @@ assert broken["error"] and "n_boot" in broken["error"]
 print({m: (round(o["mse_alpha"], 3), round(o["coverage"], 3), round(o["runtime"], 2)) for m, o in probe_out.items()})
 
 # %% [markdown]
-# ## 6. The store: one SQLite file, nothing lost, nothing redone
+# ## 6. The store: nothing lost, nothing redone
 #
-# One table, `results(key PRIMARY KEY, method, record, finished)`: a record is the JSON of a task's measures, written
-# (and committed) as soon as the task finishes, from the process that drives the study (workers only compute).
-# SQLite's transactions make each write all-or-nothing, so a study killed at any moment leaves only whole rows;
-# `INSERT OR IGNORE` on the primary key makes a duplicate impossible. Reading what is done opens the file
-# read-only (`mode=ro`): a study that is already complete does not touch the file at all, not even its timestamp.
+# A store holds finished tasks under their keys; the process that drives the study writes each one as soon as it
+# finishes (workers only compute). Two forms, chosen by the path (`open_store`):
+#
+# * **A text table** (`*.jsonl`, `TableStore`): one line per task, `{"settings": {...}, "result": {...}}`, appended
+#   and synced to disk. This is the form to commit: a diff shows the tasks added, and any machine extends the same
+#   study from a clone. A run killed while writing leaves at most one line without its newline; it is not a task,
+#   and the next write drops it (with a warning) so that its task runs again. A damaged line elsewhere is an error
+#   naming the line, never skipped in silence.
+# * **SQLite** (any other path, `ResultStore`): one table, `results(key PRIMARY KEY, method, record, finished)`.
+#   Its transactions make each write all-or-nothing; `INSERT OR IGNORE` on the primary key makes a duplicate
+#   impossible; reading opens the file read-only (`mode=ro`), so a complete study does not touch it at all.
+#
+# `export_table` (and `dplit study export`) copies a SQLite store into a text table, adding only the tasks it lacks,
+# in key order.
 
 # %%
 #| export
@@ -885,6 +893,28 @@ for bad_store, word in [(tmp, "is a folder"), (tmp / "not_db.sqlite", "not a stu
         raise AssertionError(f"{bad_store} accepted")
 
 # %% [markdown]
+# The text table keeps the same promises: the same task twice is one line, a line cut short by a kill is dropped at
+# the next write (and its task is not counted as done), and the export of the SQLite store above is the same rows.
+
+# %%
+from dplit.study import TableStore, export_table, open_store  # noqa: E402
+
+tab = open_store(tmp / "check.jsonl")
+assert isinstance(tab, TableStore) and len(tab) == 0
+tab.put(ts[0].key, {"mse_alpha": 1.0})
+tab.put(ts[0].key, {"mse_alpha": 2.0})
+tab.put(ts[1].key, {"mse_alpha": 3.0})
+assert len(tab) == 2 and tab.rows()[0]["mse_alpha"] == 1.0
+tab.path.write_bytes(tab.path.read_bytes()[:-5])           # a run killed while writing the second line
+assert tab.done_keys() == {ts[0].key}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    tab.put(ts[1].key, {"mse_alpha": 3.0})
+assert len(tab) == 2 and tab.path.read_text().count("\n") == 2 and "unfinished last line" in str(caught[0].message)
+assert export_table(st, tmp / "export.jsonl") == 1 and TableStore(tmp / "export.jsonl").rows() == st.rows()
+print(tab.path.read_text().splitlines()[0][:120], "...")
+
+# %% [markdown]
 # ## 7. The runner: any executor, resumable
 #
 # `run_study(config, store, executor=...)` lists the tasks, drops those already in the store, submits the rest to a
@@ -1109,8 +1139,26 @@ def load_results(store):
     return df
 
 
-def summarise(df, *, max_mpsrf=1.1):
-    """Medians per (alpha, n, eps, threshold, method) over the converged runs, with run, failure and convergence counts."""
+_MEASURES = ("mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage")
+
+
+def summarise(df, *, max_mpsrf=1.1, intervals=False, level=0.9, n_boot=1000, min_runs=5, rng=None):
+    """Medians per (alpha, n, eps, threshold, method) over the converged runs, with run, failure and convergence counts.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        From :func:`load_results`.
+    max_mpsrf : float, default 1.1
+        Runs above this multivariate PSRF are not converged (and left out of the medians), as in the paper.
+    intervals : bool, default False
+        Add the Monte Carlo error of each median: columns ``<measure>_lo`` and ``<measure>_hi``, the percentile
+        bootstrap interval (``level``, ``n_boot`` resamples of the data sets of the cell), and ``converged_lo``,
+        ``converged_hi`` (the same for the fraction converged). A cell with fewer than ``min_runs`` values has
+        NaN intervals: a bootstrap of one or two values says nothing about their error.
+    rng : None, int or numpy.random.Generator
+        The bootstrap's randomness.
+    """
     import pandas as pd
 
     max_mpsrf = check_max_mpsrf(max_mpsrf)
@@ -1123,8 +1171,27 @@ def summarise(df, *, max_mpsrf=1.1):
     out = g.agg(runs=("method", "size"), failed=("failed", "sum"), converged=("converged", "mean"),
                 runtime=("runtime", "median")).reset_index()
     good = df[df["converged"]].groupby(keys)
-    med = good[["mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage"]].median().reset_index()
-    return out.merge(med, on=keys, how="left")
+    med = good[list(_MEASURES)].median().reset_index()
+    out = out.merge(med, on=keys, how="left")
+    if intervals:
+        level = V.unit_interval(level, "level")
+        g = V.rng(rng)
+        ci = []
+        for key, sub in df.groupby(keys):
+            row = dict(zip(keys, key))
+            ok = sub[sub["converged"]]
+            for col, values, stat in [(c, ok[c], np.median) for c in _MEASURES] + [
+                    ("converged", sub["converged"], np.mean)]:
+                v = values.astype(float).to_numpy()
+                v = v[np.isfinite(v)]
+                lo = hi = np.nan
+                if len(v) >= V.count(min_runs, "min_runs"):
+                    boot = stat(v[g.integers(0, len(v), (V.count(n_boot, "n_boot"), len(v)))], axis=1)
+                    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+                row[f"{col}_lo"], row[f"{col}_hi"] = float(lo), float(hi)
+            ci.append(row)
+        out = out.merge(pd.DataFrame(ci), on=keys, how="left")
+    return out
 
 
 def _bars(ax, sub, methods, value, *, log, base):
@@ -1142,6 +1209,10 @@ def _bars(ax, sub, methods, value, *, log, base):
             x = gi + (k - (len(methods) - 1) / 2) * width
             ax.bar(x, v - base, bottom=base, width=width * (1.6 if bench else 0.9),
                    color="k" if bench else colors[k], label=m if gi == 0 else None, zorder=1 if bench else 2)
+            if f"{value}_lo" in row:     # the Monte Carlo error of the median (summarise(..., intervals=True))
+                lo, hi = float(row[f"{value}_lo"].iloc[0]), float(row[f"{value}_hi"].iloc[0])
+                if np.isfinite(lo) and np.isfinite(hi):
+                    ax.plot([x, x], [lo, hi], color="0.35" if bench else "k", lw=0.8, zorder=3)
     ax.set_xticks(range(len(groups)), [f"eps={e:g}\nn={n}" for e, n in groups], fontsize=8)
     if log:
         ax.set_yscale("log")
@@ -1168,17 +1239,20 @@ def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
     s = summary[summary["threshold"] == str(threshold)]
     alphas = list(dict.fromkeys(s["alpha"]))
     methods = [m for m in (methods or METHODS) if m in set(s["method"])]
-    fig, axes = plt.subplots(len(alphas), 1, figsize=(10, 2.6 * len(alphas)), squeeze=False)
+    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, 2.1 * len(alphas) + 1.0), squeeze=False)
     for ax, al in zip(axes[:, 0], alphas):
         sub = s[s["alpha"] == al].copy()
-        sub["scaled"] = sub[metric] / sub[metric].max()
+        top = sub[metric].max()
+        sub["scaled"] = sub[metric] / top
+        if f"{metric}_lo" in sub:
+            sub["scaled_lo"], sub["scaled_hi"] = sub[f"{metric}_lo"] / top, sub[f"{metric}_hi"] / top
         _bars(ax, sub, methods, "scaled", log=True, base=1.0)
-        ax.set_ylabel("rescaled median MSE")
+        ax.set_ylabel("rescaled median MSE", fontsize=9)
         ax.set_title(f"alpha_true = {al}", fontsize=9)
-    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _legend(fig, axes)
     fig.suptitle({"mse_alpha": "Figure 1: MSE of alpha", "mse_mean": "Figure 2 (left): MSE of E[x | alpha]"}
                  .get(metric, metric) + " (longer bar = smaller MSE)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
@@ -1199,16 +1273,22 @@ def _figure_level(summary, value, methods, threshold, ref, title):
     s = summary[summary["threshold"] == str(threshold)]
     alphas = list(dict.fromkeys(s["alpha"]))
     methods = [m for m in methods if m in set(s["method"])]
-    fig, axes = plt.subplots(len(alphas), 1, figsize=(10, 2.4 * len(alphas)), squeeze=False)
+    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, 2.0 * len(alphas) + 1.0), squeeze=False)
     for ax, al in zip(axes[:, 0], alphas):
         _bars(ax, s[s["alpha"] == al], methods, value, log=False, base=0.0)
         ax.axhline(ref, c="r", ls="--", lw=1)
         ax.set_ylim(0, 1.05)
         ax.set_title(f"alpha_true = {al}", fontsize=9)
-    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _legend(fig, axes)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
+
+
+def _legend(fig, axes):
+    """One legend under the panels, in rows, so the figure fits a page column."""
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
 
 
 def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
@@ -1221,233 +1301,26 @@ def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
     return both.groupby(level=["alpha", "n", "eps", "method"])["dp_better"].agg(["mean", "size"]).reset_index()
 
 # %% [markdown]
-# ## 9. The reduced study
+# ## 9. The study at the paper's scale
 #
-# What is reduced, against the paper's grid (5 alphas x 2 n x 4 eps x 50 data sets x 17 methods = 20,000 tasks):
-# * two true parameters, $\boldsymbol\alpha_1 = (3.3, 4.4)$ and $\boldsymbol\alpha_3 = (2.2, 3.3, 4.4)$; one sample size, $n = 1000$; two
-#   budgets, $\epsilon = 0.5$ and $10^{10}$; **5** data sets per scenario (quick size: 2, one alpha);
-# * nine methods: the two benchmarks, DPBoots, DPMCMC$_{p1}$, DPreMCMC$_{p1}$ ($b = 5$ as in the paper), DPABC$_{p1,p4,p5}$ and
-#   DPapprox$_{p4}$;
-# * the `quick` effort: 3 chains of 2,000 iterations after 500 of warm-up (thinned by 10) instead of 20,000 after
-#   2,000 (the paper: 100,000 after 20,000), 200 bootstrap replicates and 200 ABC draws instead of 1,000;
-# * the S3 variant ($a$ fixed at $10^{-6}$, all the budget to the Laplace part) for DPBoots only.
-#
-# It runs on a local process pool of two workers, writing to a store in a temporary folder.
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-reduced = StudyConfig(alpha_true=tuple(map(tuple, reduced_alpha)), n=(1000,), eps=tuple(reduced_eps),
-                      methods=tuple(reduced_methods), replicates=reduced_reps, seed=SEED, quick=True)
-fixed_a = StudyConfig(**{**vars(reduced), "methods": ("dpboots",), "threshold": 1e-6})
-store_path = tmp / "reduced.sqlite"
-t0 = time.perf_counter()
-run_red = run_study(reduced, store_path, workers=2, progress=False)
-run_fix = run_study(fixed_a, store_path, workers=2, progress=False)
-wall = time.perf_counter() - t0
-n_tasks = run_red.ran + run_fix.ran
-print(f"{n_tasks} tasks in {wall:.0f} s on 2 processes ({60 * n_tasks / wall:.0f} tasks per minute)")
-
-# %%
-from dplit.study import figure_convergence, figure_coverage, figure_mse, fixed_vs_dp, load_results, summarise  # noqa: E402
-
-df = load_results(store_path)
-summary = summarise(df)
-settings_cols = ["alpha", "n", "eps", "threshold", "method", "replicate"]
-assert len(df) == n_tasks and not df.duplicated(settings_cols).any()
-assert df["error"].isna().all()
-cpu = df.groupby("method")["runtime"].sum()
-print(summary[["alpha", "eps", "threshold", "method", "runs", "converged", "mse_alpha", "mse_mean",
-               "coverage", "runtime"]].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig1 = figure_mse(summary, methods=reduced_methods)
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig2a = figure_mse(summary, metric="mse_mean", methods=reduced_methods)
-fig2b = figure_coverage(summary)
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig_s2 = figure_convergence(summary, methods=reduced_methods)
-s3 = fixed_vs_dp(df, fixed=1e-6)
-print("Figure S3 (DPBoots): fraction of data sets where DP a gives the smaller MSE than a = 1e-6")
-print(s3.to_string(index=False))
-
-# %% [markdown]
-# ### Checks on the reduced study
-#
-# Statistical statements that must hold whatever the seed, at this size:
-# * at $\epsilon = 10^{10}$ every method's $E[\mathbf x]$ MSE is within a small factor of the benchmarks' (no privacy, only the
-#   approximations left), and DPABC$_{p1}$ is the worst on $\boldsymbol\alpha$ (the paper drops it for this reason);
-# * the benchmarks' predictive coverage is near 0.95 (their posteriors are nearly exact);
-# * the privacy cost: at $\epsilon = 0.5$ the median MSE of $\boldsymbol\alpha$ of DPBoots and DPMCMC$_{p1}$ exceeds that at $\epsilon = 10^{10}$.
-
-# %%
-def med(method, eps, col="mse_alpha", alpha=None):
-    s = summary[(summary["method"] == method) & (summary["eps"] == eps) & (summary["threshold"] == "dp")]
-    if alpha is not None:
-        s = s[s["alpha"] == alpha]
-    return float(s[col].median())
-
-
-eps_hi, eps_lo = max(reduced_eps), min(reduced_eps)
-bench_name = "mcmc_p1" if "mcmc_p1" in reduced_methods else "boots"
-bench = med(bench_name, eps_hi, "mse_mean")
-if eps_hi >= 1e9:
-    for m in reduced_methods:
-        if m != "dpabc_p1":
-            assert med(m, eps_hi, "mse_mean") < 30 * bench, (m, med(m, eps_hi, "mse_mean"), bench)
-    if "dpabc_p1" in reduced_methods:
-        assert med("dpabc_p1", eps_hi) == max(med(m, eps_hi) for m in reduced_methods)
-    assert med("dpboots", eps_lo) > med("dpboots", eps_hi)
-assert abs(med("boots", eps_hi, "coverage") - 0.95) < 0.03
-print({m: round(med(m, eps_hi, "mse_mean") / bench, 2) for m in reduced_methods})
-
-# %% [markdown]
-# ### Wall time and the full grid
-#
-# The reduced study's wall time is printed above (on a machine shared with other jobs it varies from run to run).
-# The extrapolation below uses the measured CPU
-# seconds per task of each method at $n = 1000$, and assumes the paper's effort (10x the quick chains: 20,000
-# iterations) costs 10x for the chain methods and 5x for the bootstrap and ABC (1,000 draws instead of 200), and that
-# $n = 5000$ costs 5x for the methods whose cost grows with $n$ (DPMCMC and DPreMCMC update every latent record; the
-# bootstrap and ABC simulate $n$ records; DPapprox and MCMC$_{p1}$ do not depend on $n$). These are assumptions, not
-# measurements; `benchmarks/bench_study.py` measures tasks per minute on 1 and 2 processes.
-
-# %%
-scale_effort = {"mcmc": 10, "dpmcmc": 10, "dpremcmc": 10, "dpapprox": 10, "boots": 5, "dpboots": 5, "dpabc": 5}
-grows_with_n = {"dpmcmc", "dpremcmc", "boots", "dpboots", "dpabc"}
-per_task = df[df["threshold"] == "dp"].groupby("method")["runtime"].mean()
-fam = {m: METHODS[m][0] for m in per_task.index}
-full_cost = sum(per_task[m] * scale_effort[fam[m]] * (1 + (5 if fam[m] in grows_with_n else 1)) / 2
-                for m in per_task.index)          # mean over n in {1000, 5000}
-full_cost *= 5 * 4 * 50                           # alphas x eps x data sets (the 9 methods measured here)
-full_cost *= len(METHODS) / len(per_task)         # the other 8 methods cost about as much as their families
-print(f"measured: {wall:.0f} s wall for {n_tasks} tasks; CPU per task by method (s): "
-      + ", ".join(f"{m} {v:.2f}" for m, v in per_task.items()))
-print(f"the paper's grid at the paper's effort: about {full_cost / 3600:.0f} CPU hours; "
-      f"{full_cost / 3600 / 2:.0f} h on this 2-core machine, {full_cost / 3600 / 64:.1f} h on a 64-core Dask cluster")
-
-# %% [markdown]
-# ## The paper's findings next to ours
-#
-# The right column is written by the cell from the summary above (so it describes this run, whatever its size); a row
-# whose methods are not in the reduced study is left out.
-
-# %%
-from IPython.display import Markdown  # noqa: E402
-
-
-def conv_range(method, eps):
-    """Lowest and highest fraction of converged runs of a method over the scenarios at one eps (DP threshold)."""
-    s = summary[(summary["method"] == method) & (summary["eps"] == eps) & (summary["threshold"] == "dp")]
-    return float(s["converged"].min()), float(s["converged"].max())
-
-
-def converged_text(method, eps):
-    lo, hi = conv_range(method, eps)
-    return "converged in every run" if lo == 1 else f"a converged fraction of {lo:.1f}-{hi:.1f} over the scenarios"
-
-
-def has(*methods):
-    return all(m in reduced_methods for m in methods)
-
-
-rows = []
-worst = max(reduced_methods, key=lambda m: med(m, eps_hi))
-rows.append(("at $\\epsilon = 10^{10}$, DPABC$_{p1}$ is the weakest; dropped",
-             f"largest median MSE of $\\boldsymbol\\alpha$ at $\\epsilon = 10^{{10}}$: `{worst}` ({med(worst, eps_hi):.3g}; "
-             f"`{bench_name}` {med(bench_name, eps_hi):.3g})"))
-near = [m for m in ("dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpapprox_p4") if m in reduced_methods]
-rows.append(("DPBoots, DPMCMC, DPreMCMC, DPapprox near the benchmarks at $\\epsilon = 10^{10}$; DPABC$_{p2..p5}$ slightly worse",
-             "median MSE of $E[\\mathbf x]$ over the benchmark's at $\\epsilon = 10^{10}$: "
-             + ", ".join(f"`{m}` {med(m, eps_hi, 'mse_mean') / bench:.2f}" for m in reduced_methods if m != bench_name)))
-rows.append(("MSEs fall with $\\epsilon$ and $n$",
-             "median MSE of $\\boldsymbol\\alpha$, $\\epsilon = 0.5$ against $10^{10}$ (one $n$ here): "
-             + ", ".join(f"`{m}` {med(m, eps_lo):.3g} / {med(m, eps_hi):.3g}" for m in near)))
-if has("dpapprox_p4"):
-    rows.append(("DPapprox slightly worse under privacy; dropped",
-                 f"DPapprox$_{{p4}}$ (blocked update, notebook 09) at $\\epsilon = 0.5$: median MSE of $\\boldsymbol\\alpha$ "
-                 f"{med('dpapprox_p4', eps_lo):.3g}, {converged_text('dpapprox_p4', eps_lo)}"))
-if has("dpremcmc_p1"):
-    rows.append(("DPreMCMC less satisfactory at $n = 1000$ or $\\epsilon = 0.25$, fine at $n = 5000$, $\\epsilon = 1.5$",
-                 f"DPreMCMC$_{{p1}}$ ($b = 5$) at $n = 1000$, $\\epsilon = 0.5$: {converged_text('dpremcmc_p1', eps_lo)}, "
-                 f"median coverage {med('dpremcmc_p1', eps_lo, 'coverage'):.2f} (notebook 07 shows by SBC that model (5) "
-                 "is not calibrated at this $n$)"))
-if has("dpmcmc_p1"):
-    others = [m for m in reduced_methods if m.startswith(("dpmcmc", "dpremcmc", "dpabc", "dpapprox"))]
-    best = min(others, key=lambda m: med(m, eps_lo))
-    rows.append(("DPMCMC$_{p1}$ slightly ahead of p3, p4; recommended for small $n$",
-                 f"smallest median MSE of $\\boldsymbol\\alpha$ among the DP Bayesian methods at $\\epsilon = 0.5$: `{best}` "
-                 f"({med(best, eps_lo):.3g}); DPMCMC$_{{p1}}$ {converged_text('dpmcmc_p1', eps_lo)} (Figure S2)"))
-rows.append(("DPBoots similar to the best Bayesian methods",
-             "median MSE of $E[\\mathbf x]$ at $\\epsilon = 0.5$, smallest first: "
-             + ", ".join(f"`{m}` {med(m, eps_lo, 'mse_mean'):.2g}"
-                         for m in sorted(reduced_methods, key=lambda m: med(m, eps_lo, "mse_mean"))
-                         if m not in ("boots", "mcmc_p1"))))
-s3_low = s3[s3["eps"] <= 0.5]
-rows.append(("fixed $a$ vs DP $a$ at $n = 1000$, $\\epsilon \\le 0.5$: no clear winner (fractions near 0.5)",
-             f"at $\\epsilon = 0.5$: fractions {', '.join(f'{v:.1f}' for v in s3_low['mean'])} in the S3 table above "
-             f"({int(s3_low['size'].max())} data sets per cell: a rough reading only)"))
-Markdown("| the paper (Sec. 5.1) | here, reduced study |\n|---|---|\n"
-         + "\n".join(f"| {a} | {b} |" for a, b in rows))
-
-# %% [markdown]
-# Two caveats about the comparison: our MSE is the posterior (or bootstrap) expected squared error, which heavy right
-# tails of $\alpha_0$ inflate; and 5 data sets per cell give medians with wide error bars. The full study (50 data sets,
-# full effort) is `dplit study run` below.
-
-# %% [markdown]
-# ## Explore: one method across the study
-#
-# Pick a method and a measure: the per-data-set values of the reduced study (one dot per data set, the median as a
-# bar), by scenario. The callback is a plain function, called once below.
-
-# %%
-def explore(method="dpmcmc_p1", measure="mse_alpha"):
-    """Per-data-set values of one measure for one method, by scenario; returns the figure."""
-    sub = df[(df["method"] == method) & (df["threshold"] == "dp")]
-    groups = sorted({(a, e) for a, e in zip(sub["alpha"], sub["eps"])})
-    fig, ax = plt.subplots(figsize=(8, 3))
-    for i, (a, e) in enumerate(groups):
-        v = sub[(sub["alpha"] == a) & (sub["eps"] == e)][measure].astype(float)
-        ax.scatter(np.full(len(v), i) + rng.uniform(-0.1, 0.1, len(v)), v, s=12)
-        ax.hlines(np.median(v), i - 0.3, i + 0.3, color="k")
-    ax.set_xticks(range(len(groups)), [f"{a}\neps={e:g}" for a, e in groups], fontsize=7)
-    if measure.startswith(("mse", "se")):
-        ax.set_yscale("log")
-    ax.set_ylabel(measure)
-    ax.set_title(method)
-    fig.tight_layout()
-    return fig
-
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig_x = explore()
-assert len(fig_x.axes) == 1
-plt.close(fig_x)   # the widget below draws this default view; shown once, there
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-from ipywidgets import Dropdown, interactive  # noqa: E402
-
-interactive(explore, method=Dropdown(options=list(reduced_methods), value="dpmcmc_p1"),
-            measure=Dropdown(options=["mse_alpha", "mse_mean", "coverage", "runtime", "mpsrf"]))
+# The paper's grid runs outside the notebook, into a committed text table that any machine extends:
+# `benchmarks/sec51.toml` holds its settings (all 40 cells, the two benchmarks and one method per family, 50 data sets
+# per cell) and `benchmarks/results/sec51_study.jsonl` what is done. Notebook `10b_simulation_results` draws Figures
+# 1-2 and S2 from that table with Monte Carlo error bars and checks each of the paper's statements about them.
 
 # %% [markdown]
 # ## The full study from the command line
 #
 # ```bash
-# dplit study run --config study.toml --store results.sqlite --workers 8        # local process pool
-# dplit study run --config study.toml --store results.sqlite --scheduler tcp://host:8786   # a Dask cluster
-# dplit study report --store results.sqlite --out figures/                     # tables and Figures 1, 2, S2
+# dplit study run --config study.toml --store results.jsonl --workers 8        # local process pool
+# dplit study run --config study.toml --store results.jsonl --scheduler tcp://host:8786   # a Dask cluster
+# dplit study report --store results.jsonl --out figures/                     # tables and Figures 1, 2, S2
+# dplit study export --store results.sqlite --out results.jsonl             # a SQLite store as a text table
 # ```
 #
-# `study.toml` holds a `[study]` table with the keys of `StudyConfig` (an empty table is the paper's full grid).
-# Stop it at any time and run the same command again: it resumes where it stopped; once complete it writes nothing.
+# `study.toml` holds a `[study]` table with the keys of `StudyConfig` (an empty table is the paper's full grid). A
+# store ending in `.jsonl` is a text table to commit and share; any other path is a SQLite file. Stop a run at any
+# time and run the same command again: it resumes where it stopped; once complete it writes nothing.
 #
 # ## When to use this
 #

@@ -294,3 +294,23 @@ def test_cli_study_export(tmp_path, capsys):
     assert "ran 0 tasks, found 2" in capsys.readouterr().out
     assert main(["study", "report", "--store", str(table)]) == 0
     assert main(["study", "export", "--store", str(db), "--out", str(tmp_path / "x.csv")]) == 2
+
+
+def test_summarise_intervals_cover_the_median():
+    import pandas as pd
+
+    g = np.random.default_rng(3)
+    rows = []
+    for cell, (n_runs, centre) in enumerate([(40, 1.0), (40, 10.0), (3, 5.0)]):
+        for rep in range(n_runs):
+            v = float(g.lognormal(np.log(centre), 0.5))
+            rows.append({"alpha": f"a{cell}", "n": 100, "eps": 1.0, "threshold": "dp", "method": "dpboots",
+                         "replicate": rep, "error": None, "runtime": 0.1, "mse_alpha": v, "mse_mean": v,
+                         "se_alpha": v, "se_mean": v, "coverage": 0.95})
+    s = study.summarise(pd.DataFrame(rows), intervals=True, rng=1).set_index("alpha")
+    for cell, centre in (("a0", 1.0), ("a1", 10.0)):     # the population median lies inside the 90% interval
+        lo, mid, hi = s.loc[cell, ["mse_alpha_lo", "mse_alpha", "mse_alpha_hi"]]
+        assert lo <= mid <= hi and lo < centre < hi and hi / lo < 2, (cell, lo, mid, hi)
+    assert np.isnan(s.loc["a2", "mse_alpha_lo"]) and np.isfinite(s.loc["a2", "mse_alpha"])   # 3 runs: no interval
+    assert s.loc["a0", "mse_alpha_hi"] < s.loc["a1", "mse_alpha_lo"]          # a tenfold difference is clear
+    assert "mse_alpha_lo" not in study.summarise(pd.DataFrame(rows))

@@ -1,0 +1,370 @@
+# %% [markdown]
+# # Sec. 5.1 at the paper's scale: Figures 1-2 from the committed table, with the paper's statements checked
+#
+# Notebook 10 builds the simulation study of Guo et al. (Sec. 5.1) as a resumable runner. This notebook reads what
+# that runner has computed on the paper's grid and sets it beside the paper: **all 40 cells** (5 true $\boldsymbol\alpha$ x
+# $n \in \{1000, 5000\}$ x $\epsilon \in \{0.25, 0.5, 1.5, 10^{10}\}$), the two non-private benchmarks (Boots, MCMC$_{p1}$) and one
+# method per family (DPBoots, DPMCMC$_{p1}$, DPreMCMC$_{p1}$, DPABC$_{p4}$, DPapprox$_{p4}$), at the study's full effort.
+#
+# * **For:** a reader asking whether dplit agrees with the paper where the paper is strongest.
+# * **You need:** nothing: the results are a committed text table, `benchmarks/results/sec51_study.jsonl` (one JSON line
+#   per task, keyed by its full settings and seed).
+# * **You get:** how many data sets each cell holds, what the full grid costs, Figures 1-2 and S2 redrawn with Monte
+#   Carlo error bars, and each of the paper's statements about them with a verdict computed from the table.
+#
+# The table grows by one command, on any machine, without repeating a task (tasks run replicate by replicate, so a
+# run cut anywhere fills every cell about equally):
+#
+# ```bash
+# dplit study run --config benchmarks/sec51.toml --store benchmarks/results/sec51_study.jsonl --workers 2
+# python benchmarks/dask_local.py --workers 2 -- dplit study run --config benchmarks/sec51.toml \
+#     --store benchmarks/results/sec51_study.jsonl          # the same through a Dask LocalCluster
+# dplit study report --store benchmarks/results/sec51_study.jsonl --out figures/   # the figures, from the table
+# ```
+
+# %%
+# %matplotlib inline
+import json
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from _stored import stored, stored_path
+from IPython.display import Markdown, display
+
+from dplit.study import figure_convergence, figure_coverage, figure_mse, load_results, summarise
+
+SEED = 20261126
+TABLE = "sec51_study.jsonl"
+
+# %% [markdown]
+# ## The table: what is done, what remains
+#
+# The study's settings are `benchmarks/sec51.toml`: the paper's grid and seeds derived from each task's settings, 50
+# data sets per cell as in the paper. Each row below is a method; the columns count the data sets stored per cell
+# (smallest and largest over the 40 cells).
+
+# %%
+path = stored_path(TABLE, script="dplit study run --config benchmarks/sec51.toml --store "
+                   "benchmarks/results/sec51_study.jsonl")
+df = load_results(path) if path is not None else pd.DataFrame()
+have_table = len(df) > 0
+if have_table:
+    methods = [m for m in ("boots", "mcmc_p1", "dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpapprox_p4")
+               if m in set(df["method"])]
+    cells = df.groupby(["method", "alpha", "n", "eps"]).size()
+    per_method = cells.groupby(level="method").agg(["count", "min", "max"]).reindex(methods)
+    per_method.columns = ["cells", "fewest data sets", "most data sets"]
+    per_method["failed"] = df.groupby("method")["error"].apply(lambda e: int(e.notna().sum())).reindex(methods)
+    per_method["CPU hours"] = (df.groupby("method")["runtime"].sum() / 3600).reindex(methods).round(2)
+    n_min = int(per_method["fewest data sets"].fillna(0).min()) if per_method["cells"].min() == 40 else 0
+    print(f"{len(df)} tasks stored; every (cell, method) has at least {n_min} data set(s) of the paper's 50")
+    print(per_method.to_string())
+
+# %% [markdown]
+# ## What the full grid costs
+#
+# `benchmarks/study_cost.py` timed one task of every method at every cell (CPU seconds, one thread, through the
+# study's own task runner) and extrapolates to the paper's 50 data sets per cell. Its DPMCMC runs until converged
+# (`n_iter="auto"`: bulk and tail ESS >= 400, R-hat <= 1.01), the study's default since `--auto-vs-fixed` ran it
+# beside 20,000 fixed iterations on the same data sets (second table).
+
+# %%
+cost = stored("study_cost.json", script="benchmarks/study_cost.py")
+avf = stored("study_auto_vs_fixed.json", script="benchmarks/study_cost.py --auto-vs-fixed")
+if cost is not None:
+    print(f"{cost['tasks_timed']} of the {cost['tasks_in_grid_one_replicate']} (cell, method) tasks timed; "
+          f"full grid ({cost['cells']} cells x {cost['replicates_paper']} data sets x 17 methods): "
+          f"{cost['full_grid_cpu_hours']:.0f} CPU-hours")
+    print("wall time: " + ", ".join(f"{w} workers {h:.1f} h" for w, h in cost["wall_hours"].items()))
+    print(pd.DataFrame(cost["methods"]).T[["cells_timed", "mean_s", "max_s", "grid_cpu_h"]]
+          .round(2).to_string())
+if avf is not None:
+    print(f"\nDPMCMC until converged against 20,000 iterations, {avf['pairs']} data sets: CPU x"
+          f"{avf['cpu_ratio_fixed_over_auto']['median']:.1f} less (median); MSE(alpha) changes by "
+          f"{avf['mse_alpha_relative_change']['median']:+.1%} (median; range "
+          f"{avf['mse_alpha_relative_change']['min']:+.1%} to {avf['mse_alpha_relative_change']['max']:+.1%}); "
+          f"coverage by {avf['coverage_change']['mean']:+.4f} on average")
+
+# %% [markdown]
+# ## Figure 1: the MSE of $\boldsymbol\alpha$
+#
+# As in the paper: the median over the data sets of each cell of the posterior (or bootstrap) expected squared error,
+# over converged runs (multivariate PSRF <= 1.1), rescaled per panel by its largest median, drawn as a bar from 1 down
+# on a log scale (a longer bar is a smaller MSE). The thin black lines are 90% bootstrap intervals of each median over
+# the cell's data sets: the Monte Carlo error of this table, which shrinks as the table grows.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if have_table:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # a cell with no converged run has no median
+        summary = summarise(df, intervals=True, rng=SEED)
+    fig1 = figure_mse(summary, methods=methods)
+
+
+# %% [markdown]
+# **The paper's statements about Figure 1, checked.** Each row is evaluated on every panel (true $\boldsymbol\alpha$) from the
+# medians above; "similar" means within a factor of 2 of the reference, and an order (e.g. "decreasing in
+# $\epsilon$") counts as broken only where the two medians' intervals do not overlap. The table is written by the cell.
+
+# %%
+def med(method, alpha, n, eps, col="mse_alpha", part=""):
+    """The median (part "") or an end of its interval (part "_lo", "_hi") of one cell, NaN when absent."""
+    s = summary[(summary["method"] == method) & (summary["alpha"] == alpha) & (summary["n"] == n)
+                & (summary["eps"] == eps) & (summary["threshold"] == "dp")]
+    return float(s[col + part].iloc[0]) if len(s) and col + part in s else np.nan
+
+
+def below(m1, m2, alpha, n1, n2, e1, e2, col="mse_alpha"):
+    """True when cell 1's median interval lies wholly below cell 2's (a clear order), False when it lies wholly
+    above, None when the intervals overlap."""
+    if med(m1, alpha, n1, e1, col, "_hi") < med(m2, alpha, n2, e2, col, "_lo"):
+        return True
+    if med(m1, alpha, n1, e1, col, "_lo") > med(m2, alpha, n2, e2, col, "_hi"):
+        return False
+    return None
+
+
+def verdict(ok, evidence, have=True):
+    """'agrees' or 'differs', with the numbers behind it; 'not yet in the table' when no cell has the data."""
+    if not have:
+        return "not yet in the table"
+    return ("agrees" if ok else "differs") + f": {evidence}"
+
+
+def finite(values):
+    """The finite values of a list (cells the table does not hold yet are NaN)."""
+    return [v for v in values if np.isfinite(v)]
+
+
+def ratios(num, den, cells, col="mse_alpha"):
+    """median(num) / median(den) over the (alpha, n, eps) cells that hold both; den may be a list (its smallest)."""
+    out = []
+    for al, n, e in cells:
+        d = min(finite([med(m, al, n, e, col) for m in den]) or [np.nan]) if isinstance(den, list) else \
+            med(den, al, n, e, col)
+        out.append(med(num, al, n, e, col) / d if np.isfinite(d) else np.nan)
+    return finite(out)
+
+
+if have_table:
+    alphas = list(dict.fromkeys(summary["alpha"]))
+    dp = [m for m in ("dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpapprox_p4") if m in methods]
+    bench = [m for m in ("boots", "mcmc_p1") if m in methods]
+    private_eps = sorted(e for e in set(summary["eps"]) if e < 1e9)
+    ns = sorted(set(summary["n"]))
+    rows = []
+    for al in alphas:
+        free = [(al, n, 1e10) for n in ns]
+        near = {m: ratios(m, bench, free) for m in dp if m != "dpabc_p4"}
+        near = {m: max(r) for m, r in near.items() if r}
+        far = [m for m, r in near.items() if r > 2]
+        rows.append((al, "eps = 1e10: DPBoots, DPMCMC, DPreMCMC, DPapprox similar to the benchmarks",
+                     verdict(not far, "largest ratio to the better benchmark " + ", ".join(
+                         f"`{m}` {r:.2f}" for m, r in near.items()), have=bool(near))))
+        r_abc = ratios("dpabc_p4", bench, free) if "dpabc_p4" in dp else []
+        rows.append((al, "eps = 1e10: DPABC slightly larger MSE, acceptable",
+                     verdict(r_abc and max(r_abc) <= 5, f"`dpabc_p4` up to {max(r_abc or [np.nan]):.2f} x the better "
+                             "benchmark", have=bool(r_abc))))
+        pairs = [(m, n, e1, e2) for m in dp for n in ns for e1, e2 in zip(private_eps, private_eps[1:])
+                 if np.isfinite(med(m, al, n, e1)) and np.isfinite(med(m, al, n, e2))]
+        rev = [(m, n, e1, e2) for m, n, e1, e2 in pairs if below(m, m, al, n, n, e1, e2) is True]
+        order = sum(med(m, al, n, e1) > med(m, al, n, e2) for m, n, e1, e2 in pairs)
+        rows.append((al, "MSEs decreasing in eps",
+                     verdict(not rev and order > len(pairs) / 2, f"{order} of {len(pairs)} (method, n, neighbouring "
+                             f"eps) in this order, {len(rev)} clearly reversed"
+                             + (": " + ", ".join(f"`{m}` n={n} eps {a:g}<{b:g}" for m, n, a, b in rev[:3])
+                                if rev else ""), have=bool(pairs))))
+        if len(ns) > 1:
+            pairs = [(m, e) for m in dp for e in private_eps
+                     if np.isfinite(med(m, al, ns[0], e)) and np.isfinite(med(m, al, ns[1], e))]
+            rev = [(m, e) for m, e in pairs if below(m, m, al, ns[0], ns[1], e, e) is True]
+            order = sum(med(m, al, ns[0], e) > med(m, al, ns[1], e) for m, e in pairs)
+            rows.append((al, "MSEs decreasing in n",
+                         verdict(not rev and order > len(pairs) / 2, f"{order} of {len(pairs)} (method, eps) in this "
+                                 f"order, {len(rev)} clearly reversed"
+                                 + (": " + ", ".join(f"`{m}` eps {e:g}" for m, e in rev[:3]) if rev else ""),
+                                 have=bool(pairs))))
+        others = [m for m in ("dpmcmc_p1", "dpremcmc_p1", "dpabc_p4") if m in dp]
+        if "dpapprox_p4" in dp and others:
+            cells = [(n, e) for n in ns for e in private_eps if np.isfinite(med("dpapprox_p4", al, n, e))
+                     and finite([med(m, al, n, e) for m in others])]
+            worse = [c for c in cells if med("dpapprox_p4", al, *c) > np.nanmedian([med(m, al, *c) for m in others])]
+            rows.append((al, "under privacy DPapprox slightly larger MSE than the other Bayesian methods",
+                         verdict(len(worse) > len(cells) / 2, f"larger than the others' median in {len(worse)} of "
+                                 f"{len(cells)} (n, eps)", have=bool(cells))))
+        if "dpboots" in dp and others:
+            cells = [(al, n, e) for n in ns for e in private_eps]
+            r = ratios("dpboots", others, cells)
+            rows.append((al, "DPBoots similar to the best Bayesian approaches",
+                         verdict(r and max(r) <= 2, f"DPBoots / best Bayesian {min(r or [np.nan]):.3g}-"
+                                 f"{max(r or [np.nan]):.3g} over {len(r)} (n, eps)", have=bool(r))))
+    if {"dpremcmc_p1", "dpmcmc_p1"} <= set(dp):
+        for al in [a for a in alphas if a in ("(2, 20, 2)", "(2.2, 3.3, 4.4, 5.5, 6.6)")]:
+            r_small = ratios("dpremcmc_p1", "dpmcmc_p1", [(al, ns[0], e) for e in private_eps])
+            r_big = ratios("dpremcmc_p1", "dpmcmc_p1", [(al, ns[-1], 1.5)])
+            rows.append((al, "DPreMCMC less satisfactory at n = 1000 or eps = 0.25, similar to DPMCMC at n = 5000, "
+                         "eps = 1.5", verdict(r_small and r_big and max(r_small) > r_big[0] and r_big[0] <= 2,
+                                              f"DPreMCMC / DPMCMC up to {max(r_small or [np.nan]):.3g} at n = {ns[0]},"
+                                              f" {(r_big or [np.nan])[0]:.3g} at n = {ns[-1]}, eps = 1.5",
+                                              have=bool(r_small and r_big))))
+    if {"(2.2, 3.3, 4.4)", "(2.2, 3.3, 4.4, 5.5, 6.6)"} <= set(alphas):
+        cells = [(m, n, e) for m in dp for n in ns for e in private_eps]
+        pairs = [(med(m, "(2.2, 3.3, 4.4, 5.5, 6.6)", n, e), med(m, "(2.2, 3.3, 4.4)", n, e)) for m, n, e in cells]
+        pairs = [(a, b) for a, b in pairs if np.isfinite(a) and np.isfinite(b)]
+        up = sum(a > b for a, b in pairs)
+        rows.append(("(2.2, 3.3, 4.4) vs d = 5", "MSEs increasing in d",
+                     verdict(up > len(pairs) / 2, f"d = 5 above d = 3 in {up} of {len(pairs)} (method, n, eps)",
+                             have=bool(pairs))))
+    fig1_table = pd.DataFrame(rows, columns=["panel (alpha_true)", "the paper (Sec. 5.1)", "here"])
+
+
+def display_rows(table):
+    """A statements table as Markdown (the notebook shows it rendered)."""
+    return Markdown("| panel | the paper (Sec. 5.1) | here |\n|---|---|---|\n" + "\n".join(
+        f"| {a} | {b} | {c} |" for a, b, c in table.itertuples(index=False)))
+
+
+display_rows(fig1_table) if have_table else None
+
+# %% [markdown]
+# ## Figure 2: the MSE of $E[\mathbf x \mid \boldsymbol\alpha]$ and the predictive coverage
+#
+# Left: as Figure 1 for $E[\mathbf x \mid \boldsymbol\alpha] = \boldsymbol\alpha / \sum_j \alpha_j$. Right: the median coverage of the
+# 95% posterior-predictive ellipsoid (notebook 10, section 4), which should be near 0.95 (red line).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if have_table:
+    fig2a = figure_mse(summary, metric="mse_mean", methods=methods)
+    fig2b = figure_coverage(summary, methods=[m for m in methods if m != "dpboots"])
+
+# %%
+if have_table:
+    sel = [m for m in ("dpmcmc_p1", "dpremcmc_p1", "dpabc_p4") if m in methods]
+    rows2 = []
+
+    def spread(ms, al, n, e, col, how):
+        v = finite([med(m, al, n, e, col) for m in ms])
+        return (max(v) / min(v) if how == "ratio" else max(v) - min(v)) if len(v) == len(ms) else np.nan
+
+    for al in alphas:
+        sp = finite([spread(dp, al, n, e, "mse_mean", "ratio") for n in ns for e in private_eps])
+        rows2.append((al, "the MSEs of E[x] are all similar",
+                      verdict(sp and max(sp) <= 3, f"largest / smallest median over the DP methods "
+                              f"{min(sp or [np.nan]):.2f}-{max(sp or [np.nan]):.2f} over {len(sp)} (n, eps)",
+                              have=bool(sp))))
+        cov_n = {n: finite([spread(sel, al, n, e, "coverage", "diff") for e in private_eps]) for n in ns}
+        cov_n = {n: max(v) for n, v in cov_n.items() if v}
+        rows2.append((al, "the selected methods' coverage is very similar, particularly at n = 5000",
+                      verdict(ns[-1] in cov_n and cov_n[ns[-1]] <= 0.05 and cov_n[ns[-1]] <= cov_n.get(ns[0], 1) + 0.01,
+                              "largest spread of the median coverage " + ", ".join(
+                                  f"{v:.3f} at n = {n}" for n, v in cov_n.items()), have=ns[-1] in cov_n)))
+        if "dpremcmc_p1" in sel:
+            low = finite([med("dpremcmc_p1", al, ns[0], e, "coverage") for e in (0.25, 0.5)])
+            rows2.append((al, "low coverage for DPreMCMC_p1 at n = 1000, eps in {0.25, 0.5}",
+                          verdict(low and max(low) < 0.9, "median coverage " + ", ".join(f"{v:.2f}" for v in low),
+                                  have=bool(low))))
+    if "(2.2, 3.3, 4.4, 5.5, 6.6)" in alphas:
+        al5 = "(2.2, 3.3, 4.4, 5.5, 6.6)"
+        cov5 = {m: finite([med(m, al5, ns[0], e, "coverage") for e in private_eps]) for m in sel}
+        cov5 = {m: min(v) for m, v in cov5.items() if v}
+        rows2.append((al5, "coverage suffers for almost all methods at n = 1000, eps != 1e10",
+                      verdict(sum(v < 0.9 for v in cov5.values()) >= len(sel) - 1,
+                              "lowest median coverage " + ", ".join(f"`{m}` {v:.2f}" for m, v in cov5.items()),
+                              have=len(cov5) == len(sel))))
+    fig2_table = pd.DataFrame(rows2, columns=["panel (alpha_true)", "the paper (Sec. 5.1)", "here"])
+display_rows(fig2_table) if have_table else None
+
+# %% [markdown]
+# ## Figure S2: how often the chains converge
+#
+# The fraction of runs whose multivariate PSRF of $\boldsymbol\alpha$ is at most 1.1 (the paper discards the others, and so
+# do the medians above).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if have_table:
+    fig_s2 = figure_convergence(summary, methods=methods)
+
+# %% [markdown]
+# ## Checks
+#
+# Statements that hold whatever the number of data sets, because they follow from the construction rather than from
+# a close comparison: the table has no duplicate task and no failed task; every task's settings say the study's
+# effort (DPMCMC until converged); without privacy ($\epsilon = 10^{10}$) every method's $E[\mathbf x]$ MSE is within a
+# small factor of the benchmarks' (only the approximations are left); and the non-private bootstrap's predictive
+# coverage is near 0.95 (its sampling distribution is nearly exact at these $n$).
+
+# %%
+if have_table:
+    keys = ["alpha", "n", "eps", "threshold", "method", "replicate"]
+    assert not df.duplicated(keys).any() and df["error"].isna().all()
+    dpm = df[df["method"] == "dpmcmc_p1"]
+    assert (dpm["n_iter"] == "auto").all() and (dpm["target_ess"] == 400).all()
+    for al in alphas:
+        for n in ns:
+            b = min(finite([med(x, al, n, 1e10, "mse_mean") for x in bench]) or [np.nan])
+            for m in dp:
+                v = med(m, al, n, 1e10, "mse_mean")
+                assert not (v >= 30 * b), (m, al, n, v, b)      # cells not in the table yet are NaN
+    cov_boots = summary[summary["method"] == "boots"]["coverage"].dropna()
+    assert len(cov_boots) and abs(cov_boots.median() - 0.95) < 0.02, cov_boots.median()
+    print(f"benchmarks' median coverage: Boots {cov_boots.median():.3f}, MCMC_p1 "
+          f"{summary[summary['method'] == 'mcmc_p1']['coverage'].median():.3f}")
+
+# %% [markdown]
+# ## Explore: one method across the grid
+#
+# Pick a method and a measure: one dot per data set, the median as a bar, by cell. The callback is a plain function;
+# the cell below draws its default view, and the widget under it redraws it for other choices.
+
+# %%
+def explore(method="dpmcmc_p1", measure="mse_alpha", n=1000):
+    """Per-data-set values of one measure for one method at one n, by (alpha, eps); returns the figure."""
+    sub = df[(df["method"] == method) & (df["threshold"] == "dp") & (df["n"] == n)]
+    groups = sorted({(a, e) for a, e in zip(sub["alpha"], sub["eps"])})
+    fig, ax = plt.subplots(figsize=(7.5, 3))
+    jitter = np.random.default_rng(SEED)
+    for i, (a, e) in enumerate(groups):
+        v = sub[(sub["alpha"] == a) & (sub["eps"] == e)][measure].astype(float)
+        ax.scatter(np.full(len(v), i) + jitter.uniform(-0.15, 0.15, len(v)), v, s=10)
+        ax.hlines(np.median(v), i - 0.3, i + 0.3, color="k")
+    ax.set_xticks(range(len(groups)), [f"{a}\neps={e:g}" for a, e in groups], fontsize=6, rotation=90)
+    if measure.startswith(("mse", "se")):
+        ax.set_yscale("log")
+    ax.set_ylabel(measure, fontsize=9)
+    ax.set_title(f"{method}, n = {n}: one dot per data set", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if have_table:
+    fig_x = explore()
+    assert len(fig_x.axes) == 1 and len(fig_x.axes[0].collections) > 0
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if have_table:
+    from ipywidgets import Dropdown, interactive
+
+    plt.close(fig_x)    # the widget draws the default view again, once, below
+    display(interactive(explore, method=Dropdown(options=methods, value="dpmcmc_p1"),
+                        measure=Dropdown(options=["mse_alpha", "mse_mean", "coverage", "runtime", "mpsrf"]),
+                        n=Dropdown(options=ns, value=ns[0])))
+
+# %% [markdown]
+# The widget above starts at its default view (DPMCMC$_{p1}$, the MSE of $\boldsymbol\alpha$, $n = 1000$).
+#
+# ## The scale of this page, and how to extend it
+#
+# * **Shown:** the 40 cells of Sec. 5.1, 7 of its 17 methods, the data sets counted in the first table (the paper: 50
+#   per cell). The medians' error bars say how far this is from settling the paper's comparisons.
+# * **To extend** (on any machine; a rerun skips every task already in the table):
+#   `dplit study run --config benchmarks/sec51.toml --store benchmarks/results/sec51_study.jsonl --workers N`, then
+#   commit the table. The other 10 methods (the prior variants p3-p5) are a `methods = [...]` line away.
+# * **The cost model** is `benchmarks/study_cost.py` (`--summary` rewrites `benchmarks/results/study_cost.json`).
