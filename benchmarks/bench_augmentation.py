@@ -3,6 +3,7 @@
 Run from the repository root:  NUMBA_NUM_THREADS=1 .venv/bin/python benchmarks/bench_augmentation.py
 (writes benchmarks/results/augmentation.json; about four minutes on the development machine).
 
+The modules of Examples 1 and 3 are dplit.dapper_examples (notebook 13b), the ones the notebooks and tests run.
 Rows, each model with dapper_sample's default engine="auto" (the engine that ran is printed) unless stated:
 1. dapper's Example 1 (randomized response, n = 400, released table 104/120/74/102):
    - dapper's own modules in plain Python (a 400 x 2 term per record), auto and engine="python";
@@ -46,6 +47,18 @@ from numba import njit
 from scipy.special import gammaln as special_gammaln
 
 from dplit.augmentation import EngineNotice, PrivacyModel, dapper_sample
+from dplit.dapper_examples import (  # noqa: F401
+    SDP_EX1,
+    ex1_latent_nb,
+    ex1_post_nb,
+    ex1_priv_nb,
+    ex1_st_nb,
+    example1_model,
+    example3_data,
+    example3_model,
+    example3_release,
+    table_modules,
+)
 from dplit.mcmc import dp_mcmc
 from dplit.release import Release
 from dplit.sampling import ConvergenceWarning
@@ -83,173 +96,18 @@ def ess_per_iteration(model, sdp, init, seeds=5, n_half=10_000):
     return float(np.mean(out)), float(np.std(out, ddof=1) / np.sqrt(seeds))
 
 
-# ---- Example 1 --------------------------------------------------------------------------------------
-N1 = 400
-CELLS = np.array([[1, 1], [1, 0], [0, 1], [0, 0]])
-SDP1 = np.repeat(CELLS, [104, 120, 74, 102], axis=0).astype(float)
-
-
-def ex1_latent(theta, rng):
-    return CELLS[rng.choice(4, size=N1, p=theta / theta.sum())].astype(float)
-
-
-def ex1_post(dmat, theta, rng):
-    sex, status = dmat[:, 0] == 1, dmat[:, 1] == 1
-    x = np.array([np.sum(sex & status), np.sum(sex & ~status), np.sum(~sex & status), np.sum(~sex & ~status)])
-    t = rng.standard_gamma(x + 1.0)
-    return t / t.sum()
-
-
-def ex1_st(xi, sdp, i):
-    x = np.zeros((N1, 2))
-    x[i] = xi
-    return x
-
-
-def ex1_priv(sdp, sx):
-    t1 = np.sum(sdp == sx)
-    return t1 * math.log(0.75) + (2 * N1 - t1) * math.log(0.25)
-
-
-def ex1_st_c(xi, sdp, i):
-    return float(xi[0] == sdp[i, 0]) + float(xi[1] == sdp[i, 1])
-
-
-def ex1_priv_c(sdp, sx):
-    return sx * math.log(0.75) + (sdp.size - sx) * math.log(0.25)
-
-
-def ex1_latent_v(theta, rng):                # all records at once: inverse CDF of the four cells
-    k = np.searchsorted(np.cumsum(theta / theta.sum()), rng.random(N1), side="right")
-    return CELLS[np.minimum(k, 3)].astype(float)
-
-
-def ex1_post_v(dmat, theta, rng):
-    counts = np.bincount(2 * (1 - dmat[:, 0].astype(np.int64)) + (1 - dmat[:, 1].astype(np.int64)), minlength=4)
-    t = rng.standard_gamma(counts + 1.0)
-    return t / t.sum()
-
-
-def ex1_st_v(X, sdp, idx):                  # batch st_f: the agreements of each record with its release
-    return (X == sdp[idx]).sum(axis=1)
-
-
-def adapter(st_f):
-    """dapper's per-record st_f as a batch st_f (the one-line adapter of notebook 13)."""
-    return lambda X, sdp, idx: np.stack([st_f(x, sdp, i) for x, i in zip(X, idx)])
-
-
-@njit
-def ex1_latent_nb(theta, rng):
-    cdf = np.cumsum(theta / theta.sum())
-    out = np.empty((N1, 2))
-    for i in range(N1):
-        u, k = rng.random(), 0
-        while k < 3 and u >= cdf[k]:
-            k += 1
-        out[i, 0] = 1.0 if k < 2 else 0.0
-        out[i, 1] = 1.0 if k % 2 == 0 else 0.0
-    return out
-
-
-@njit
-def ex1_post_nb(dmat, theta, rng):
-    t = np.ones(4)
-    for i in range(dmat.shape[0]):
-        t[2 * (1 - int(dmat[i, 0])) + (1 - int(dmat[i, 1]))] += 1.0
-    for k in range(4):
-        t[k] = rng.standard_gamma(t[k])
-    return t / t.sum()
-
-
-@njit
-def ex1_st_nb(xi, sdp, i):
-    return (1.0 if xi[0] == sdp[i, 0] else 0.0) + (1.0 if xi[1] == sdp[i, 1] else 0.0)
-
-
-@njit
-def ex1_priv_nb(sdp, sx):
-    return sx * math.log(0.75) + (sdp.size - sx) * math.log(0.25)
-
-
-# ---- Example 3 --------------------------------------------------------------------------------------
-N3, SIG2 = 50, 2.0
-MU_X = np.array([0.9, -1.17])
-
-
-def ex3_latent(theta, rng):
-    x = MU_X + rng.standard_normal((N3, 2))
-    y = theta[0] + x @ theta[1:] + math.sqrt(SIG2) * rng.standard_normal(N3)
-    return np.column_stack([y, x])
-
-
-def ex3_post(dmat, theta, rng):
-    X = np.column_stack([np.ones(dmat.shape[0]), dmat[:, 1:]])
-    cov = np.linalg.inv(X.T @ X / SIG2 + np.eye(3) / 4.0)
-    return cov @ (X.T @ dmat[:, 0]) / SIG2 + np.linalg.cholesky(cov) @ rng.standard_normal(3)
-
-
-def ex3_st(xi, sdp, i):
-    y, x1, x2 = np.clip(xi, -10.0, 10.0) / 10.0
-    return np.array([y, x1 * y, x2 * y, y * y, x1, x1 * x1, x2, x1 * x2, x2 * x2])
-
-
-def ex3_priv(sdp, sx):
-    return -np.abs(sdp - sx).sum() * 10.0 / 15.0
-
-
-def ex3_st_v(X, sdp, idx):
-    c = np.clip(X, -10.0, 10.0) / 10.0
-    y, x1, x2 = c[:, 0], c[:, 1], c[:, 2]
-    return np.column_stack([y, x1 * y, x2 * y, y * y, x1, x1 * x1, x2, x1 * x2, x2 * x2])
-
-
-@njit
-def ex3_latent_nb(theta, rng):
-    out = np.empty((N3, 3))
-    for i in range(N3):
-        x1 = MU_X[0] + rng.standard_normal()
-        x2 = MU_X[1] + rng.standard_normal()
-        out[i, 0] = theta[0] + theta[1] * x1 + theta[2] * x2 + math.sqrt(SIG2) * rng.standard_normal()
-        out[i, 1] = x1
-        out[i, 2] = x2
-    return out
-
-
-@njit
-def ex3_post_nb(dmat, theta, rng):
-    Xt = np.ones((3, dmat.shape[0]))
-    Xt[1:] = dmat[:, 1:].T
-    cov = np.linalg.inv(Xt @ Xt.T / SIG2 + np.eye(3) / 4.0)
-    mean = cov @ (Xt @ np.ascontiguousarray(dmat[:, 0])) / SIG2
-    z = np.empty(3)
-    for k in range(3):
-        z[k] = rng.standard_normal()
-    return mean + np.linalg.cholesky(cov) @ z
-
-
-@njit
-def ex3_st_nb(xi, sdp, i):
-    c = np.minimum(np.maximum(xi, -10.0), 10.0) / 10.0
-    y, x1, x2 = c[0], c[1], c[2]
-    return np.array([y, x1 * y, x2 * y, y * y, x1, x1 * x1, x2, x1 * x2, x2 * x2])
-
-
-@njit
-def ex3_priv_nb(sdp, sx):
-    s = 0.0
-    for k in range(sdp.size):
-        s -= abs(sdp[k] - sx[k])
-    return s * 10.0 / 15.0
+# ---- Examples 1 and 3: dapper's modules, from their one home (notebook 13b) ---------------------------------------
+_M1 = table_modules()
+SDP1 = SDP_EX1
+# the names benchmarks/dapper_ess_per_iteration.py reads
+ex1_latent, ex1_post, ex1_st, ex1_priv = _M1["latent"], _M1["post"], _M1["st_dapper"], _M1["priv_dapper"]
+ex1_st_c, ex1_priv_c = _M1["st_compact"], _M1["priv_compact"]
 
 
 def ex3_release(seed=1):
+    """Example 3's release from the confidential records drawn with ``seed`` (records first, then the noise)."""
     rng = np.random.default_rng(seed)
-    beta = np.array([-1.79, -2.89, -0.66])
-    x = MU_X + rng.standard_normal((N3, 2))
-    y = beta[0] + x @ beta[1:] + math.sqrt(SIG2) * rng.standard_normal(N3)
-    d = np.column_stack([y, x])
-    return sum(ex3_st(d[i], None, i) for i in range(N3)) + rng.laplace(0.0, 1.5, 9)
+    return example3_release(example3_data(rng), rng)
 
 
 # ---- the compositional release (dapper's benchmark inputs) ------------------------------------------
@@ -378,33 +236,26 @@ def main():
     stored = json.load(open(os.path.join(ROOT, "benchmarks", "results", "dapper_ess_per_iteration.json")))
     ess1 = stored["dapper_protocol_numba_engine"]["ess_per_iteration_mean"]
     init1 = [0.25] * 4
-    m_nb = PrivacyModel(ex1_latent_nb, ex1_post_nb, ex1_priv_nb, ex1_st_nb, 4, same_shape=False)
     print(f"Example 1: ESS per iteration {ess1} (stored, 20 seeds)")
-    row("Example 1", "dapper's modules, Python", PrivacyModel(ex1_latent, ex1_post, ex1_priv, ex1_st, 4), SDP1,
-        init1, 3000, ess1)
-    row("Example 1", "dapper's modules, Python, engine='python'",
-        PrivacyModel(ex1_latent, ex1_post, ex1_priv, ex1_st, 4), SDP1, init1, 600, ess1, engine="python")
-    row("Example 1", "compact modules, Python",
-        PrivacyModel(ex1_latent, ex1_post, ex1_priv_c, ex1_st_c, 4, same_shape=False), SDP1, init1, 3000, ess1)
-    row("Example 1", "dapper's modules through the batch adapter",
-        PrivacyModel(ex1_latent, ex1_post, ex1_priv, adapter(ex1_st), 4, batch=True), SDP1, init1, 1000, ess1)
-    row("Example 1", "vectorised modules (batch st_f)",
-        PrivacyModel(ex1_latent_v, ex1_post_v, ex1_priv_c, ex1_st_v, 4, same_shape=False, batch=True), SDP1,
-        init1, 20_000, ess1)
-    row("Example 1", "numba modules", m_nb, SDP1, init1, 200_000, ess1)
+    row("Example 1", "dapper's modules, Python", example1_model("dapper"), SDP1, init1, 3000, ess1)
+    row("Example 1", "dapper's modules, Python, engine='python'", example1_model("dapper"), SDP1, init1, 600, ess1,
+        engine="python")
+    row("Example 1", "compact modules, Python", example1_model("compact"), SDP1, init1, 3000, ess1)
+    row("Example 1", "dapper's modules through the batch adapter", example1_model("adapter"), SDP1, init1, 1000,
+        ess1)
+    row("Example 1", "vectorised modules (batch st_f)", example1_model("batch"), SDP1, init1, 20_000, ess1)
+    row("Example 1", "numba modules", example1_model("numba"), SDP1, init1, 200_000, ess1)
 
     sdp3 = ex3_release()
-    n3 = PrivacyModel(ex3_latent_nb, ex3_post_nb, ex3_priv_nb, ex3_st_nb, 3)
+    n3 = example3_model("numba")
     ess3, se3 = ess_per_iteration(n3, sdp3, np.zeros(3))
     print(f"Example 3: ESS per iteration {ess3:.5f} (s.e. {se3:.5f}, 5 seeds)")
-    row("Example 3", "Python modules", PrivacyModel(ex3_latent, ex3_post, ex3_priv, ex3_st, 3), sdp3, np.zeros(3),
-        5000, ess3)
-    row("Example 3", "Python modules, engine='python'", PrivacyModel(ex3_latent, ex3_post, ex3_priv, ex3_st, 3),
-        sdp3, np.zeros(3), 2000, ess3, engine="python")
-    row("Example 3", "Python modules through the batch adapter",
-        PrivacyModel(ex3_latent, ex3_post, ex3_priv, adapter(ex3_st), 3, batch=True), sdp3, np.zeros(3), 5000, ess3)
-    row("Example 3", "vectorised modules (batch st_f)",
-        PrivacyModel(ex3_latent, ex3_post, ex3_priv, ex3_st_v, 3, batch=True), sdp3, np.zeros(3), 5000, ess3)
+    row("Example 3", "Python modules", example3_model("dapper"), sdp3, np.zeros(3), 5000, ess3)
+    row("Example 3", "Python modules, engine='python'", example3_model("dapper"), sdp3, np.zeros(3), 2000, ess3,
+        engine="python")
+    row("Example 3", "Python modules through the batch adapter", example3_model("adapter"), sdp3, np.zeros(3), 5000,
+        ess3)
+    row("Example 3", "vectorised modules (batch st_f)", example3_model("batch"), sdp3, np.zeros(3), 5000, ess3)
     row("Example 3", "numba modules", n3, sdp3, np.zeros(3), 200_000, ess3)
 
     with open(DAPPER_CSV) as fh:

@@ -43,7 +43,8 @@ TIERS = (
         ("mcmc",),                          # 07: MCMC, DPMCMC, DPreMCMC, p5
         ("abc", "approx"),                  # 08-09
         ("dirichlet_mechanism",),           # 12
-        ("augmentation",),                  # 13
+        ("_augmentation_engines",),         # 13a: dapper's record sweep, its three engines, module compilation
+        ("augmentation",),                  # 13: the privacy model and dapper_sample (re-exports 13a)
         ("latent_class",),                  # 14
         ("margin_selection", "nested"),     # 15: PrivBayes' structure stage; 16: nested households (re-exports 16a)
         ("methods",),                       # 17: the registry, one dispatcher, compare
@@ -52,6 +53,7 @@ TIERS = (
         ("datasets",),                      # data loaders (hand-written, one user cache)
         ("study",),                         # 10: the simulation study runner
         ("atus",),                          # 11: the ATUS application (uses datasets, study)
+        ("dapper_examples",),               # 13b: the modules of dapper's Examples 1 and 3
         ("peers",),                         # 15b: private-pgm and PrivBayes side by side
     )),
     ("interfaces", (

@@ -7,7 +7,6 @@
 
 __all__ = [
     "PrivacyModel",
-    "EngineNotice",
     "dapper_sample",
     "summary",
 ]
@@ -19,14 +18,26 @@ import math
 import warnings
 
 import numpy as np
-from numba import njit
 from numba.core.dispatcher import Dispatcher
 
 from dplit import _validate as V
 from dplit import results
+from dplit._augmentation_engines import MODULES as _MODULES
+from dplit._augmentation_engines import EngineNotice  # noqa: F401  (the engines are notebook 13a's)
+from dplit._augmentation_engines import as_real as _as_real  # noqa: F401
+from dplit._augmentation_engines import batch_terms as _batch_terms
+from dplit._augmentation_engines import chain_kernel as _dapper_chain_kernel
+from dplit._augmentation_engines import chain_slot_kernel as _dapper_chain_slot_kernel
+from dplit._augmentation_engines import choose_engine as _choose_engine
+from dplit._augmentation_engines import latent as _latent
+from dplit._augmentation_engines import log_density as _log_density
+from dplit._augmentation_engines import python_chain as _python_chain
+from dplit._augmentation_engines import stat_sum_kernel as _stat_sum_kernel
+from dplit._augmentation_engines import statistic as _statistic
+from dplit._augmentation_engines import sweep_kernel as _sweep_kernel
+from dplit._augmentation_engines import sweep_slot_kernel as _sweep_slot_kernel
+from dplit._augmentation_engines import sweep_terms_kernel as _sweep_terms_kernel
 from dplit.sampling import RHAT_MAX, Sampler, run
-
-_MODULES = ("latent_f", "post_f", "priv_f", "st_f")
 
 
 def _takes_rng(f):
@@ -127,58 +138,6 @@ class PrivacyModel:
 
 
 # %% notebooks/13_data_augmentation.py, cell 10: The first call: what dapper checks before the loop
-def _as_real(value, what):
-    """A module's output as a float array (or float), or a TypeError saying which module returned what."""
-    arr = np.asarray(value)
-    if arr.dtype == bool:
-        arr = arr.astype(float)
-    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{what} must return real numbers, got {type(value).__name__} of dtype {arr.dtype}")
-    return float(arr) if arr.ndim == 0 else np.ascontiguousarray(arr, dtype=float)
-
-
-def _latent(model, theta, rng):
-    """latent_f(theta) as a C-contiguous float (n, p) matrix, checked."""
-    dmat = _as_real(model.call("latent_f", theta, rng=rng), "latent_f")
-    if np.ndim(dmat) != 2 or dmat.shape[0] < 1 or dmat.shape[1] < 1:
-        raise ValueError(f"latent_f(theta) must return an (n, p) matrix (a matrix even when p = 1: "
-                         f"reshape(-1, 1)), got shape {np.shape(dmat)}")
-    return dmat
-
-
-def _statistic(model, dmat, sdp):
-    """The statistic of a database: the sum of the st_f terms (one shape for every record), or st_f(dmat, sdp)."""
-    if not model.additive:
-        return _as_real(model.st_f(dmat, sdp), "st_f(dmat, sdp)")
-    if model.batch:
-        return _batch_terms(model, dmat, sdp).sum(axis=0)
-    s = _as_real(model.st_f(dmat[0], sdp, 0), "st_f") * 1.0
-    for i in range(1, dmat.shape[0]):
-        t = _as_real(model.st_f(dmat[i], sdp, i), "st_f")
-        if np.shape(t) != np.shape(s):
-            raise ValueError(f"st_f must return one shape for every record: record 0 gave {np.shape(s)}, "
-                             f"record {i} gave {np.shape(t)}")
-        s = s + t
-    return s
-
-
-def _batch_terms(model, dmat, sdp):
-    """The terms of all records from a batch st_f: a float array with one row per record."""
-    n = dmat.shape[0]
-    t = np.asarray(_as_real(model.st_f(dmat, sdp, np.arange(n)), "st_f(X, sdp, idx)"), dtype=float)
-    if t.ndim == 0 or t.shape[0] != n:
-        raise ValueError(f"a batch st_f(X, sdp, idx) must return one row per record of X ({n}), got shape {t.shape}")
-    return np.ascontiguousarray(t)
-
-
-def _log_density(model, sdp, s):
-    """priv_f(sdp, s) as a float, checked to be a real number."""
-    out = np.asarray(model.priv_f(sdp, s))
-    if out.ndim != 0 or not np.issubdtype(out.dtype, np.number) or np.iscomplexobj(out):
-        raise TypeError(f"priv_f(sdp, sx) must return a real number (the log density), got shape {out.shape}")
-    return float(out)
-
-
 def _first_call(model, sdp, init_par):
     """Check the modules at init_par as the sampler will call them; returns (sdp, init_par) in checked form."""
     if not isinstance(model, PrivacyModel):
@@ -212,296 +171,7 @@ def _first_call(model, sdp, init_par):
     return sdp, theta
 
 
-# %% notebooks/13_data_augmentation.py, cell 13: One sweep, three engines
-def _python_sweep(model, state, prop, sdp, rng):
-    """One Metropolis-Hastings pass over the records with the modules called from Python; returns accepted count."""
-    dmat, st, cur = state["dmat"], state["st"], state["cur"]
-    st_f, priv_f = model.st_f, model.priv_f
-    n = dmat.shape[0]
-    n_acc = 0
-    if state["slot"]:                                 # record i's term lives in slot i of the statistic
-        flat = st.reshape(-1)
-        m = flat.size // n
-        for i in range(n):
-            lo = i * m
-            old = flat[lo:lo + m].copy()            # = t_i(x_i) in its slot: no call for the current record
-            t_new = np.asarray(st_f(prop[i], sdp, i), dtype=float).reshape(-1)
-            flat[lo:lo + m] = old - old + t_new[lo:lo + m]
-            new = float(priv_f(sdp, st))
-            a = new - cur
-            if a >= 0.0 or rng.random() < math.exp(a):
-                dmat[i] = prop[i]
-                cur = new
-                n_acc += 1
-            else:
-                flat[lo:lo + m] = old
-        state["cur"] = cur
-        return n_acc
-    if model.batch:                                   # the terms of all proposals in one call
-        t_cur, t_new = state["terms"], _batch_terms(model, prop, sdp)
-    for i in range(n):
-        if model.batch:
-            sn = st - t_cur[i] + t_new[i]
-        elif model.additive:
-            sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
-        else:
-            old = dmat[i].copy()
-            dmat[i] = prop[i]
-            sn = st_f(dmat, sdp)
-            dmat[i] = old
-        new = float(priv_f(sdp, sn))
-        a = new - cur
-        if a >= 0.0 or rng.random() < math.exp(a):
-            dmat[i] = prop[i]
-            if model.batch:
-                t_cur[i] = t_new[i]
-            st, cur = sn, new
-            n_acc += 1
-    state["st"], state["cur"] = st, cur
-    return n_acc
-
-
-def _python_chain(model, state, n_steps, thin, sdp, rng, sweep=None):
-    """Advance a chain n_steps iterations: post_f and latent_f called from Python, then a record sweep
-    (``sweep(state, prop, rng)``, default the Python one); state dict updated in place."""
-    if sweep is None:
-        def sweep(state, prop, rng):
-            return _python_sweep(model, state, prop, sdp, rng)
-    theta, dmat = state["theta"], state["dmat"]
-    n = dmat.shape[0]
-    n_save = n_steps // thin
-    draws = np.empty((n_save, model.npar))
-    acc = np.zeros(n_save)
-    for it in range(n_save * thin):
-        theta[:] = _as_real(model.call("post_f", dmat, theta, rng=rng), "post_f")
-        prop = _as_real(model.call("latent_f", theta, rng=rng), "latent_f")
-        n_acc = sweep(state, prop, rng)
-        slot = it // thin
-        acc[slot] += n_acc / n / thin
-        if (it + 1) % thin == 0:
-            draws[slot] = theta
-    return draws, acc
-
-
-# %% notebooks/13_data_augmentation.py, cell 15: One sweep, three engines
-@njit(nogil=True)  # not cached: specialised on user functions (see _dapper_chain_kernel)
-def _stat_sum_kernel(st_f, dmat, sdp):
-    """The statistic of a database: the sum over records of st_f(dmat[i], sdp, i) (float)."""
-    s = st_f(dmat[0], sdp, 0) * 1.0
-    for i in range(1, dmat.shape[0]):
-        s = s + st_f(dmat[i], sdp, i)
-    return s
-
-
-@njit(nogil=True)
-def _sweep_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
-    """The record sweep of the Python engine, compiled: returns (statistic, log density, accepted count)."""
-    n_acc = 0
-    for i in range(dmat.shape[0]):
-        sn = st - st_f(dmat[i], sdp, i) + st_f(prop[i], sdp, i)
-        new = priv_f(sdp, sn)
-        a = new - cur
-        if a >= 0.0 or rng.random() < math.exp(a):
-            dmat[i, :] = prop[i]
-            st = sn
-            cur = new
-            n_acc += 1
-    return st, cur, n_acc
-
-
-@njit(nogil=True)
-def _sweep_slot_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
-    """The sweep when record i's term is zero outside slot i of the statistic: only that slot is updated (in
-    place, restored on rejection), the same arithmetic entry by entry as _sweep_kernel. Slot i of the statistic
-    holds t_i(x_i) exactly (the other records add zeros), so st_f is called for the proposal only."""
-    n = dmat.shape[0]
-    flat = st.reshape(st.size)
-    m = st.size // n
-    old = np.empty(m)
-    n_acc = 0
-    for i in range(n):
-        lo = i * m
-        t_new = st_f(prop[i], sdp, i).reshape(st.size)
-        for k in range(m):
-            old[k] = flat[lo + k]
-            flat[lo + k] = old[k] - old[k] + t_new[lo + k]
-        new = priv_f(sdp, st)
-        a = new - cur
-        if a >= 0.0 or rng.random() < math.exp(a):
-            dmat[i, :] = prop[i]
-            cur = new
-            n_acc += 1
-        else:
-            for k in range(m):
-                flat[lo + k] = old[k]
-    return st, cur, n_acc
-
-
-@njit(nogil=True)
-def _sweep_terms_kernel(priv_f, t_cur, t_new, dmat, prop, st, cur, sdp, rng):
-    """The sweep of a batch st_f: the terms of the current records (t_cur, updated) and of the proposals given."""
-    n_acc = 0
-    for i in range(dmat.shape[0]):
-        sn = st - t_cur[i] + t_new[i]
-        new = priv_f(sdp, sn)
-        a = new - cur
-        if a >= 0.0 or rng.random() < math.exp(a):
-            dmat[i, :] = prop[i]
-            t_cur[i] = t_new[i]
-            st = sn
-            cur = new
-            n_acc += 1
-    return st, cur, n_acc
-
-
-def _make_chain_kernel(sweep):
-    """The whole chain in one compiled function, with the record sweep ``sweep``."""
-    @njit(nogil=True)  # not cached: its specialisations key on the user's module functions (numba cannot
-    # save those: 'underlying object has vanished'), and they change with every model anyway
-    def chain(latent_f, post_f, priv_f, st_f, theta, dmat, st, cur, sdp, n_steps, thin, rng):
-        n = dmat.shape[0]
-        n_save = n_steps // thin
-        draws = np.empty((n_save, theta.size))
-        acc = np.zeros(n_save)
-        for it in range(n_save * thin):
-            new_theta = post_f(dmat, theta, rng)
-            for k in range(theta.size):
-                theta[k] = new_theta[k]
-            prop = latent_f(theta, rng)
-            st, cur, n_acc = sweep(priv_f, st_f, dmat, prop, st, cur, sdp, rng)
-            slot = it // thin
-            acc[slot] += n_acc / n / thin
-            if (it + 1) % thin == 0:
-                for k in range(theta.size):
-                    draws[slot, k] = theta[k]
-        return draws, acc, st, cur
-    return chain
-
-
-_dapper_chain_kernel = _make_chain_kernel(_sweep_kernel)
-_dapper_chain_slot_kernel = _make_chain_kernel(_sweep_slot_kernel)
-
-
-# %% notebooks/13_data_augmentation.py, cell 19: Plain Python modules, compiled when they can be
-class EngineNotice(UserWarning):
-    """dapper_sample could not compile a module and runs a slower engine (one line: the module and why)."""
-
-
-_RANDOM = ("latent_f", "post_f")
-
-
-def _numba_reason(err):
-    """The informative line of a numba error (its first lines name only the pipeline stage)."""
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    skip = ("Failed in", "During:", "File ", "^", "- Resolution failure", "Resolution failure")
-    keep = [ln for ln in lines if not ln.startswith(skip)]
-    text = (keep or lines or [type(err).__name__])[0]
-    return f"{type(err).__name__}: {text[:160]}"
-
-
-def _jit(name, f, takes_rng):
-    """f as a numba function with the kernel's signature (rng last for latent_f and post_f)."""
-    cf = f if isinstance(f, Dispatcher) else njit(f)
-    if name in _RANDOM and not takes_rng:
-        if name == "latent_f":
-            def wrapped(theta, rng):
-                return cf(theta)
-        else:
-            def wrapped(dmat, theta, rng):
-                return cf(dmat, theta)
-        return njit(wrapped)
-    return cf
-
-
-def _probe_one(model, name, args, random, seed=20261125):
-    """(compiled module, None) when module ``name`` compiles and agrees with its Python self on args, else (None, why)."""
-    f = getattr(model, name)
-    if not random and model.takes_rng[name]:
-        return None, "it takes rng (the compiled sweep calls priv_f and st_f without one)"
-    try:
-        cf = _jit(name, f, model.takes_rng[name])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")          # numba's deprecation and performance notes
-            out_c = cf(*args, np.random.default_rng(seed)) if random else cf(*args)
-    except Exception as err:                        # numba raises many types: typing, lowering, unsupported
-        return None, _numba_reason(err)
-    out_p = model.call(name, *args, rng=np.random.default_rng(seed))
-    try:
-        a, b = np.asarray(out_c, dtype=float), np.asarray(out_p, dtype=float)
-    except (TypeError, ValueError):
-        return None, f"its compiled output is {type(out_c).__name__}, not numbers"
-    if a.shape != b.shape:
-        return None, f"its compiled output has shape {a.shape}, the Python module's {b.shape}"
-    if not random and not np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True):
-        return None, "its compiled output differs from the Python module's on the same input"
-    return cf, None
-
-
-def _probe(model, sdp, theta):
-    """Compile and probe the four modules (cached on the model per shape of sdp): the engines they allow."""
-    key = (np.ndim(sdp), np.shape(sdp))
-    if key in model._probes:
-        return model._probes[key]
-    g = np.random.default_rng(20261126)
-    dmat = _latent(model, theta, g)
-    dmat2 = _latent(model, theta, g)
-    n = dmat.shape[0]
-    comp, why = {}, {}
-    for name, args in [("latent_f", (theta.copy(),)), ("post_f", (dmat.copy(), theta.copy()))]:
-        comp[name], why[name] = _probe_one(model, name, args, True)
-    slot = False
-    if not model.additive:
-        comp["st_f"], why["st_f"] = None, "the statistic is not record additive (additive=False)"
-    elif model.batch:
-        comp["st_f"], why["st_f"] = None, "a batch st_f is called from Python, once per iteration"
-    else:
-        recs = sorted({0, n // 2, n - 1})
-        for d in (dmat, dmat2):
-            for i in recs:
-                comp["st_f"], why["st_f"] = _probe_one(model, "st_f", (d[i].copy(), sdp, i), False)
-                if comp["st_f"] is None:
-                    break
-            if comp["st_f"] is None:
-                break
-        terms = [np.asarray(model.st_f(d[i], sdp, i), dtype=float) for d in (dmat, dmat2) for i in recs]
-        slot = n > 1 and all(t.ndim >= 1 and t.shape[0] == n for t in terms) and all(
-            not np.any(np.delete(t, i, axis=0)) for t, i in zip(terms, recs * 2))
-    comp["priv_f"], why["priv_f"] = None, None
-    for d in (dmat, dmat2):
-        comp["priv_f"], why["priv_f"] = _probe_one(model, "priv_f", (sdp, _statistic(model, d, sdp)), False)
-        if comp["priv_f"] is None:
-            break
-    out = {"compiled": comp, "why": why, "slot": slot, "noticed": False,
-           "numba": model.additive and not model.batch and all(comp[m] is not None for m in _MODULES),
-           "sweep": model.additive and comp["priv_f"] is not None and (model.batch or comp["st_f"] is not None)}
-    model._probes[key] = out
-    return out
-
-
-def _choose_engine(model, sdp, theta, engine):
-    """The engine to run ('numba', 'sweep' or 'python') and the probe's record (None for engine='python')."""
-    if engine == "python":
-        return "python", None
-    info = _probe(model, sdp, theta)
-    order = [m for m in _MODULES if info["compiled"][m] is None]
-    if engine in ("numba", "sweep") and not info[engine]:
-        need = order if engine == "numba" else [m for m in ("priv_f", "st_f") if m in order and not
-                                                (m == "st_f" and model.batch)]
-        name = need[0] if need else "st_f"
-        raise ValueError(f"engine={engine!r}: {name} does not compile under numba ({info['why'][name]}); "
-                         "use engine='auto' or 'python'")
-    if engine == "auto":
-        engine = "numba" if info["numba"] else "sweep" if info["sweep"] else "python"
-        if engine != "numba" and not info["noticed"]:
-            info["noticed"] = True
-            runs = {"sweep": "the record sweep compiled, latent_f and post_f in Python",
-                    "python": "every module from Python"}[engine]
-            warnings.warn(f"dapper_sample: {order[0]} did not compile under numba ({info['why'][order[0]]}); "
-                          f"engine '{engine}': {runs}", EngineNotice, stacklevel=3)
-    return engine, info
-
-
-# %% notebooks/13_data_augmentation.py, cell 21: The sampler on the core: `dapper_sample`
+# %% notebooks/13_data_augmentation.py, cell 15: The sampler on the core: `dapper_sample`
 _ENGINES = ("auto", "python", "sweep", "numba")
 
 
@@ -661,7 +331,7 @@ def _check_acceptance(result):
                       UserWarning, stacklevel=3)
 
 
-# %% notebooks/13_data_augmentation.py, cell 23: The sampler on the core: `dapper_sample`
+# %% notebooks/13_data_augmentation.py, cell 17: The sampler on the core: `dapper_sample`
 def summary(result, var_names=None):
     """dapper's posterior summary: mean, median, sd, mad, q5, q95, rhat, ess_bulk, ess_tail.
 

@@ -9,6 +9,8 @@ from numba import njit
 from scipy import special, stats
 
 from dplit.augmentation import PrivacyModel, dapper_sample, summary
+from dplit.dapper_examples import CELLS as CELLS_RR
+from dplit.dapper_examples import table_modules
 from dplit.mechanisms import randomized_response_logpmf
 from dplit.sampling import ConvergenceWarning
 from dplit.testing import rank_uniformity_pvalues, sbc_ranks
@@ -213,32 +215,10 @@ def test_dapper_module_style_runs_the_compact_chain():
     entries that agree with the release) and the compact style (the term is record i's agreements) give the
     same log density on every database, so the same draws, bit for bit."""
     n = 7
-    cells = np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
-    sdp = cells[[0, 1, 1, 2, 3, 3, 0]]
-
-    def latent(theta, rng):
-        return cells[rng.choice(4, size=n, p=theta / theta.sum())]
-
-    def post(dmat, theta, rng):
-        counts = np.array([np.sum((dmat == c).all(axis=1)) for c in cells])
-        t = rng.standard_gamma(counts + 1.0)
-        return t / t.sum()
-
-    def st_dapper(xi, sdp, i):
-        x = np.zeros((n, 2))
-        x[i] = xi
-        return x
-
-    def priv_dapper(sdp, sx):
-        t1 = np.sum(sdp == sx)
-        return t1 * math.log(0.75) + (2 * n - t1) * math.log(0.25)
-
-    def st_compact(xi, sdp, i):
-        return float(xi[0] == sdp[i, 0]) + float(xi[1] == sdp[i, 1])
-
-    def priv_compact(sdp, sx):
-        return sx * math.log(0.75) + (sdp.size - sx) * math.log(0.25)
-
+    sdp = CELLS_RR[[0, 1, 1, 2, 3, 3, 0]].astype(float)
+    m = table_modules(n)
+    latent, post, st_dapper, priv_dapper = m["latent"], m["post"], m["st_dapper"], m["priv_dapper"]
+    st_compact, priv_compact = m["st_compact"], m["priv_compact"]
     kw = dict(n_iter=150, n_warmup=20, n_chains=1, rng=4, **QUIET)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

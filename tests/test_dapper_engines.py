@@ -10,6 +10,7 @@ import pytest
 from scipy import special, stats
 
 from dplit.augmentation import EngineNotice, PrivacyModel, _python_chain, _statistic, dapper_sample
+from dplit.dapper_examples import example1_model
 from dplit.sampling import ConvergenceWarning
 from dplit.testing import rank_uniformity_pvalues, sbc_ranks
 
@@ -119,38 +120,9 @@ def test_a_compiled_module_that_disagrees_with_python_is_not_used():
 
 # ---- dapper's Example 1 style: a term that is zero but its record's slot -------------------------------------------
 def rr_model(n, style):
-    def latent_c(theta, rng):
-        return CELLS[rng.choice(4, size=n, p=theta / theta.sum())]
-
-    def post_c(dmat, theta, rng):
-        counts = np.array([np.sum((dmat == c).all(axis=1)) for c in CELLS])
-        t = rng.standard_gamma(counts + 1.0)
-        return t / t.sum()
-
-    def st_dapper(xi, sdp, i):
-        x = np.zeros((n, 2))
-        x[i] = xi
-        return x
-
-    def priv_dapper(sdp, sx):
-        t1 = np.sum(sdp == sx)
-        return t1 * math.log(0.75) + (2 * n - t1) * math.log(0.25)
-
-    def priv_compact(sdp, sx):
-        return sx * math.log(0.75) + (sdp.size - sx) * math.log(0.25)
-
-    def st_compact(xi, sdp, i):
-        return float(xi[0] == sdp[i, 0]) + float(xi[1] == sdp[i, 1])
-
-    if style == "dapper":
-        return PrivacyModel(latent_c, post_c, priv_dapper, st_dapper, 4)
-    if style == "batch":                                    # the vectorised st_f
-        return PrivacyModel(latent_c, post_c, priv_compact, lambda X, sdp, idx: (X == sdp[idx]).sum(axis=1),
-                            4, same_shape=False, batch=True)
-    if style == "adapter":                                  # dapper's st_f through the one-line adapter
-        return PrivacyModel(latent_c, post_c, priv_dapper, lambda X, sdp, idx: np.stack(
-            [st_dapper(x, sdp, i) for x, i in zip(X, idx)]), 4, batch=True)
-    return PrivacyModel(latent_c, post_c, priv_compact, st_compact, 4, same_shape=False)
+    """dapper's Example 1 for n records (dplit.dapper_examples): dapper's own modules, the compact ones, batch
+    modules, or dapper's st_f through the one-line adapter."""
+    return example1_model(style, n=n, varnames=None)
 
 
 def test_record_slots_are_detected_and_keep_the_chain():
