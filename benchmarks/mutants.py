@@ -58,7 +58,7 @@ MUTANTS = (
            "secure=secure)",
            "the release's statistic gets noise for a sensitivity 0.7 x Theorem 1's (its Release claims the full scale)",
            ("tests/test_release.py",)),
-    Mutant("mcmc_jacobian_dropped", "mcmc.py",
+    Mutant("mcmc_jacobian_dropped", "_mcmc_moves.py",
            "        jac += theta[j]\n    out = n * (math.lgamma(a0) - lg)",
            "        jac += 0.0\n    out = n * (math.lgamma(a0) - lg)",
            "step (i) of DPMCMC leaves out the Jacobian of theta = log(alpha)",
