@@ -42,7 +42,8 @@
 # | notebook | exported module | what it covers | paper, section |
 # |---|---|---|---|
 # | `00_index` | (none) | this page | |
-# | `01_mechanisms` | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; privacy audit | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
+# | `01_mechanisms` | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; how far the noise can reach | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
+# | `01a_audit` | `dplit.audit` | the privacy audit: a lower confidence bound on the epsilon a mechanism spends (tail events chosen on half the outputs, Clopper-Pearson bounds on the other half) | Guo et al. Sec. 2.1; DP-Sniper (Bichsel et al. 2021) |
 # | `01b_accounting` | `dplit.accounting` | budgets, Rényi DP, zCDP, exact discrete-Gaussian epsilon | Guo et al. Sec. 2.1; dapper Ex. 2; Dirichlet mech. App. B |
 # | `01c_mechanism_checks` | (none) | the samplers of `01` tested against their laws, each with a planted error; the privacy audit at work | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
 # | `02_dirichlet` | `dplit.dirichlet` | the Dirichlet model: compositions in, the censored statistic, the log-likelihood, moments of log x | Guo et al. Sec. 2.2, eq. (1), 4.2.4 |
@@ -53,6 +54,7 @@
 # | `04a_release_record` | `dplit.release_record` | the `Release` record: what it checks itself against, plausibility, JSON | Guo et al. Sec. 3 |
 # | `04b_release_checks` | (none) | checks of `release`: the noise law, the split, seeds, JSON, bad input, the privacy audit | |
 # | `05_dpboots` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
+# | `05a_truncated_noise` | `dplit._truncated_noise` | step 1 of DPBoots: Laplace noise truncated to Range(S0), by rejection or an exact coordinate Gibbs chain (numba kernels with NumPy twins) | Guo et al. Sec. 4.1, Alg. 2, S4-S5 |
 # | `05b_dpboots_checks` | (none) | is DPBoots right? the noise step's exact law (also where rejection cannot finish), the limits, the test's size, coverage over repeated releases | Guo et al. Sec. 4.1, 5.1-5.2, S5 |
 # | `06_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
 # | `06b_sampling` | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
@@ -75,6 +77,7 @@
 # | `15_margin_selection` | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
 # | `15b_peers` | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
 # | `16_nested_households` | `dplit.nested` | individuals within households: nested latent classes from noisy summaries; the default prior and its coverage | Nixon et al. Supp. Sec. 1 |
+# | `16a_nested_model` | `dplit.nested_model` | the nested households model (eq. (1)), its five summaries (Table 3) and their closed-form probabilities (eq. (2)), checked against enumeration | Nixon et al. Supp. Sec. 1.1, eq. (1)-(2) |
 # | `16b_nested_applications` | (none) | the supplement's Figures 1-2 on simulated households, eps = inf, 1, 0.1, 0.01 | Nixon et al. Supp. Sec. 1, Fig. 1-2 |
 # | `17_compare` | `dplit.methods` | one contract for every method: the registry, one dispatcher, every method on one release side by side (`compare`, `dplit compare`) | all |
 #
