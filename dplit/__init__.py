@@ -45,7 +45,8 @@ TIERS = (
         ("dirichlet_mechanism",),           # 12
         ("_augmentation_engines",),         # 13a: dapper's record sweep, its three engines, module compilation
         ("augmentation",),                  # 13: the privacy model and dapper_sample (re-exports 13a)
-        ("latent_class",),                  # 14
+        ("_latent_class_model",),           # 14a: cells, marginal probabilities, the sampler's blocks (numba kernels)
+        ("latent_class",),                  # 14: margins released, fit_latent_class, inference (re-exports 14a)
         ("margin_selection", "nested"),     # 15: PrivBayes' structure stage; 16: nested households (re-exports 16a)
         ("methods",),                       # 17: the registry, one dispatcher, compare
     )),

@@ -9,17 +9,17 @@ __all__ = [
     "check_levels",
     "CellIndex",
     "cell_index",
-    "margin_counts",
-    "FORMAT",
-    "MarginRelease",
-    "release_margins",
-    "check_budget",
     "marginal_probs",
     "table_probs",
     "trunc_tsg",
     "log_dirichlet_density",
     "dirichlet_proposal",
     "cell_labels",
+    "margin_counts",
+    "FORMAT",
+    "MarginRelease",
+    "release_margins",
+    "check_budget",
     "DEFAULT_SETTINGS",
     "PAPER_SETTINGS",
     "fit_latent_class",
@@ -33,94 +33,40 @@ __all__ = [
 ]
 
 
-# %% notebooks/14_latent_class.py, cell 5: Tables, margins and cells
+# %% notebooks/14_latent_class.py, cell 5: The model's parts (notebook 14a)
 import json
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
-from numba import njit
 
+import dplit._latent_class_model as _model
 from dplit import _validate as V
+from dplit._latent_class_model import check_margins, label_cells, lcm_sampler
+from dplit._latent_class_model import margin_probs_kernel as _margin_probs_kernel  # noqa: F401
+from dplit._latent_class_model import margin_probs_reference as _margin_probs_reference  # noqa: F401
+from dplit._latent_class_model import update_counts as _update_counts  # noqa: F401
 from dplit.accounting import BudgetExceededError, PrivacyBudget
 from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
-from dplit.results import group, groups, move_to_group, privacy_attrs, set_group
-from dplit.sampling import RHAT_MAX, Sampler, run, warmup_windows
+from dplit.results import groups, move_to_group, privacy_attrs
+from dplit.sampling import RHAT_MAX, run, warmup_windows
+
+# The model and its sampler (notebook 14a) live in dplit._latent_class_model. Their public names are this module's
+# too: importable from here, listed in its __all__ and documented with it. The kernels stay reachable as
+# dplit.latent_class._<name> for the tests and benchmarks.
+check_levels = _model.check_levels
+CellIndex = _model.CellIndex
+cell_index = _model.cell_index
+marginal_probs = _model.marginal_probs
+table_probs = _model.table_probs
+trunc_tsg = _model.trunc_tsg
+log_dirichlet_density = _model.log_dirichlet_density
+dirichlet_proposal = _model.dirichlet_proposal
+cell_labels = _model.cell_labels
 
 
-def check_levels(levels):
-    """Numbers of levels, one per variable (ints >= 2), as a tuple."""
-    if isinstance(levels, (str, bytes)) or np.ndim(levels) != 1 or len(levels) == 0:
-        raise ValueError(f"levels must be a non-empty sequence of ints >= 2, got {levels!r}")
-    return tuple(V.count(d, "levels", minimum=2) for d in levels)
-
-
-def _check_margins(margins, p):
-    """Margins as a tuple of tuples of distinct variable indices in range(p)."""
-    if isinstance(margins, (str, bytes)) or not hasattr(margins, "__len__") or len(margins) == 0:
-        raise ValueError("margins must be a non-empty list of tuples of variable indices")
-    out = []
-    for m in margins:
-        m = (m,) if isinstance(m, (int, np.integer)) else tuple(m)
-        if not m or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in m):
-            raise TypeError(f"margins: each margin must be a non-empty tuple of ints, got {m!r}")
-        if any(not 0 <= v < p for v in m):
-            raise ValueError(f"margins: margin {m} names a variable outside 0..{p - 1} (p = {p} variables)")
-        if len(set(m)) != len(m):
-            raise ValueError(f"margins: margin {m} repeats a variable")
-        out.append(tuple(int(v) for v in m))
-    if len(set(out)) != len(out):
-        raise ValueError("margins: a margin is listed twice")
-    return tuple(out)
-
-
-@dataclass(frozen=True)
-class CellIndex:
-    """The released cells as arrays for the kernels (built by :func:`cell_index`).
-
-    ``cell_var[c, i]``, ``cell_lev[c, i]`` (``i < cell_ord[c]``): the variables of cell ``c``'s margin and
-    their levels; cells of margin ``t`` are ``table_ptr[t]:table_ptr[t+1]``; the cells involving
-    variable ``j`` are ``var_cells[var_ptr[j]:var_ptr[j+1]]``, where ``j`` is at level ``var_lev[...]``.
-    """
-
-    levels: tuple
-    margins: tuple
-    cell_var: np.ndarray
-    cell_lev: np.ndarray
-    cell_ord: np.ndarray
-    table_ptr: np.ndarray
-    var_ptr: np.ndarray
-    var_cells: np.ndarray
-    var_lev: np.ndarray
-
-    @property
-    def n_cells(self):
-        """Number of released cells, all margins together."""
-        return int(self.table_ptr[-1])
-
-
-def cell_index(levels, margins):
-    """The :class:`CellIndex` of ``margins`` (tuples of variable indices) of a table with ``levels``."""
-    levels = check_levels(levels)
-    margins = _check_margins(margins, len(levels))
-    rows = [(m, cell) for m in margins for cell in np.ndindex(*[levels[v] for v in m])]
-    width = max(len(m) for m in margins)
-    cell_var = np.full((len(rows), width), -1, dtype=np.int64)
-    cell_lev = np.full((len(rows), width), -1, dtype=np.int64)
-    for c, (m, cell) in enumerate(rows):
-        cell_var[c, :len(m)], cell_lev[c, :len(m)] = m, cell
-    sizes = [math.prod(levels[v] for v in m) for m in margins]
-    by_var = [[(c, lev) for c, (m, cell) in enumerate(rows) for v, lev in zip(m, cell) if v == j]
-              for j in range(len(levels))]
-    return CellIndex(levels, margins, cell_var, cell_lev, np.array([len(m) for m, _ in rows], dtype=np.int64),
-                     np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-                     np.concatenate([[0], np.cumsum([len(b) for b in by_var])]).astype(np.int64),
-                     np.array([c for b in by_var for c, _ in b], dtype=np.int64),
-                     np.array([lev for b in by_var for _, lev in b], dtype=np.int64))
-
-
-# %% notebooks/14_latent_class.py, cell 8: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/14_latent_class.py, cell 7: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 def margin_counts(records, margins, levels=None):
     """True counts of each margin of ``records`` (an (n, p) array of integer codes 0..d_j-1).
 
@@ -136,7 +82,7 @@ def margin_counts(records, margins, levels=None):
         raise ValueError(f"levels has {len(levels)} entries but records have {x.shape[1]} columns")
     if x.min() < 0 or np.any(x.max(axis=0) >= np.array(levels)):
         raise ValueError("records: every code must lie in 0..levels[j]-1")
-    margins = _check_margins(margins, len(levels))
+    margins = check_margins(margins, len(levels))
     out = []
     for m in margins:
         flat = np.ravel_multi_index(tuple(x[:, v] for v in m), [levels[v] for v in m])
@@ -144,7 +90,7 @@ def margin_counts(records, margins, levels=None):
     return out
 
 
-# %% notebooks/14_latent_class.py, cell 11: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/14_latent_class.py, cell 10: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 FORMAT = "dplit.MarginRelease/1"
 
 
@@ -182,7 +128,7 @@ class _MarginReleaseIO:
     __hash__ = None
 
 
-# %% notebooks/14_latent_class.py, cell 12: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/14_latent_class.py, cell 11: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 @dataclass(frozen=True, eq=False)
 class MarginRelease(_MarginReleaseIO):
     """Noisy marginal counts released with the geometric mechanism (Nixon et al., Sec. 3.1 and 4.2).
@@ -219,7 +165,7 @@ class MarginRelease(_MarginReleaseIO):
 
     def __post_init__(self):
         levels = check_levels(self.levels)
-        margins = _check_margins(self.margins, len(levels))
+        margins = check_margins(self.margins, len(levels))
         n = V.count(self.n, "n")
         eps = V.epsilon(self.eps, "eps", allow_inf=True)
         sens = V.positive(self.sensitivity, "sensitivity")
@@ -284,7 +230,7 @@ def _plausible_margins(rel):
                         noise=reach, feasible=f"the cells of a table sum to n = {rel.n}")
 
 
-# %% notebooks/14_latent_class.py, cell 14: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/14_latent_class.py, cell 13: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True, sensitivity=2.0, names=(),
                     budget=None):
     """Release marginal tables of ``records`` with the geometric mechanism (Nixon et al., Sec. 4.2).
@@ -351,378 +297,7 @@ def check_budget(budget, eps, what):
         raise BudgetExceededError(f"{what} needs eps = {eps:.6g} but the budget has only {budget.remaining:.6g} left")
 
 
-# %% notebooks/14_latent_class.py, cell 17: The model and its marginal probabilities (Sec. 2.2, eqs. (4)-(5), (8)-(9))
-@njit(cache=True, nogil=True)
-def _class_cell_probs(Psi, cell_var, cell_lev, cell_ord, A):
-    """A[h, c] = product over cell c's (variable, level) of Psi[h, variable, level], in place."""
-    for h in range(Psi.shape[0]):
-        for c in range(cell_var.shape[0]):
-            a = 1.0
-            for i in range(cell_ord[c]):
-                a *= Psi[h, cell_var[c, i], cell_lev[c, i]]
-            A[h, c] = a
-
-
-@njit(cache=True, nogil=True)
-def _margin_probs_kernel(pi, Psi, cell_var, cell_lev, cell_ord):
-    """Probabilities of all released cells: sum_h pi_h A[h, c]; O(k x cells x order)."""
-    A = np.empty((Psi.shape[0], cell_var.shape[0]))
-    _class_cell_probs(Psi, cell_var, cell_lev, cell_ord, A)
-    return pi @ A
-
-
-def _margin_probs_reference(pi, Psi, levels, margins):
-    """The same by eq. (8): the full table (prod d_j cells) summed over the other variables."""
-    full = 0.0
-    for h in range(len(pi)):
-        prod = pi[h]
-        for j, d in enumerate(levels):
-            prod = np.multiply.outer(prod, Psi[h, j, :d])
-        full = full + prod
-    return np.concatenate([full.sum(axis=tuple(j for j in range(len(levels)) if j not in m)).transpose(
-        np.argsort(np.argsort(m))).ravel() for m in margins])
-
-
-def _check_params(pi, Psi, levels):
-    """pi (k,) and Psi (k, p, max d) as float arrays, each on its simplex."""
-    pi = V.finite_array(pi, "pi", ndim=1)
-    Psi = V.finite_array(Psi, "Psi", ndim=3)
-    if Psi.shape[:2] != (pi.size, len(levels)) or Psi.shape[2] < max(levels):
-        raise ValueError(f"Psi must have shape (k, p, max levels) = ({pi.size}, {len(levels)}, {max(levels)}), "
-                         f"got {Psi.shape}")
-    mask = np.arange(Psi.shape[2]) < np.array(levels)[:, None]
-    ok = np.all(pi >= 0) and abs(pi.sum() - 1) < 1e-8 and np.all(Psi[:, mask] >= 0)
-    if not (ok and np.allclose(np.where(mask, Psi, 0.0).sum(axis=2), 1.0, atol=1e-8)):
-        raise ValueError("pi and each Psi[h, j, :levels[j]] must be probability vectors")
-    return pi, np.where(mask, Psi, 0.0)
-
-
-def marginal_probs(pi, Psi, levels, margins):
-    """Cell probabilities of ``margins`` under the latent class model (eq. (5), summed as in (8)).
-
-    ``pi`` (k,) class weights, ``Psi`` (k, p, max levels) class-conditional probabilities (zero beyond
-    a variable's levels). Returns one array per margin, cells in C order; cost O(k x cells).
-    """
-    idx = cell_index(levels, margins)
-    pi, Psi = _check_params(pi, Psi, idx.levels)
-    flat = _margin_probs_kernel(pi, Psi, idx.cell_var, idx.cell_lev, idx.cell_ord)
-    return np.split(flat, idx.table_ptr[1:-1])
-
-
-def table_probs(pi, Psi, levels):
-    """Full-table cell probabilities, an array of shape ``levels`` (prod d_j cells: small tables only)."""
-    levels = check_levels(levels)
-    if math.prod(levels) > 2**22:
-        raise ValueError(f"the full table has {math.prod(levels)} cells; ask for margins instead")
-    return marginal_probs(pi, Psi, levels, [tuple(range(len(levels)))])[0].reshape(levels)
-
-
-# %% notebooks/14_latent_class.py, cell 20: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
-@njit(cache=True, nogil=True)
-def _trunc_geom(L, t, rng):
-    """G in 0..L-1 with P(G = g) proportional to t**g (inverse cdf)."""
-    g = math.floor(math.log1p(-rng.random() * (1.0 - t ** L)) / math.log(t))
-    return min(max(g, 0), L - 1)
-
-
-@njit(cache=True, nogil=True)
-def trunc_tsg(center, lo, hi, t, rng):
-    """One draw of q(m) proportional to t**|m - center| on the integers lo..hi (0 < t < 1)."""
-    if center <= lo:
-        return lo + _trunc_geom(hi - lo + 1, t, rng)
-    if center >= hi:
-        return hi - _trunc_geom(hi - lo + 1, t, rng)
-    w_left = t * (1.0 - t ** (center - lo))          # m = center-1 .. lo, times (1 - t)
-    w_right = 1.0 - t ** (hi - center + 1)           # m = center .. hi, times (1 - t)
-    if rng.random() * (w_left + w_right) < w_right:
-        return center + _trunc_geom(hi - center + 1, t, rng)
-    return center - 1 - _trunc_geom(center - lo, t, rng)
-
-
-@njit(cache=True, nogil=True)
-def _update_counts(M, P, m_noisy, t, w, table_ptr, slack, rng, acc):
-    """S1: every cell of every table against the table's slack cell (multinomial to the power w); returns the number accepted."""
-    log_t = math.log(t)
-    n_acc = 0
-    for tb in range(table_ptr.size - 1):
-        s = slack[tb]
-        for c in range(table_ptr[tb], table_ptr[tb + 1]):
-            if c == s:
-                continue
-            S = M[c] + M[s]
-            m_new = trunc_tsg(m_noisy[c], 0, S, t, rng)
-            s_new = S - m_new
-            d = log_t * (abs(s_new - m_noisy[s]) - abs(M[s] - m_noisy[s]))
-            d += w * (m_new - M[c]) * (math.log(P[c]) - math.log(P[s]))
-            d += w * (math.lgamma(M[c] + 1.0) + math.lgamma(M[s] + 1.0) - math.lgamma(m_new + 1.0) - math.lgamma(s_new + 1.0))
-            if math.log(rng.random()) < d:
-                M[c], M[s] = m_new, s_new
-                acc[c] += 1
-                n_acc += 1
-    return n_acc
-
-
-# %% notebooks/14_latent_class.py, cell 24: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
-@njit(cache=True, nogil=True)
-def _loglik_change(M, P, P_new, cells):
-    """sum over ``cells`` of M[c] (log P_new[i] - log P[c]) (P_new indexed like ``cells``)."""
-    d = 0.0
-    for i in range(cells.size):
-        c = cells[i]
-        if M[c] > 0:
-            d += M[c] * (math.log(P_new[i]) - math.log(P[c]))
-    return d
-
-
-@njit(cache=True, nogil=True)
-def _update_eta(eta, pi, A, P, M, a_pi, w, step, rng, acc):
-    """S2, Strategy 2: random walk on each log eta_h (eta_h ~ Gamma(a_pi, 1)); returns the number accepted."""
-    C = P.size
-    cells = np.arange(C)
-    P_new = np.empty(C)
-    S = eta.sum()
-    n_acc = 0
-    for h in range(eta.size):
-        u = math.log(eta[h])
-        u_new = u + step[h] * rng.standard_normal()
-        e_new = math.exp(u_new)
-        S_new = S - eta[h] + e_new
-        for c in range(C):
-            P_new[c] = (S * P[c] + (e_new - eta[h]) * A[h, c]) / S_new
-        d = a_pi * (u_new - u) - (e_new - eta[h]) + w * _loglik_change(M, P, P_new, cells)
-        if e_new > 0.0 and math.log(rng.random()) < d:
-            eta[h], S = e_new, S_new
-            P[:] = P_new
-            acc[h] += 1
-            n_acc += 1
-    pi[:] = eta / S
-    return n_acc
-
-
-@njit(cache=True, nogil=True)
-def log_dirichlet_density(x, alpha):
-    """log Dirichlet(x | alpha) density."""
-    out = math.lgamma(alpha.sum())
-    for i in range(x.size):
-        out += (alpha[i] - 1.0) * math.log(x[i]) - math.lgamma(alpha[i])
-    return out
-
-
-@njit(cache=True, nogil=True)
-def dirichlet_proposal(x, kappa, offset, rng):
-    """A draw of Dirichlet(kappa x + offset) (entries may underflow to 0: the caller rejects)."""
-    g = np.empty(x.size)
-    for i in range(x.size):
-        g[i] = rng.standard_gamma(kappa * x[i] + offset)
-    return g / g.sum()
-
-
-@njit(cache=True, nogil=True)
-def _update_pi_dirichlet(pi, eta, A, P, M, a_pi, w, kappa, rng, acc):
-    """S2, Strategy 1: pi* ~ Dirichlet(kappa pi + 1/2), Hastings-corrected; returns 1 if accepted."""
-    prop = dirichlet_proposal(pi, kappa[0], 0.5, rng)
-    if prop.min() <= 0.0:
-        return 0
-    P_new = prop @ A
-    d = w * _loglik_change(M, P, P_new, np.arange(P.size))
-    d += (a_pi - 1.0) * (np.log(prop).sum() - np.log(pi).sum())
-    d += log_dirichlet_density(pi, kappa[0] * prop + 0.5) - log_dirichlet_density(prop, kappa[0] * pi + 0.5)
-    if math.log(rng.random()) < d:
-        pi[:] = prop
-        eta[:] = prop
-        P[:] = P_new
-        acc[0] += 1
-        return 1
-    return 0
-
-
-# %% notebooks/14_latent_class.py, cell 26: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
-@njit(cache=True, nogil=True)
-def _update_psi(Psi, pi, A, P, M, a_psi, w, levels, kappa, var_ptr, var_cells, var_lev, rng, acc):
-    """S3: Dirichlet proposal for each Psi[h, j]; returns the number accepted."""
-    k, p = Psi.shape[0], Psi.shape[1]
-    n_acc = 0
-    for j in range(p):
-        d_j = levels[j]
-        cells = var_cells[var_ptr[j]:var_ptr[j + 1]]
-        lev = var_lev[var_ptr[j]:var_ptr[j + 1]]
-        A_new = np.empty(cells.size)
-        P_new = np.empty(cells.size)
-        for h in range(k):
-            old = Psi[h, j, :d_j].copy()
-            new = dirichlet_proposal(old, kappa[h, j], 1.0, rng)
-            if new.min() <= 0.0:
-                continue
-            for i in range(cells.size):
-                A_new[i] = A[h, cells[i]] * new[lev[i]] / old[lev[i]]
-                P_new[i] = P[cells[i]] + pi[h] * (A_new[i] - A[h, cells[i]])
-            d = w * _loglik_change(M, P, P_new, cells) + (a_psi - 1.0) * (np.log(new).sum() - np.log(old).sum())
-            d += log_dirichlet_density(old, kappa[h, j] * new + 1.0) - log_dirichlet_density(new, kappa[h, j] * old + 1.0)
-            if math.log(rng.random()) < d:
-                Psi[h, j, :d_j] = new
-                for i in range(cells.size):
-                    A[h, cells[i]] = A_new[i]
-                    P[cells[i]] = P_new[i]
-                acc[h, j] += 1
-                n_acc += 1
-    return n_acc
-
-
-# %% notebooks/14_latent_class.py, cell 30: One chain: the three blocks in a numba kernel
-@njit(cache=True, nogil=True)
-def _retune(step, kappa_pi, kappa_psi, acc_eta, acc_pi, acc_psi, batch):
-    """Warm-up: move each proposal scale towards its target acceptance rate; reset the counters."""
-    for h in range(step.size):
-        step[h] = min(max(step[h] * math.exp(2.0 * (acc_eta[h] / batch - 0.44)), 1e-3), 10.0)
-        for j in range(kappa_psi.shape[1]):
-            kappa_psi[h, j] = min(max(kappa_psi[h, j] * math.exp(-2.0 * (acc_psi[h, j] / batch - 0.35)), 1.0), 1e8)
-    kappa_pi[0] = min(max(kappa_pi[0] * math.exp(-2.0 * (acc_pi[0] / batch - 0.25)), 1.0), 1e8)
-    acc_eta[:] = 0
-    acc_pi[:] = 0
-    acc_psi[:] = 0
-
-
-@njit(cache=True, nogil=True)
-def _lcm_chain_kernel(M, eta, pi, Psi, A, P, step, kappa_pi, kappa_psi, acc_M, acc_eta, acc_pi, acc_psi,
-                      n_steps, thin, batch, m_noisy, t, w, strategy, a_pi, a_psi, n, levels, cell_var, cell_lev,
-                      cell_ord, table_ptr, slack, var_ptr, var_cells, var_lev, rng):
-    """n_steps MH-within-Gibbs iterations; keeps every thin-th (P, log-lik, pi, Psi, M) and acceptance rates."""
-    n_keep, C, T = n_steps // thin, P.size, table_ptr.size - 1
-    k, p = Psi.shape[0], Psi.shape[1]
-    out_P, out_ll = np.empty((n_keep, C)), np.empty(n_keep)
-    out_pi, out_Psi, out_M = np.empty((n_keep, k)), np.empty((n_keep, k, p, Psi.shape[2])), np.empty((n_keep, C))
-    rates = np.zeros((n_keep, 3))
-    n_free = C - T
-    for it in range(n_steps):
-        _class_cell_probs(Psi, cell_var, cell_lev, cell_ord, A)
-        P[:] = pi @ A
-        r = it // thin
-        if t > 0.0:
-            rates[r, 0] += _update_counts(M, P, m_noisy, t, w, table_ptr, slack, rng, acc_M) / max(n_free, 1) / thin
-        if strategy == 2:
-            rates[r, 1] += _update_eta(eta, pi, A, P, M, a_pi, w, step, rng, acc_eta) / k / thin
-        else:
-            rates[r, 1] += _update_pi_dirichlet(pi, eta, A, P, M, a_pi, w, kappa_pi, rng, acc_pi) / thin
-        rates[r, 2] += _update_psi(Psi, pi, A, P, M, a_psi, w, levels, kappa_psi, var_ptr, var_cells, var_lev,
-                                   rng, acc_psi) / (k * p) / thin
-        if batch > 0 and (it + 1) % batch == 0:
-            _retune(step, kappa_pi, kappa_psi, acc_eta, acc_pi, acc_psi, batch)
-        if (it + 1) % thin == 0:
-            out_P[r], out_pi[r], out_Psi[r], out_M[r] = P, pi, Psi, M
-            ll = T * math.lgamma(n + 1.0)
-            for c in range(C):
-                ll += M[c] * math.log(P[c]) - math.lgamma(M[c] + 1.0)
-            out_ll[r] = ll
-    return out_P, out_ll, out_pi, out_Psi, out_M, rates
-
-
-# %% notebooks/14_latent_class.py, cell 32: One chain: the three blocks in a numba kernel
-def _start_counts(noisy, ptr, n):
-    """Noisy counts made into tables: clipped at 0, rescaled to sum to n, rounded (remainder on the largest)."""
-    out = np.empty(noisy.size, dtype=np.int64)
-    for a, b in zip(ptr[:-1], ptr[1:]):
-        x = np.maximum(noisy[a:b], 0).astype(float) + 0.5
-        m = np.floor(x / x.sum() * n).astype(np.int64)
-        m[np.argmax(m)] += n - m.sum()
-        out[a:b] = m
-    return out
-
-
-def _lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table):
-    """The Sampler of fit_latent_class (state: a dict of arrays, updated in place by the kernel)."""
-    idx = cell_index(release.levels, release.margins)
-    p, d_max, noisy = len(idx.levels), max(idx.levels), release.flat_counts
-    ptr, levels = idx.table_ptr, np.array(idx.levels, dtype=np.int64)
-    slack = np.array([a_ + int(np.argmax(noisy[a_:b_])) for a_, b_ in zip(ptr[:-1], ptr[1:])], dtype=np.int64)
-    t = 0.0 if math.isinf(release.eps) else release.t
-
-    def init(rng):
-        eta = rng.gamma(1.0, size=k)
-        Psi = np.zeros((k, p, d_max))
-        for j, d in enumerate(idx.levels):
-            Psi[:, j, :d] = rng.dirichlet(np.ones(d), size=k)
-        return dict(M=noisy.copy() if t == 0.0 else _start_counts(noisy, ptr, release.n), eta=eta, pi=eta / eta.sum(),
-                    Psi=Psi, A=np.empty((k, idx.n_cells)), P=np.empty(idx.n_cells), step=np.ones(k),
-                    kappa_pi=np.array([100.0]), kappa_psi=np.full((k, p), 100.0),
-                    acc_M=np.zeros(idx.n_cells, dtype=np.int64), acc_eta=np.zeros(k, dtype=np.int64),
-                    acc_pi=np.zeros(1, dtype=np.int64), acc_psi=np.zeros((k, p), dtype=np.int64),
-                    windows_left=n_windows)
-
-    def run_chain(s, n_steps, thin, rng):
-        batch = 50 if s["windows_left"] > 0 else 0
-        P_d, ll, pi_d, Psi_d, M_d, rates = _lcm_chain_kernel(
-            s["M"], s["eta"], s["pi"], s["Psi"], s["A"], s["P"], s["step"], s["kappa_pi"], s["kappa_psi"],
-            s["acc_M"], s["acc_eta"], s["acc_pi"], s["acc_psi"], n_steps, thin, batch, noisy, t, weight, strategy,
-            alpha / k, a, release.n, levels, idx.cell_var, idx.cell_lev, idx.cell_ord, ptr, slack, idx.var_ptr,
-            idx.var_cells, idx.var_lev, rng)
-        draws = {"margin_probs": P_d, "log_lik": ll, "pi": pi_d, "Psi": Psi_d}
-        if t > 0.0:
-            draws["counts"] = M_d.astype(np.int64)
-        if full_table:
-            draws["table_probs"] = _table_probs_draws(pi_d, Psi_d, idx.levels)
-        stats = {"acceptance_pi": rates[:, 1], "acceptance_psi": rates[:, 2]}
-        if t > 0.0:
-            stats["acceptance_counts"] = rates[:, 0]
-        return draws, stats
-
-    def adapt(s, draws, stats):
-        s["windows_left"] -= 1
-        return s
-
-    return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=_dims(full_table),
-                   coords=_coords(release, idx, k, full_table))
-
-
-def _table_probs_draws(pi_d, Psi_d, levels):
-    """Full-table probabilities of each kept draw, shape (draws, prod levels)."""
-    out = pi_d.copy()                       # (draws, k) -> (draws, k, cells so far)
-    out = out[:, :, None]
-    for j, d in enumerate(levels):
-        out = (out[:, :, :, None] * Psi_d[:, :, None, j, :d]).reshape(out.shape[0], out.shape[1], -1)
-    return out.sum(axis=1)
-
-
-# %% notebooks/14_latent_class.py, cell 33: One chain: the three blocks in a numba kernel
-def cell_labels(release):
-    """Labels of the released cells, in order: (cell, margin, level), e.g. ("CIT=0,AGE=1", "CIT,AGE", "0,1")."""
-    rows = [(m, cell) for m in release.margins for cell in np.ndindex(*[release.levels[v] for v in m])]
-    margin = [",".join(release.names[v] for v in m) for m, _ in rows]
-    level = [",".join(str(lv) for lv in cell) for _, cell in rows]
-    cell = [",".join(f"{release.names[v]}={lv}" for v, lv in zip(m, c)) for m, c in rows]
-    return cell, margin, level
-
-
-def _dims(full_table):
-    """ArviZ dims of the sampler's variables."""
-    dims = {"margin_probs": ["cell"], "counts": ["cell"], "noisy_counts": ["cell"], "pi": ["class"],
-            "Psi": ["class", "variable", "level_index"]}
-    return dict(dims, table_probs=["table_cell"]) if full_table else dims
-
-
-def _coords(release, idx, k, full_table):
-    """ArviZ coords (cells by label, classes, variables by name)."""
-    coords = {"cell": cell_labels(release)[0], "class": np.arange(k), "variable": list(release.names),
-              "level_index": np.arange(max(idx.levels))}
-    if full_table:
-        coords["table_cell"] = [",".join(map(str, c)) for c in np.ndindex(*idx.levels)]
-    return coords
-
-
-def _label_cells(result, release):
-    """Add the ``margin`` and ``level`` coordinates along ``cell`` to every group but the posterior that has it.
-
-    The posterior's cell labels (``"x0=0,x1=1"``) already name both; ``az.summary`` of ArviZ 1.x cannot
-    combine a variable with extra coordinates (``margin_probs``) and one without (``log_lik``).
-    """
-    _, margin, level = cell_labels(release)
-    for name in groups(result):
-        ds = group(result, name)
-        if "cell" in ds.dims and name != "posterior":
-            set_group(result, name, ds.assign_coords(margin=("cell", margin), level=("cell", level)))
-    return result
-
-
-# %% notebooks/14_latent_class.py, cell 35: `fit_latent_class`
+# %% notebooks/14_latent_class.py, cell 16: `fit_latent_class`
 # Read-only: a user who wants other settings passes them as arguments, and no assignment can change the defaults
 # that every later call (and every reproduction) reads.
 DEFAULT_SETTINGS = MappingProxyType({"weight": "auto", "a": 0.1})   # intervals that cover: "The defaults" below
@@ -816,7 +391,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
     if isinstance(weight, str) and weight == "auto":
         weight = 1.0 / max(sum(j in m for m in release.margins) for j in range(len(release.levels)))
     weight = V.unit_interval(weight, "weight", closed_high=True)
-    sampler = _lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table)
+    sampler = lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table)
     attrs = {"method": "latent_class", "eps_per_table": release.eps_per_table, "k": k,
              "pi_strategy": pi_strategy, "alpha": alpha, "a": a, "weight": weight, "paper": int(paper), "n": release.n, "levels": list(release.levels),
              "margins": repr(release.margins), "plausibility_checked": int(release.checked)}
@@ -825,10 +400,10 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
                  report_vars=["log_lik", "margin_probs"], desc="latent class", privacy=privacy_attrs(release),
                  target_ess=target_ess, max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
     latent = ["pi", "Psi"] + (["counts"] if "counts" in result.posterior else [])
-    return _label_cells(move_to_group(result, latent, "latent"), release)
+    return label_cells(move_to_group(result, latent, "latent"), release)
 
 
-# %% notebooks/14_latent_class.py, cell 39: Inference for any cell, and synthetic data (Sec. 3.1)
+# %% notebooks/14_latent_class.py, cell 20: Inference for any cell, and synthetic data (Sec. 3.1)
 def latent_params(result):
     """(pi, Psi, levels) of a fit_latent_class result: draws with leading (chain, draw) axes."""
     if "latent" not in groups(result):
@@ -882,7 +457,7 @@ def synthesize(result, n, m, *, rng=None):
     return out
 
 
-# %% notebooks/14_latent_class.py, cell 42: Inference for any cell, and synthetic data (Sec. 3.1)
+# %% notebooks/14_latent_class.py, cell 23: Inference for any cell, and synthetic data (Sec. 3.1)
 @dataclass(frozen=True)
 class CombinedEstimate:
     """Point estimate, variance, degrees of freedom and interval from m synthetic data sets (arrays per cell)."""
@@ -924,7 +499,7 @@ def combine(estimates, variances, *, level=0.95, rule="partial"):
     return CombinedEstimate(q_bar, T, df, q_bar - half, q_bar + half, b, u_bar, rule, level)
 
 
-# %% notebooks/14_latent_class.py, cell 45: A population from published margins: `ipf_table`
+# %% notebooks/14_latent_class.py, cell 26: A population from published margins: `ipf_table`
 def ipf_table(levels, margins, targets, *, tol=1e-10, max_iter=10_000):
     """The maximum-entropy table with the given margin probabilities (iterative proportional fitting).
 

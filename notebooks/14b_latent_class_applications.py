@@ -3,10 +3,10 @@
 #
 # * **For:** seeing how `fit_latent_class` behaves on the paper's two applications, and how its intervals cover over repeated samples.
 # * **You need:** nothing for the ACS part (a 32-cell ACS table ships with dplit); the NLTCS benchmark file for Sec. 5 (`python -m dplit.datasets NLTCS`).
-# * **You get:** the paper's Figs. 1-2 and 4 and Tables 5-6 at its settings (`paper=True`), and coverage by cell from the stored study of notebook 14's defaults.
+# * **You get:** the paper's Figs. 1-2 and 4 and Tables 5-6 at its settings (`paper=True`), and coverage by cell from the stored study of the defaults (notebook 14c).
 #
-# The methods (the release, the model, the sampler and its checks, the defaults) are in notebook `14_latent_class`;
-# this notebook exports nothing and uses `dplit.latent_class`.
+# The methods are in notebooks `14_latent_class` (the release, the fit, inference), `14a_latent_class_model` (the
+# model, the sampler and its checks) and `14c_latent_class_defaults` (the defaults); this notebook exports nothing and uses `dplit.latent_class`.
 
 # %% [markdown]
 # ## Parameters
@@ -66,7 +66,7 @@ print(f"quick mode: {is_quick()}; n_iter = {n_iter}, n_warm = {n_warm}, n_rep = 
 
 # %% [markdown]
 # Table 3's population values (its "Pop. Value" column, cells in its order: the ten pairs of (CIT, AGE, RACE, SEX,
-# INC) in order, each pair's four cells in C order); notebook 14 sets its average coverages and lengths beside
+# INC) in order, each pair's four cells in C order); notebook 14c sets its average coverages and lengths beside
 # the stored study:
 
 # %%
@@ -134,7 +134,7 @@ fig.tight_layout()
 # ### Coverage over repeated samples (Table 3)
 #
 # The study itself runs as a script (`benchmarks/bench_latent_class.py --coverage`), for the paper's settings,
-# `weight="auto"` alone and the defaults; notebook 14 tabulates its averages next to Table 3's. Here a few
+# `weight="auto"` alone and the defaults; notebook 14c tabulates its averages next to Table 3's. Here a few
 # repetitions run at the defaults, to show the computation, and then the stored study is drawn cell by cell.
 
 # %%
@@ -162,7 +162,7 @@ print("in-notebook run, Table 3 reconstruction, " + ", ".join(f"eps = {e}: cover
 assert all(0.3 < c <= 1.0 for c, _ in small.values())
 
 # %% [markdown]
-# **Why the paper's intervals are too narrow** (notebook 14, "The defaults": the composite likelihood counts each
+# **Why the paper's intervals are too narrow** (notebook 14c, "The defaults": the composite likelihood counts each
 # record in four tables). At $\epsilon = \infty$ the posterior sd of a released cell should be near the binomial
 # sampling sd $\sqrt{P(1-P)/n}$. The check compares the paper's `weight=1` (the fit above) with the default
 # `weight="auto"` (power $1/4$ here); it requires the first below 0.75 of the binomial sd and the second within
@@ -368,7 +368,7 @@ display(Markdown("\n".join(lines)))
 # ## When to use this
 #
 # * To reproduce the paper, pass `paper=True` (its `weight=1`, `a=1`), as the fits of Figs. 1-2 and Tables 5-6 here
-#   do; for intervals to report, keep the defaults, whose coverage is in notebook 14.
+#   do; for intervals to report, keep the defaults, whose coverage is in notebook 14c.
 # * Release the margins whose cells users will ask about: a margin that was not released is predicted by the
 #   model alone (NLTCS above), and its interval does not say how wrong the model may be.
 # * For a population known only through published margins (as Table 3's), `ipf_table` gives a stand-in for
