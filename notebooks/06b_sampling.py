@@ -843,8 +843,10 @@ assert p_exact[0] > 1e-3 and p_bug[0] < 1e-3
 # %% [markdown]
 # ## Explore: what the report sees
 #
-# Trace and rank plots of the example sampler for a number of iterations: with very short runs the
-# report warns; with longer ones $\hat R$ falls to 1 and the bulk ESS grows in proportion.
+# Trace plots of the example sampler for a number of iterations and chains: with very short runs the
+# report warns; with longer ones $\hat R$ falls to 1 and the bulk ESS grows in proportion. The callback,
+# `explore_run`, is a plain function: the cell below calls it at 30 and 4,000 iterations and checks the report, and the
+# widget after it calls it once with its defaults when it is displayed.
 
 # %%
 def explore_run(n_iter=200, n_chains=4, seed=1):
@@ -869,13 +871,29 @@ assert rep["converged"] == 0       # 30 draws per chain: the report says so
 fig2, rep2 = explore_run(4000)
 assert rep2["converged"] == 1 and rep2["ess_bulk_min"] > 10 * rep["ess_bulk_min"]
 plt.close(fig)
+plt.close(fig2)                    # checked, not shown: the widget below shows its own default view
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from ipywidgets import IntSlider, interactive
+from ipywidgets import IntSlider, fixed, interactive
 
-interactive(lambda n_iter, n_chains: explore_run(n_iter, n_chains)[0],
-            n_iter=IntSlider(value=200, min=20, max=5000, step=20), n_chains=IntSlider(value=4, min=2, max=8))
+explorer = interactive(explore_run, n_iter=IntSlider(value=200, min=20, max=5000, step=20),
+                       n_chains=IntSlider(value=4, min=2, max=8), seed=fixed(1))
+fig_default, rep_default = explorer.result       # the default call, made when the widget was built
+assert len(fig_default.axes[0].get_lines()) == 4
+explorer
+
+# %%
+from IPython.display import Markdown, display
+
+verdict = ("converged" if rep_default["converged"] == 1 else
+           "not converged: the report warns, and a longer run is needed")
+n_default, chains_default = explorer.kwargs["n_iter"], explorer.kwargs["n_chains"]
+assert fig_default.axes[0].get_lines()[0].get_xdata().size == n_default      # the draws kept, after the warm-up
+display(Markdown(f"The figure above is the widget's default view: {chains_default} chains of {n_default} draws each, "
+                 f"after {n_default // 4} warm-up iterations. Its report: "
+                 f"$\\hat R$ = {rep_default['rhat_max']:.3f}, bulk ESS {rep_default['ess_bulk_min']:.0f}, {verdict}. "
+                 "Moving a slider runs the sampler again and redraws it."))
 
 # %% [markdown]
 # ## When to use this
