@@ -3,7 +3,7 @@
 #
 # * **For:** seeing the Dirichlet mechanism of notebook 12 checked against independent computations, and used as in the paper's Sec. 5 against Gaussian and Laplace noise at equal Rényi DP.
 # * **You need:** nothing for the checks and German Credit (shipped with dplit); the paper's other seven UCI tables for the full experiment (`python -m dplit.datasets ...`).
-# * **You get:** the exact divergence against Alg. 1's bound (Figure 2, and on grids of neighbouring histograms), Thm. 2's tail against Monte Carlo, and the paper's Figures 3, 4 and 6.
+# * **You get:** the exact divergence against Alg. 1's bound (Figure 2, and on grids of neighbouring histograms), Thm. 2's tail against Monte Carlo, and the paper's Figures 3, 4 and 6 (Bayesian networks on Adult, Bank and German Credit), with Figure 4's and Figure 6's numbers beside the paper's statements.
 
 # %% [markdown]
 # The mechanism, its calibration, the exact Rényi divergence and the private models are derived in notebook
@@ -48,6 +48,7 @@ nb_eps = np.logspace(-3, 1, size(full=13, quick=5))       # epsilon grid of the 
 nb_reps = size(full=10, quick=3)                          # private fits per (data set, epsilon)
 NB_DATASETS = size(full=["Adult", "Bank", "CreditCard", "Digit", "GermanCredit", "Shopper", "Spam",
                          "Thyroid"], quick=["GermanCredit"])
+bn_reps = size(full=20, quick=2)                          # splits and releases per (network, epsilon, mechanism)
 fx, fxp = np.array([11.0, 8, 65, 25, 38, 0]), np.array([11.0, 7, 65, 25, 38, 1])   # the paper's Figure 2 pair
 
 # %% [markdown]
@@ -320,7 +321,7 @@ def run_naive_bayes(table, eps_values, reps, rng):
             for k in range(reps):
                 out[m][:, i, k] = score(private_naive_bayes(ctr, ytr, levels, classes.size, mechanism=m,
                                                             eps=eps, lam=5, rng=rng))
-    return {"mle": mle, "n_classes": classes.size, "K": levels.size, **out}
+    return {"mle": mle, "n_classes": classes.size, "K": levels.size, "n_train": ytr.size, **out}
 
 
 nb_names = NB_DATASETS + size(full=[], quick=["digits"])
@@ -372,8 +373,11 @@ everywhere = [name for name, w in wins.items() if w == 1.0]
 gain = {name: min(c["gaussian"][0], c["laplace"][0]) / c["dirichlet"][0] for name, c in ce_mean.items()}
 above_uniform = [name for name, c in ce_mean.items() if c["dirichlet"][0] > np.log(nb_results[name]["n_classes"])]
 beats_mle = [name for name, c in ce_mean.items() if np.any(c["dirichlet"] < nb_results[name]["mle"][0])]
-acc_ahead = [name for name, a in acc_mean.items() if a["dirichlet"][-1] >= max(a["gaussian"][-1], a["laplace"][-1])]
-acc_behind = [name for name in acc_mean if name not in acc_ahead]
+acc_se = {name: {m: res[m][1][-1].std(ddof=1) / math.sqrt(nb_reps) for m in MECHS} for name, res in nb_results.items()}
+acc_behind = [name for name, a in acc_mean.items()     # behind the better baseline by more than 2 MC errors
+              if a["dirichlet"][-1] < max(a[m][-1] - 2 * math.hypot(acc_se[name]["dirichlet"], acc_se[name][m])
+                                          for m in ("gaussian", "laplace"))]
+acc_ahead = [name for name in acc_mean if name not in acc_behind]
 display(Markdown(f"""
 * **Cross-entropy (Figure 3).** The Dirichlet mechanism has the lowest mean test cross-entropy at every $\\epsilon$ on
   {len(everywhere)} of the {len(nb_results)} data sets ({', '.join(everywhere)}); at $\\epsilon$ = {nb_eps[0]:g} the
@@ -385,7 +389,7 @@ display(Markdown(f"""
   {', '.join(beats_mle) or 'no data set'}: the pull of $\\alpha$ towards uniform level laws tempers naive Bayes'
   overconfidence.
 * **Accuracy (Figure 4)** has no uniform winner, as the paper says: at $\\epsilon$ = {nb_eps[-1]:g} the Dirichlet
-  mechanism is ahead or level on {', '.join(acc_ahead) or 'no data set'} and behind on
+  mechanism is ahead or level (within 2 Monte Carlo errors) on {', '.join(acc_ahead) or 'no data set'} and behind on
   {', '.join(acc_behind) or 'no data set'}, where its bias towards uniform costs more than the noise it avoids.
 """))
 
@@ -418,74 +422,290 @@ plot_nb(0, r"Figure 3: test cross-entropy of private naive Bayes ($\lambda = 5$)
 plot_nb(1, r"Figure 4: test accuracy of private naive Bayes ($\lambda = 5$)")
 
 # %% [markdown]
-# ## 9. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
+# ### Figure 4 in numbers
 #
-# `bayes_net_cpts` releases each conditional table at $(\lambda, \epsilon/K)$-RDP (notebook 12, Sec. 10) and
-# `bayes_net_loglik` scores a test set (eq. 8 divided by $n$). The network (on German Credit, small and always available;
-# the paper used parts of the networks of Le Quy et al. 2022):
-# `age -> employment_duration -> savings -> credit_risk <- status`, `sex_marital_status -> housing`,
-# `duration -> amount` (9 nodes; 10 quantile bins for the numeric attributes).
+# The accuracies behind Figure 4: for each data set and $\epsilon$, the mean test accuracy of each mechanism over its
+# private fits and, after $\pm$, its Monte Carlo error (standard deviation over the fits divided by the square root of
+# their number). There is one 70/30 split per data set, so the error is that of the private draws;
+# bold marks the highest mean, and the non-private accuracy follows the data set's name.
 
 # %%
-german = datasets.load_uci("GermanCredit")
-NET = {"age": [], "employment_duration": ["age"], "savings": ["employment_duration"],
-       "sex_marital_status": [], "housing": ["sex_marital_status"], "status": [], "duration": [],
-       "amount": ["duration"], "credit_risk": ["status", "savings"]}
-cols = [german.feature_names.index(c) if c != "credit_risk" else None for c in NET]
-Xg = np.column_stack([german.X[:, j] if j is not None else german.y for j in cols])
-bn_reps = size(full=20, quick=3)
-bn_res = {m: np.empty((nb_eps.size, bn_reps)) for m in MECHS}
-for rep in range(bn_reps):
-    itr, ite = datasets.train_test_split(Xg.shape[0], test_size=0.3, rng=rng)
-    ctr, cte, lv = datasets.encode_features(Xg[itr], Xg[ite], n_bins=10, min_distinct=15)
-    assert lv.size == len(NET)
-    parents = [[list(NET).index(p) for p in NET[c]] for c in NET]
-    if rep == 0:
-        bn_mle = bayes_net_loglik(bayes_net_cpts(ctr, lv, parents, mechanism="mle"), cte, lv, parents)
+def mc_mean(v):
+    """Mean over the repetitions (last axis) and its Monte Carlo standard error."""
+    return v.mean(-1), v.std(-1, ddof=1) / math.sqrt(v.shape[-1])
+
+
+acc = {name: {m: mc_mean(res[m][1]) for m in MECHS} for name, res in nb_results.items()}
+lines = ["| data set (non-private) | $\\epsilon$ | Dirichlet | Gaussian | Laplace |", "|:--|--:|--:|--:|--:|"]
+for name, a in acc.items():
     for i, eps in enumerate(nb_eps):
-        for m in MECHS:
-            bn_res[m][i, rep] = bayes_net_loglik(bayes_net_cpts(ctr, lv, parents, mechanism=m, eps=eps, rng=rng),
-                                                 cte, lv, parents)
-mean_ll = {m: v.mean(1) for m, v in bn_res.items()}
-print("mean test log-likelihood per record, eps =", np.round(nb_eps, 3).tolist())
-for m in MECHS:
-    print(f"{m:>10}:", np.round(mean_ll[m], 2).tolist())
-print(f"non-private: {bn_mle:.2f}")
-assert np.all(mean_ll["dirichlet"] > mean_ll["gaussian"]) and np.all(mean_ll["dirichlet"] > mean_ll["laplace"])
+        best = max(MECHS, key=lambda m: a[m][0][i])
+        cells = [f"{a[m][0][i]:.3f} ± {a[m][1][i]:.3f}" for m in MECHS]
+        cells = [f"**{c}**" if m == best else c for m, c in zip(MECHS, cells)]
+        label = f"{name} ({nb_results[name]['mle'][1]:.3f})" if i == 0 else ""
+        lines.append(f"| {label} | {eps:.3g} | " + " | ".join(cells) + " |")
+display(Markdown("\n".join(lines)))
+
+# %% [markdown]
+# The paper's statements about Figure 4 (Sec. 5.1), each beside what this run shows and a verdict. A difference counts
+# as significant when it exceeds twice its Monte Carlo error.
 
 # %%
-display(Markdown(f"""
-As in the paper's Figure 6, the Dirichlet mechanism gives the highest mean test log-likelihood at every $\\epsilon$. The gap
-is widest at small $\\epsilon$: at $\\epsilon$ = {nb_eps[0]:g}, {mean_ll['dirichlet'][0]:.1f} per record against
-{mean_ll['gaussian'][0]:.1f} (Gaussian) and {mean_ll['laplace'][0]:.1f} (Laplace), whose clipped noise puts probability
-about $10^{{-6}}$ on observed cells. At $\\epsilon$ = {nb_eps[-1]:g} the three give {mean_ll['dirichlet'][-1]:.2f},
-{mean_ll['gaussian'][-1]:.2f} and {mean_ll['laplace'][-1]:.2f}, against {bn_mle:.2f} for the non-private fit.
-"""))
+def against_gaussian(name, mask):
+    """Dirichlet minus Gaussian accuracy at the epsilons of ``mask``: counts of higher, significantly higher/lower."""
+    (md, sd), (mg, sg) = acc[name]["dirichlet"], acc[name]["gaussian"]
+    diff, se = (md - mg)[mask], np.hypot(sd, sg)[mask]
+    return {"m": int(mask.sum()), "higher": int(np.sum(diff > 0)), "sig_higher": int(np.sum(diff > 2 * se)),
+            "sig_lower": int(np.sum(diff < -2 * se)), "gap": float(np.abs(diff).max()), "se": float(se.max())}
+
+
+# (a) no clear winner; the Dirichlet mechanism as good as the others in most cases
+n_cells, n_level, best_count, behind = 0, 0, dict.fromkeys(MECHS, 0), {}
+for name, a in acc.items():
+    other = np.maximum(a["gaussian"][0], a["laplace"][0])
+    se_other = np.where(a["gaussian"][0] >= a["laplace"][0], a["gaussian"][1], a["laplace"][1])
+    level = a["dirichlet"][0] >= other - 2 * np.hypot(a["dirichlet"][1], se_other)
+    n_cells, n_level = n_cells + level.size, n_level + int(level.sum())
+    for i in range(nb_eps.size):
+        best_count[max(MECHS, key=lambda m: a[m][0][i])] += 1
+    if (~level).sum() * 2 >= level.size:
+        behind[name] = nb_eps[~level].min()
+no_winner = max(best_count.values()) < 0.9 * n_cells
+verdict_a = "agrees" if (n_level * 2 > n_cells and no_winner) else "differs"
+rows = [("In terms of accuracy, there are no clear winner among the three mechanisms; the Dirichlet mechanism performs "
+         "as well as the other mechanisms in most cases.",
+         f"Dirichlet level with (within 2 MC errors of) the better baseline, or ahead, in {n_level} of {n_cells} "
+         f"(data set, $\\epsilon$) cells; highest mean in {best_count['dirichlet']}, Gaussian in {best_count['gaussian']}, "
+         f"Laplace in {best_count['laplace']}. Behind at half the $\\epsilon$ or more on "
+         + (", ".join(f"{n} (from $\\epsilon$ = {e:.3g})" for n, e in behind.items()) or "no data set") + ".",
+         verdict_a + (": where it is behind, its pull towards uniform tables costs more than the noise it avoids "
+                      "(Alg. 1's $\\alpha = 1 + 4(\\lambda - 1)r$ weighs like $\\alpha/r = 1/r + 4(\\lambda - 1)$, more than "
+                      f"{4 * (5 - 1)} pseudo-records in every cell at $\\lambda$ = 5, however large $\\epsilon$)"
+                      if behind else ""))]
+claims = [("Digit", nb_eps > 0.1, "on the Digit dataset for $\\epsilon > 0.1$"),
+          ("Adult", nb_eps < 0.1, "on the Adult dataset for $\\epsilon < 0.1$"),
+          ("Bank", np.ones(nb_eps.size, bool), "on the Bank dataset for all values of $\\epsilon$")]
+for name, mask, where in claims:
+    quote = f"[The Dirichlet mechanism] has higher accuracies than the Gaussian mechanism {where}."
+    if name not in acc:
+        rows.append((quote, "not run: the data set is not here", "not checked"))
+        continue
+    c = against_gaussian(name, mask)
+    ours = (f"higher at {c['higher']} of {c['m']} $\\epsilon$; significantly higher at {c['sig_higher']}, "
+            f"significantly lower at {c['sig_lower']}")
+    mle_acc, n_train = nb_results[name]["mle"][1], nb_results[name]["n_train"]
+    spread = max(abs(acc[name][m][0][mask] - mle_acc).max() for m in ("dirichlet", "gaussian"))
+    level = (f"the gaps (at most {c['gap']:.3f}) are of the size of the Monte Carlo error (up to {c['se']:.3f}): with "
+             f"{n_train:,} training records neither noise moves the tables much, and both stay within {spread:.3f} of "
+             f"the non-private accuracy {mle_acc:.3f}")
+    if c["higher"] == c["m"] and 2 * c["sig_higher"] >= c["m"] and c["sig_lower"] == 0:
+        verdict = "agrees"
+    elif 2 * c["higher"] >= c["m"] and c["sig_lower"] == 0:
+        verdict = "agrees in direction, not clearly in size: " + level
+    else:
+        verdict = "differs: " + level
+    if name == "Adult" and verdict != "agrees":
+        verdict += ("; and this Adult is UCI's table without `fnlwgt`, while which 13 columns the paper kept is not "
+                    "known (data README, 4g)")
+    rows.append((quote, ours, verdict))
+display(Markdown("| the paper (Sec. 5.1, Figure 4) | this run | verdict |\n|:--|:--|:--|\n"
+                 + "\n".join(f"| {q} | {o} | {v} |" for q, o, v in rows)))
+
+# %% [markdown]
+# ## 9. Parameter estimation of discrete Bayesian networks (Sec. 5.2, Figures 5-6)
+#
+# `bayes_net_cpts` releases each node's conditional table at $(\lambda, \epsilon/K)$-RDP, $K$ the number of nodes
+# (notebook 12, Sec. 10), and `bayes_net_loglik` scores a test set: eq. 8 divided by the number of test records (the
+# paper's Figure 6 plots the sum). The networks are the paper's Figure 5, parts of the networks of Le Quy et al. (2022);
+# the extracted text lacks the figure, so its edges are read from the authors' notebook `bayesian_networks.ipynb`
+# (`donlapark/Dirichlet-Mechanism`): Adult 7 nodes, Bank Marketing 10, South German Credit 14. As in the paper: a 70/30
+# split, numeric columns with more than 30 distinct values in 10 quantile bins, $\lambda = 5$, $\epsilon$ from
+# $10^{-3}$ to 10. Each repetition draws a new split and new releases, so the Monte Carlo error covers both.
+#
+# Adult and Bank are read from `$DPLIT_DATA` or the user cache (not shipped; `python -m dplit.datasets Adult Bank`
+# downloads them from UCI, sha256-checked); a table that is not there is skipped with one line saying so. German
+# Credit ships with dplit.
+#
+# Two choices of the authors' code are not followed, because the text says otherwise or a private release cannot
+# make them: it divides $\epsilon$ by the number of data sets (3) where the text's budget is $\epsilon/K$; and it
+# releases only the cells seen in the training data (its counts come from `value_counts`), so test records in unseen
+# cells drop out of its sum. Here every cell of every table is released, zero or not.
+
+# %%
+BN_NETS = {   # node: its parents (Figure 5)
+    "Adult": {"age": [], "sex": [], "education": ["age"], "occupation": ["age", "sex", "education"],
+              "capital-gain": ["sex", "education", "occupation"],
+              "capital-loss": ["sex", "occupation", "capital-gain"],
+              "income": ["occupation", "capital-gain", "capital-loss"]},
+    "Bank": {"month": [], "day_of_week": [], "housing": ["month"], "pdays": ["housing", "month"],
+             "poutcome": ["housing", "pdays"], "previous": ["poutcome"], "contact": ["previous", "month"],
+             "campaign": ["day_of_week", "month"], "duration": ["housing", "contact", "campaign"],
+             "y": ["poutcome", "duration", "month"]},
+    "GermanCredit": {"housing": [], "property": ["housing"], "age": ["housing"], "amount": ["property"],
+                     "other_debtors": ["property"], "sex_marital_status": ["amount"], "purpose": ["amount"],
+                     "installment_rate": ["amount"], "duration": ["amount", "installment_rate"],
+                     "people_liable": ["sex_marital_status"], "foreign_worker": ["duration"],
+                     "number_credits": ["age"], "credit_history": ["number_credits"],
+                     "other_installment_plans": ["credit_history"]},
+}
+BN_LABEL = {"Adult": "income", "Bank": "y", "GermanCredit": "credit_risk"}   # the label column's name
+
+
+def exposure(ctr, cte, lv, parents, eps, lam=5):
+    """Where each mechanism's cost falls at ``eps``, as shares of the (test record, node) pairs.
+
+    ``prior``: the record's parent configuration holds fewer training records than the pseudo-records Alg. 1's prior
+    adds to its row ($d_k \\alpha / r$); ``clip``: its cell holds fewer than three standard deviations of the Gaussian
+    baseline's noise, so that the clipped noisy count can come out near zero.
+    """
+    r, alpha = dirichlet_mechanism_params(eps / lv.size, lam)
+    sigma = baseline_noise_scale("gaussian", eps / lv.size, lam)
+    prior, clip = [], []
+    for k, pa in enumerate(parents):
+        n_conf = int(np.prod(lv[pa])) if pa else 1
+        conf_tr = np.ravel_multi_index(ctr[:, pa].T, lv[pa]) if pa else np.zeros(ctr.shape[0], int)
+        conf_te = np.ravel_multi_index(cte[:, pa].T, lv[pa]) if pa else np.zeros(cte.shape[0], int)
+        counts = np.zeros((n_conf, int(lv[k])))
+        np.add.at(counts, (conf_tr, ctr[:, k]), 1.0)
+        prior.append(counts.sum(1)[conf_te] < lv[k] * alpha / r)
+        clip.append(counts[conf_te, cte[:, k]] < 3 * sigma)
+    return {"alpha_over_r": alpha / r, "sigma": sigma, "prior": float(np.mean(prior)), "clip": float(np.mean(clip))}
+
+
+def run_bayes_net(table, net, label, eps_values, reps, rng):
+    """Test log-likelihood per record of each mechanism, epsilon and repetition (a new 70/30 split each time)."""
+    X = np.column_stack([table.y if c == label else table.X[:, table.feature_names.index(c)] for c in net])
+    parents = [[list(net).index(p) for p in net[c]] for c in net]
+    out = {m: np.empty((len(eps_values), reps)) for m in MECHS}
+    mle = np.empty(reps)
+    for rep in range(reps):
+        itr, ite = datasets.train_test_split(X.shape[0], test_size=0.3, rng=rng)
+        ctr, cte, lv = datasets.encode_features(X[itr], X[ite], n_bins=10)
+        assert lv.size == len(net)                      # no node is constant on a training part
+        mle[rep] = bayes_net_loglik(bayes_net_cpts(ctr, lv, parents, mechanism="mle"), cte, lv, parents)
+        for i, eps in enumerate(eps_values):
+            for m in MECHS:
+                cpts = bayes_net_cpts(ctr, lv, parents, mechanism=m, eps=eps, lam=5, rng=rng)
+                out[m][i, rep] = bayes_net_loglik(cpts, cte, lv, parents)
+    return {"mle": mle, "levels": lv, "n_test": ite.size, "exposure": exposure(ctr, cte, lv, parents, eps_values[-1]),
+            **out}
+
+
+bn_results, bn_missing, t0 = {}, [], time.perf_counter()
+for name, net in BN_NETS.items():
+    try:
+        table = datasets.load_uci(name, download=False)
+    except FileNotFoundError:                     # no local copy: skip it (one line below says how to get it)
+        bn_missing.append(name)
+        continue
+    bn_results[name] = res = run_bayes_net(table, net, BN_LABEL[name], nb_eps, bn_reps, rng)
+    print(f"{name:>12}: n = {table.shape[0]:6d}, {len(net):2d} nodes, levels {res['levels'].tolist()}; "
+          f"non-private test log-likelihood {res['mle'].mean():.3f} per record")
+if bn_missing:
+    print(f"skipped, not in $DPLIT_DATA or the user cache: {', '.join(bn_missing)} (`python -m dplit.datasets "
+          f"{' '.join(bn_missing)}` downloads them, sha256-checked)")
+print(f"Bayesian-network experiment: {len(bn_results)} data sets x {nb_eps.size} epsilons x {len(MECHS)} mechanisms "
+      f"x {bn_reps} repetitions, {time.perf_counter() - t0:.1f} s")
+assert "GermanCredit" in bn_results
+
+# %% [markdown]
+# ### Figure 6 in numbers
+#
+# Mean test log-likelihood per record over the repetitions, $\pm$ its Monte Carlo error; bold marks the highest mean,
+# and the non-private fit (mean over the splits) follows the data set's name.
+
+# %%
+bn_stat = {name: {m: mc_mean(res[m]) for m in MECHS} for name, res in bn_results.items()}
+lines = ["| data set (non-private) | $\\epsilon$ | Dirichlet | Gaussian | Laplace |", "|:--|--:|--:|--:|--:|"]
+for name, st in bn_stat.items():
+    for i, eps in enumerate(nb_eps):
+        best = max(MECHS, key=lambda m: st[m][0][i])
+        cells = [f"{st[m][0][i]:.2f} ± {st[m][1][i]:.2f}" for m in MECHS]
+        cells = [f"**{c}**" if m == best else c for m, c in zip(MECHS, cells)]
+        label = f"{name} ({bn_results[name]['mle'].mean():.2f})" if i == 0 else ""
+        lines.append(f"| {label} | {eps:.3g} | " + " | ".join(cells) + " |")
+display(Markdown("\n".join(lines)))
+
+# %% [markdown]
+# The paper's statement about Figure 6 beside this run. Its Sec. 5.2 writes "substantially less" where its abstract
+# ("larger log-likelihood") and its conclusion (Sec. 6) say higher; both are quoted, and the verdict reads higher.
+
+# %%
+bn_rows, bn_ahead_all, bn_behind = [], [], {}
+for name, st in bn_stat.items():
+    other = np.maximum(st["gaussian"][0], st["laplace"][0])
+    se = np.hypot(st["dirichlet"][1], np.where(st["gaussian"][0] >= st["laplace"][0], st["gaussian"][1],
+                                               st["laplace"][1]))
+    ahead, lower = st["dirichlet"][0] > other + 2 * se, st["dirichlet"][0] < other - 2 * se
+    if ahead.all():
+        bn_ahead_all.append(name)
+    if lower.any():
+        bn_behind[name] = nb_eps[lower].min()
+    ours = (f"{name}: higher than both at {int(ahead.sum())} of {nb_eps.size} $\\epsilon$ (by more than 2 MC errors), "
+            + (f"lower than the better one at {int(lower.sum())} (from $\\epsilon$ = {nb_eps[lower].min():.3g})"
+               if lower.any() else "never significantly lower"))
+    bn_rows.append(ours)
+why = "; ".join(
+    f"{name} {ex['prior']:.0%} and {ex['clip']:.1%} ($\\alpha/r$ = {ex['alpha_over_r']:.1f}, $3\\sigma$ = "
+    f"{3 * ex['sigma']:.1f} records)" for name, ex in ((n, bn_results[n]["exposure"]) for n in bn_results))
+bn_verdict = ("agrees" if not bn_behind else
+              "agrees at small and moderate $\\epsilon$, differs at the largest on "
+              f"{', '.join(bn_behind)}: Alg. 1's prior $\\alpha = 1 + 4(\\lambda - 1)r$ weighs like $\\alpha/r$ "
+              "pseudo-records in every cell, which does not fall below $4(\\lambda - 1)$ as $\\epsilon$ grows, while "
+              "additive noise shrinks. At $\\epsilon$ = " + f"{nb_eps[-1]:g}" + ", the shares of (test record, node) pairs "
+              "whose parent row holds fewer training records than the prior adds to it, and whose cell lies within "
+              "three standard deviations of the Gaussian noise of zero (where clipping does harm), are: " + why
+              + ". On the large data sets few test records meet a cell the noise can empty, and the prior's "
+              "flattening is what remains.")
+quote = ("\"We can see that, on all datasets, the test log-likelihoods of the Dirichlet mechanism are substantially "
+         "less than those of the Gaussian mechanism and Laplace mechanism\" (Sec. 5.2); \"Our experiment on three "
+         "datasets shows that the Dirichlet mechanism provides significantly higher log-likelihoods than the Gaussian "
+         "and Laplace mechanisms\" (Sec. 6)")
+display(Markdown("| the paper (Sec. 5.2, Figure 6) | this run | verdict |\n|:--|:--|:--|\n"
+                 f"| {quote} | {'<br>'.join(bn_rows)} | {bn_verdict} |"))
+small = nb_eps <= 1.0
+assert all(np.all(st["dirichlet"][0][small] > np.maximum(st["gaussian"][0], st["laplace"][0])[small])
+           for st in bn_stat.values())                    # the paper's finding, at every eps up to 1
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, ax = plt.subplots(figsize=(7.5, 4))
-for m in MECHS:
-    ax.plot(nb_eps, mean_ll[m], label=m)
-    ax.fill_between(nb_eps, np.percentile(bn_res[m], 10, 1), np.percentile(bn_res[m], 90, 1), alpha=0.2)
-ax.axhline(bn_mle, color="k", ls=":", label="non-private (last split)")
-ax.set(xscale="log", xlabel=r"$\epsilon$", ylabel="test log-likelihood per record",
-       title=r"Figure 6: Bayesian network on German Credit ($\lambda = 5$)")
-ax.legend()
+n_bn = len(bn_results)
+fig, axs = plt.subplots((n_bn + 2) // 2, 2, figsize=(7.5, 2.8 * ((n_bn + 2) // 2)), squeeze=False)
+for ax, (name, res) in zip(axs.flat, bn_results.items()):
+    for m, c in zip(MECHS, ("C0", "C1", "C2")):
+        ax.plot(nb_eps, res[m].mean(1), color=c, label=m)
+        ax.fill_between(nb_eps, np.percentile(res[m], 10, 1), np.percentile(res[m], 90, 1), color=c, alpha=0.2)
+    ax.axhline(res["mle"].mean(), color="k", ls=":", label="non-private")
+    ax.set_xscale("log")
+    ax.set_title(f"{name} ({len(BN_NETS[name])} nodes)", fontsize=10)
+    ax.set_xlabel(r"$\epsilon$", fontsize=10)
+    ax.set_ylabel("log-likelihood per record", fontsize=9)
+    ax.tick_params(labelsize=9)
+for ax in list(axs.flat)[n_bn:]:
+    ax.axis("off")
+axs.flat[n_bn].legend(*axs.flat[0].get_legend_handles_labels(), loc="center", fontsize=9)
+fig.suptitle(r"Figure 6: Bayesian networks, test log-likelihood ($\lambda = 5$; band: 10-90% of the repetitions)",
+             fontsize=10)
+plt.tight_layout()
 plt.show()
 
 # %% [markdown]
 # ## When to use this
 
 # %%
+bn_note = (f"At the largest $\\epsilon$ additive noise does better on {', '.join(bn_behind)}, where few test records "
+           "meet a cell that its noise can empty, while the Dirichlet prior still flattens the tables."
+           if bn_behind else "")
 display(Markdown(f"""
 * **Trust the calibration, not only the proof**: on {len(pairs):,} neighbouring pairs, {len(LAMS)} orders and
   {EPS_GRID.size} values of $\\epsilon$ the exact divergence never exceeded the claimed $\\epsilon$ (largest ratio
   {ratios.max():.3f}). Run `neighbour_grid` again when you change $g$ or the sensitivities.
 * **Release probability vectors judged by a log-loss** with the Dirichlet mechanism: it had the lowest test
   cross-entropy at every $\\epsilon$ on {len(everywhere)} of {len(nb_results)} data sets, and the highest Bayesian-network
-  log-likelihood at every $\\epsilon$ ({mean_ll['dirichlet'][0]:.1f} against {max(mean_ll['gaussian'][0], mean_ll['laplace'][0]):.1f} per record
-  at $\\epsilon$ = {nb_eps[0]:g}).
-* **For accuracy alone** additive noise does as well: at $\\epsilon$ = {nb_eps[-1]:g} the Dirichlet mechanism was behind
-  on {len(acc_behind)} of {len(nb_results)} data sets.
+  test log-likelihood at every $\\epsilon$ up to 1 on each network run ({', '.join(bn_results)}; German Credit at $\\epsilon$ =
+  {nb_eps[0]:g}: {bn_stat['GermanCredit']['dirichlet'][0][0]:.1f} against
+  {max(bn_stat['GermanCredit']['gaussian'][0][0], bn_stat['GermanCredit']['laplace'][0][0]):.1f} per record).
+  {bn_note}
+* **For accuracy alone** additive noise does as well: at $\\epsilon$ = {nb_eps[-1]:g} the Dirichlet mechanism was behind, by more than
+  2 Monte Carlo errors, on {len(acc_behind)} of {len(nb_results)} data sets.
 """))
