@@ -894,8 +894,8 @@ def explore_mechanism(lam=5.0, log10_eps=0.0, counts="11, 8, 65, 25, 38, 0", n_d
         ax.bar(pos, ys.mean(0), yerr=[ys.mean(0) - lo, hi - ys.mean(0)], alpha=0.6, label="released (mean, 90%)")
         ax.plot(pos, f / f.sum(), "k_", ms=20, mew=2, label="true proportions")
         ax.set(xticks=pos, title=fr"$r$ = {r:.3g}, $\alpha$ = {alpha:.3g}; $(\hat\epsilon, \delta)$ = ({eps_hat:.2f}, 1e-5)")
-        ax.legend(fontsize=8)
-        plt.show()
+        ax.legend(fontsize=9)
+        fig.tight_layout()       # not shown here: the notebook's inline backend shows it once, under the widget
     return {"r": r, "alpha": alpha, "eps_hat": eps_hat, "mean": ys.mean(0)}
 
 
@@ -905,11 +905,23 @@ assert np.allclose(out["mean"], (out["r"] * f_demo + out["alpha"]) / (out["r"] *
 
 # %%
 # NBVAL_IGNORE_OUTPUT
+from IPython.display import Markdown, display
 from ipywidgets import FloatLogSlider, FloatSlider, Text, fixed, interactive
 
-interactive(explore_mechanism, lam=FloatLogSlider(value=5, base=10, min=0.05, max=2.5, step=0.05),
-            log10_eps=FloatSlider(value=0.0, min=-3, max=1, step=0.1), counts=Text("11, 8, 65, 25, 38, 0"),
-            n_draws=(500, 10000, 500), seed=(0, 100), show=fixed(True))
+explorer = interactive(explore_mechanism, lam=FloatLogSlider(value=5, base=10, min=0.05, max=2.5, step=0.05),
+                       log10_eps=FloatSlider(value=0.0, min=-3, max=1, step=0.1),
+                       counts=Text("11, 8, 65, 25, 38, 0"), n_draws=(500, 10000, 500), seed=(0, 100),
+                       show=fixed(True))
+assert math.isclose(explorer.result["r"], out["r"]) and np.allclose(explorer.result["mean"], out["mean"])  # default
+explorer
+
+# %%
+kw = explorer.kwargs
+display(Markdown(f"The figure above is the widget's default view: $\\lambda$ = {kw['lam']:g}, $\\epsilon$ = "
+                 f"{10 ** kw['log10_eps']:g}, the histogram ({kw['counts']}) of Figure 2, {kw['n_draws']:,} draws: "
+                 f"$r$ = {explorer.result['r']:.3g}, $\\alpha$ = {explorer.result['alpha']:.3g}, and "
+                 f"$(\\hat\\epsilon, \\delta)$ = ({explorer.result['eps_hat']:.2f}, $10^{{-5}}$). Moving a slider "
+                 "draws again and redraws it."))
 
 # %% [markdown]
 # ## When to use this
