@@ -73,6 +73,8 @@
 # | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic; three ways to write the modules | dapper |
 # | `13b_dapper_examples` | (none) | dapper's Examples 1-3 and DPMCMC as an instance | dapper, Examples 1-3 |
 # | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins; the defaults and their coverage | Nixon et al. Sec. 2-4, Table 3 |
+# | `14a_latent_class_model` | `dplit._latent_class_model` | the cells, marginal probabilities and the three MH-within-Gibbs blocks of model (7) as numba kernels, each checked against brute force | Nixon et al. Sec. 2.2, Supp. Sec. 2 |
+# | `14c_latent_class_defaults` | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
 # | `14b_latent_class_applications` | (none) | the ACS experiment (Figs. 1-2, Table 3) and NLTCS (Fig. 4, Tables 5-6) at the paper's settings | Nixon et al. Sec. 4-5 |
 # | `15_margin_selection` | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
 # | `15b_peers` | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
