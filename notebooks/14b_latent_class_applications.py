@@ -346,7 +346,7 @@ low_q = [(res["truth"][c], e) for res in cov_study["populations"].values() for e
          for c in np.flatnonzero(np.array(v) < 0.90)]
 all_q = np.sort(np.concatenate([res["truth"] for res in cov_study["populations"].values()]))
 lines.append(
-    f"* **Coverage by cell.** In the stored study (figure above; averages in notebook 14) {len(low_q)} of the "
+    f"* **Coverage by cell.** In the stored study (figure above; averages in notebook 14c) {len(low_q)} of the "
     f"{all_q.size * 4} (population, cell, eps) triples of the defaults cover less than 0.90"
     + (f", all at eps in {{{', '.join(sorted({e for _, e in low_q}))}}}, for cells of population probability "
        f"{min(q for q, _ in low_q):.4f}-{max(q for q, _ in low_q):.4f} (the cells range over "
