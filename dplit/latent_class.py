@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/14_latent_class.py, cell 5: The model's parts (notebook 14a)
+# %% notebooks/14_latent_class.py, cell 9: The model's parts (notebook 14a)
 import json
 import math
 from dataclasses import dataclass
@@ -66,7 +66,7 @@ dirichlet_proposal = _model.dirichlet_proposal
 cell_labels = _model.cell_labels
 
 
-# %% notebooks/14_latent_class.py, cell 7: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/14_latent_class.py, cell 11: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 def margin_counts(records, margins, levels=None):
     """True counts of each margin of ``records`` (an (n, p) array of integer codes 0..d_j-1).
 
@@ -90,7 +90,7 @@ def margin_counts(records, margins, levels=None):
     return out
 
 
-# %% notebooks/14_latent_class.py, cell 10: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/14_latent_class.py, cell 14: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 FORMAT = "dplit.MarginRelease/1"
 
 
@@ -128,7 +128,7 @@ class _MarginReleaseIO:
     __hash__ = None
 
 
-# %% notebooks/14_latent_class.py, cell 11: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/14_latent_class.py, cell 15: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 @dataclass(frozen=True, eq=False)
 class MarginRelease(_MarginReleaseIO):
     """Noisy marginal counts released with the geometric mechanism (Nixon et al., Sec. 3.1 and 4.2).
@@ -230,7 +230,7 @@ def _plausible_margins(rel):
                         noise=reach, feasible=f"the cells of a table sum to n = {rel.n}")
 
 
-# %% notebooks/14_latent_class.py, cell 13: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/14_latent_class.py, cell 17: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True, sensitivity=2.0, names=(),
                     budget=None):
     """Release marginal tables of ``records`` with the geometric mechanism (Nixon et al., Sec. 4.2).
@@ -297,7 +297,7 @@ def check_budget(budget, eps, what):
         raise BudgetExceededError(f"{what} needs eps = {eps:.6g} but the budget has only {budget.remaining:.6g} left")
 
 
-# %% notebooks/14_latent_class.py, cell 16: `fit_latent_class`
+# %% notebooks/14_latent_class.py, cell 20: `fit_latent_class`
 # Read-only: a user who wants other settings passes them as arguments, and no assignment can change the defaults
 # that every later call (and every reproduction) reads.
 DEFAULT_SETTINGS = MappingProxyType({"weight": "auto", "a": 0.1})   # intervals that cover: "The defaults" below
@@ -403,7 +403,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
     return label_cells(move_to_group(result, latent, "latent"), release)
 
 
-# %% notebooks/14_latent_class.py, cell 20: Inference for any cell, and synthetic data (Sec. 3.1)
+# %% notebooks/14_latent_class.py, cell 24: Inference for any cell, and synthetic data (Sec. 3.1)
 def latent_params(result):
     """(pi, Psi, levels) of a fit_latent_class result: draws with leading (chain, draw) axes."""
     if "latent" not in groups(result):
@@ -457,7 +457,7 @@ def synthesize(result, n, m, *, rng=None):
     return out
 
 
-# %% notebooks/14_latent_class.py, cell 23: Inference for any cell, and synthetic data (Sec. 3.1)
+# %% notebooks/14_latent_class.py, cell 27: Inference for any cell, and synthetic data (Sec. 3.1)
 @dataclass(frozen=True)
 class CombinedEstimate:
     """Point estimate, variance, degrees of freedom and interval from m synthetic data sets (arrays per cell)."""
@@ -499,7 +499,7 @@ def combine(estimates, variances, *, level=0.95, rule="partial"):
     return CombinedEstimate(q_bar, T, df, q_bar - half, q_bar + half, b, u_bar, rule, level)
 
 
-# %% notebooks/14_latent_class.py, cell 26: A population from published margins: `ipf_table`
+# %% notebooks/14_latent_class.py, cell 30: A population from published margins: `ipf_table`
 def ipf_table(levels, margins, targets, *, tol=1e-10, max_iter=10_000):
     """The maximum-entropy table with the given margin probabilities (iterative proportional fitting).
 
