@@ -70,8 +70,9 @@
 # | `11_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
 # | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
 # | `12b_dirichlet_experiments` | (none) | its exact RDP on grids of neighbours (Fig. 2), Thm. 2 by Monte Carlo; private naive Bayes and a Bayesian network on UCI data | Dirichlet mech. Sec. 5, Figs. 2-4, 6 |
-# | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic; three ways to write the modules | dapper |
-# | `13b_dapper_examples` | (none) | dapper's Examples 1-3 and DPMCMC as an instance | dapper, Examples 1-3 |
+# | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic: the privacy model, `dapper_sample`, `summary`, exactness checks | dapper Sec. 3-4; Ju et al. 2022 |
+# | `13a_augmentation_engines` | `dplit._augmentation_engines` | the record sweep three ways, the module compiler and its probe, three ways to write the modules | dapper Sec. 3-4 |
+# | `13b_dapper_examples` | `dplit.dapper_examples` | dapper's Examples 1-3 (Example 3 at the paper's settings over 100 data sets), mixing vs epsilon; the examples' modules | dapper, Examples 1-3, Sec. 6 |
 # | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins; the defaults and their coverage | Nixon et al. Sec. 2-4, Table 3 |
 # | `14a_latent_class_model` | `dplit._latent_class_model` | the cells, marginal probabilities and the three MH-within-Gibbs blocks of model (7) as numba kernels, each checked against brute force | Nixon et al. Sec. 2.2, Supp. Sec. 2 |
 # | `14c_latent_class_defaults` | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
