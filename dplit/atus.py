@@ -152,7 +152,7 @@ def table2(runs):
     return pd.DataFrame(rows)
 
 
-# %% notebooks/11_atus.py, cell 38: 6. Posterior predictive densities (S6, Figures S4-S5)
+# %% notebooks/11_atus.py, cell 39: 6. Posterior predictive densities (S6, Figures S4-S5)
 def predictive_density(alpha_draws, grid, j, *, max_draws=500):
     """Posterior predictive density of x_j on ``grid``: the average of Beta(alpha_j, alpha_0 - alpha_j) densities."""
     from scipy.stats import beta

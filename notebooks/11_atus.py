@@ -518,6 +518,12 @@ if HAVE_STUDY:
     print(f"the paper's DPMCMC_p1: P(H0_1) = {PAPER_TABLE2_TESTS['dpmcmc_p1'][0][1]}, difference {paper_d1:.3f} -> "
           f"posterior sd at least {s_paper:.4f}, 95% half-width {1.96 * s_paper:.4f} > margin {abs(paper_d1) - 0.01:.4f}")
     rho = [spearmanr(db["noise"], db["hw"][:, j])[0] for j in range(3)]
+    db_top = (db["a"] == db["a"].max()).all(axis=1)            # both groups at the largest threshold (least noise)
+    boots_by_a = [db["reject"][sel].mean(axis=0) if sel.any() else np.full(3, np.nan) for sel in (db_top, ~db_top)]
+    boots_cal = db["centre"].std(axis=0, ddof=1) / np.median(db["hw"] / 1.96, axis=0)
+    print(f"DPBoots: spread of the centres across releases / (median half-width / 1.96): {np.round(boots_cal, 2)}")
+    print(f"DPBoots reject fraction with both thresholds at a = {db['a'].max():g}: {np.round(boots_by_a[0], 2)} "
+          f"({db_top.sum()} reps); otherwise: {np.round(boots_by_a[1], 2)} ({(~db_top).sum()} reps)")
     print(f"Spearman correlation of DPBoots half-width with the Laplace scale sqrt(b_M^2 + b_F^2): {np.round(rho, 2)}")
 
 # %%
@@ -571,7 +577,7 @@ if HAVE_STUDY:
 
 # %% [markdown]
 # **Effort.** The stored study runs the study's `quick` effort (short chains, 200 ABC draws). A few repetitions of
-# the two cheapest DP Bayesian methods at the `full` effort (20,000 iterations; 1,000 ABC draws), stored in the same
+# the two cheapest DP Bayesian methods at the `full` effort (ten times the chain length, five times the ABC draws), stored in the same
 # table under `effort = "full"`, show whether the effort moves the decisions:
 
 # %%
@@ -619,8 +625,11 @@ def explain(r):
         return (f"the 95% interval is wider than the margin |d| - 0.01 = {margin[j]:.4f} in {wide[j]:.0%} of the "
                 f"repetitions (median half-width {np.median(db['hw'][:, j]):.4f}, Boots {np.median(F['boots']['hw'][:, j]):.4f}, "
                 f"growing with the Laplace scale, Spearman {rho[j]:.2f}), so it rejects only when the noise pushes the "
-                f"centre out. The paper's own DPMCMC$_{{p1}}$ $P(H_{{0,1}})$ implies a posterior half-width of at least "
-                f"{1.96 * s_paper:.4f}: an interval as wide as the paper's own posteriors could not reject either.")
+                f"centre out (it rejects in {boots_by_a[0][j]:.2f} of the repetitions with both thresholds at the largest "
+                f"$a$, in {boots_by_a[1][j]:.2f} of the others). The width is the release noise, not slack: across "
+                f"releases the centres spread {boots_cal[j]:.2f} times the standard deviation the interval implies "
+                f"(half-width / 1.96), so a narrower interval would undercover. The paper's own DPMCMC$_{{p1}}$ $P(H_{{0,1}})$ implies a posterior half-width of at least "
+                f"{1.96 * s_paper:.4f}: an interval as wide as the paper's own posteriors, centred at the paper's difference, could not reject either.")
     if r.method == "dpboots":
         return (f"rejecting needs |centre| > 0.01 + half-width; over our repetitions the largest |centre| is "
                 f"{np.abs(db['centre'][:, 1]).max():.4f} and the smallest half-width {db['hw'][:, 1].min():.4f}; the paper's DPBoots means differ by "
@@ -631,14 +640,31 @@ def explain(r):
     if r.method in study_full:
         ff = features(study_full[r.method])
         at_full = (f" At the full effort ({len(ff['reject'])} repetitions) it rejects in {ff['reject'][:, j].mean():.2f}, "
-                   f"median half-width {np.median(ff['hw'][:, j]):.4f} (quick: {np.median(F[r.method]['hw'][:, j]):.4f}).")
+                   f"mean $P(H_{{0,{j + 1}}})$ {np.mean(ff['prob'][:, j]):.3f} (quick {np.mean(F[r.method]['prob'][:, j]):.3f}, "
+                   f"paper {PAPER_TABLE2_TESTS[r.method][j][1]:g}), median half-width {np.median(ff['hw'][:, j]):.4f} "
+                   f"(quick {np.median(F[r.method]['hw'][:, j]):.4f})")
+        k_full, n_full = int(ff["reject"][:, j].sum()), len(ff["reject"])
+        ci_full = binomtest(k_full, n_full).proportion_ci(0.95, method="wilson")
+        if ci_full.low <= r.paper <= ci_full.high:
+            at_full += ": consistent with the paper, so the quick effort's short runs drive the difference."
+        elif not r.ci_low <= k_full / n_full <= r.ci_high and abs(k_full / n_full - r.paper) < abs(r.reject - r.paper):
+            at_full += ": closer to the paper but still apart, so the effort explains part of it."
+        else:
+            at_full += ": the same as the quick effort's within its Monte Carlo interval, so the effort does not explain it."
+    one_release = (f" When the centres of fresh releases spread about as widely as the posterior (the ratio above), the "
+                   f"share of centres in the band is of the order of the average $P(H_{{0,{j + 1}}})$ itself (the paper's: "
+                   f"{PAPER_TABLE2_TESTS[r.method][j][1]:g}), so the paper's {'never keeping' if j != 1 else 'rarely rejecting'} "
+                   f"$H_{{0,{j + 1}}}$ with that average suggests repetitions on one release (the fixed-release check above).")
+    if "consistent with the paper" in at_full:
+        one_release = ""                                # the effort alone accounts for it
     if j != 1:
         return (f"the release noise pulls the centre into the band: centre in the band in {row['centre in band']:.0%} "
                 f"of the repetitions, $H_{{0,{j + 1}}}$ kept in {row['keep H0']:.0%} (spread of the centres / "
-                f"posterior sd = {row['sd(centre)/posterior sd']:.2f})." + at_full)
+                f"posterior sd = {row['sd(centre)/posterior sd']:.2f})." + one_release + at_full)
     return (f"the repetitions that reject have wider or off-centre posteriors (mean half-width {row['hw | reject']:.4f} "
-            f"against {row['hw | keep']:.4f} where $H_{{0,2}}$ is kept; centre in the band in {row['centre in band']:.0%}): "
-            f"a wide posterior puts little mass in the narrow band, and $P(H_0) < 0.5$ then rejects." + at_full)
+            f"against {row['hw | keep']:.4f} where $H_{{0,2}}$ is kept; centre in the band in {row['centre in band']:.0%}, "
+            f"the centres spreading {row['sd(centre)/posterior sd']:.2f} times the posterior sd): "
+            f"a wide posterior puts little mass in the narrow band, and $P(H_0) < 0.5$ then rejects." + one_release + at_full)
 
 
 if HAVE_STUDY:
@@ -649,6 +675,19 @@ if HAVE_STUDY:
             f"{max(len(v) for v in study.values())} per method); {len(differs)} differ:", ""]
     text += [f"* **{r.method}, {r.H0}**: {r.reject:.2f} (paper {r.paper:g}): {explain(r)}" for r in differs.itertuples()]
     display(Markdown("\n".join(text)))
+
+
+# %% [markdown]
+# In short, three things separate our decisions from Table 2's, each with its check above. (1) DPBoots' intervals
+# are as wide as the release noise requires (across releases the centres spread as the intervals say), and such
+# intervals seldom exclude the band for personal care and other; rejecting in every run, as the paper reports, is
+# not reachable with calibrated intervals as wide as the paper's own DP posteriors, and its rejection for eating
+# contradicts its means and its text. (2) Our repetitions draw a fresh release each time, so the decisions of every
+# DP method vary across repetitions; fractions of 0 or 1, as in the paper, are close to what repetitions on one
+# release give (most reruns on a fixed release decide alike). (3) The stored study runs the `quick` effort: DPreMCMC$_{p1}$'s short chains widen its eating
+# posterior, and at the `full` effort its eating decisions agree with the paper's. DPMCMC$_{p1}$ and DPABC$_{p5}$,
+# the costly ones, have fewer stored repetitions than the others (the counts are printed above); the command above
+# extends them.
 
 
 # %% [markdown]
@@ -787,5 +826,8 @@ interactive(lambda method, eps: explore(method, eps)[1],
 # * With a few thousand records per group and $\epsilon = 0.5$, large differences (personal care, other: 0.02) are found
 #   by every method; a small one (eating, under 0.001) is found by the non-private bootstrap only, and DPBoots needs a
 #   larger budget to agree with it (section 5).
+# * A repeated-sampling study of a DP test must draw a fresh release in every repetition (as
+#   `benchmarks/atus_table2.py` does): rerunning a method on one release measures only the method's own Monte Carlo
+#   error, and its decisions then come out nearly all rejecting or all keeping (section 4's fixed-release check).
 # * Check the Dirichlet fit before trusting means of a component with a spike near 0 (eating here): the model's
 #   $E[x_j]$ can differ from the sample mean by more than the DP noise.
