@@ -104,9 +104,10 @@ class StudyConfig:
     until_converged : tuple of str
         Chain families (of ``mcmc``, ``dpmcmc``, ``dpremcmc``, ``dpapprox``) that run with ``n_iter="auto"``:
         chains extended until alpha and E[x | alpha] reach bulk and tail ESS >= ``target_ess`` and R-hat <= 1.01,
-        or ``max_iter`` iterations. Default: ``("dpmcmc",)`` at full effort (the same accuracy as 20,000
-        iterations at about a fifth of the CPU time, ``benchmarks/results/study_auto_vs_fixed.json``), none in
-        quick mode.
+        or ``max_iter`` iterations. Default: ``("dpmcmc",)`` at full effort, none in quick mode. Where 20,000
+        iterations would have converged, the chains stop after 2,000 with the same MSE and coverage at a fraction
+        of the CPU time; where they would not, they run on (up to ``max_iter``) instead of reporting an
+        unconverged chain (``benchmarks/study_cost.py --auto-vs-fixed``, shown in ``10b_simulation_results``).
     target_ess, max_iter : int
         The stopping rule of ``until_converged``.
     max_mpsrf : float
@@ -347,7 +348,7 @@ def predictive_coverage(alpha_draws, alpha_true, *, n_pred=3000, n_true=20000, l
     return float(np.mean(np.einsum("ij,jk,ik->i", zt - m, prec, zt - m) <= q))
 
 
-# %% notebooks/10_simulation_study.py, cell 24: 5. One task: run a method on a replicate and measure it
+# %% notebooks/10_simulation_study.py, cell 26: 5. One task: run a method on a replicate and measure it
 def run_method(method, replicate, config_like, rng):
     """Run one method of :data:`METHODS` on a replicate; returns ``(alpha_draws (m, d), attrs dict)``.
 
@@ -416,7 +417,7 @@ def run_task(task):
     return out
 
 
-# %% notebooks/10_simulation_study.py, cell 28: 6. The store: nothing lost, nothing redone
+# %% notebooks/10_simulation_study.py, cell 30: 6. The store: nothing lost, nothing redone
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT NOT NULL, "
            "record TEXT NOT NULL, finished REAL NOT NULL)")
 
@@ -634,7 +635,7 @@ def export_table(store, out):
     return len(todo)
 
 
-# %% notebooks/10_simulation_study.py, cell 34: 7. The runner: any executor, resumable
+# %% notebooks/10_simulation_study.py, cell 36: 7. The runner: any executor, resumable
 class SerialExecutor(cf.Executor):
     """A ``concurrent.futures.Executor`` that runs each task at submission, in the calling process."""
 
@@ -767,7 +768,7 @@ def _bar(progress, total):
     return _Null()
 
 
-# %% notebooks/10_simulation_study.py, cell 38: 8. From the store to the paper's figures
+# %% notebooks/10_simulation_study.py, cell 40: 8. From the store to the paper's figures
 def load_results(store):
     """A pandas DataFrame of a store: one row per task, its settings and measures (``alpha`` as a label)."""
     import pandas as pd
@@ -866,7 +867,7 @@ def _colors(k):
     return [plt.get_cmap("tab20")(i % 20) for i in range(k)]
 
 
-# %% notebooks/10_simulation_study.py, cell 40: 8. From the store to the paper's figures
+# %% notebooks/10_simulation_study.py, cell 42: 8. From the store to the paper's figures
 def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
     """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
     import matplotlib.pyplot as plt
