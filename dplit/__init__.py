@@ -52,7 +52,8 @@ TIERS = (
     )),
     ("applications", (
         ("datasets",),                      # data loaders (hand-written, one user cache)
-        ("study",),                         # 10: the simulation study runner
+        ("study_store",),                   # 10a: the study's stores (text table, SQLite) and resumable runner
+        ("study",),                         # 10: the simulation study runner (re-exports 10a)
         ("atus",),                          # 11: the ATUS application (uses datasets, study)
         ("dapper_examples",),               # 13b: the modules of dapper's Examples 1 and 3
         ("peers",),                         # 15b: private-pgm and PrivBayes side by side

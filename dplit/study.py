@@ -23,13 +23,6 @@ __all__ = [
     "predictive_coverage",
     "run_method",
     "run_task",
-    "ResultStore",
-    "TableStore",
-    "open_store",
-    "export_table",
-    "SerialExecutor",
-    "dask_executor",
-    "StudyRun",
     "run_study",
     "load_results",
     "summarise",
@@ -41,17 +34,12 @@ __all__ = [
 
 
 # %% notebooks/10_simulation_study.py, cell 6: 1. The settings of a study
-import concurrent.futures as cf
 import hashlib
 import json
-import os
-import sqlite3
 import time
 import tomllib
 import warnings
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
@@ -59,6 +47,17 @@ from dplit import _validate as V
 from dplit import results
 from dplit.methods import fit
 from dplit.methods import method as method_entry
+
+# The stores and the runner (notebook 10a) live in dplit.study_store; their public names are importable from here
+# too (``name as name`` marks a re-export).
+from dplit.study_store import ResultStore as ResultStore
+from dplit.study_store import SerialExecutor as SerialExecutor
+from dplit.study_store import StudyRun as StudyRun
+from dplit.study_store import TableStore as TableStore
+from dplit.study_store import dask_executor as dask_executor
+from dplit.study_store import export_table as export_table
+from dplit.study_store import open_store as open_store
+from dplit.study_store import run_tasks as run_tasks
 
 #: The five true parameters of Sec. 5.1.
 PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
@@ -417,261 +416,7 @@ def run_task(task):
     return out
 
 
-# %% notebooks/10_simulation_study.py, cell 30: 6. The store: nothing lost, nothing redone
-_SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT NOT NULL, "
-           "record TEXT NOT NULL, finished REAL NOT NULL)")
-
-
-class ResultStore:
-    """Finished tasks of one or more studies in a SQLite file, keyed by the task key.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file (created with its table at the first write).
-    """
-
-    def __init__(self, path):
-        self.path = Path(path)
-
-    def check(self, *, write=False):
-        """Refuse, in one line (ValueError naming the path), a path that cannot be a store: a folder, a file that
-        is not a SQLite database or has no ``results`` table, and with ``write`` a missing or read-only folder.
-        An absent file (or an empty one) is an empty store. Reads nothing but SQLite's table list; returns self."""
-        p = self.path
-        if p.is_dir():
-            raise ValueError(f"{p} is a folder, not a store; give a file such as {p / 'results.sqlite'}")
-        if not p.exists():
-            if write and not p.parent.is_dir():
-                raise ValueError(f"{p}: the folder {p.parent} does not exist (create it first)")
-            if write and not os.access(p.parent, os.W_OK):
-                raise ValueError(f"{p}: the folder {p.parent} is not writable")
-            return self
-        try:
-            con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
-            try:
-                tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            finally:
-                con.close()
-        except sqlite3.Error as err:
-            raise ValueError(f"{p} is not a study store (SQLite says: {err})") from None
-        if tables and "results" not in tables:
-            raise ValueError(f"{p} is a SQLite file without a 'results' table, not a study store")
-        return self
-
-    def _read(self):
-        if not self.check().path.exists():
-            return None
-        return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-
-    def done_keys(self):
-        """The set of keys already stored (opens the file read-only; an absent file is empty)."""
-        con = self._read()
-        if con is None:
-            return set()
-        try:
-            return {k for (k,) in con.execute("SELECT key FROM results")}
-        except sqlite3.OperationalError:   # a file without the table yet
-            return set()
-        finally:
-            con.close()
-
-    def put(self, key, record):
-        """Write one finished task at once (committed); a key already stored is left as it is."""
-        con = sqlite3.connect(self.check(write=True).path, timeout=60)
-        try:
-            with con:
-                con.execute(_SCHEMA)
-                con.execute("INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?)",
-                            (key, json.loads(key)["method"], json.dumps(record), time.time()))
-        finally:
-            con.close()
-
-    def rows(self):
-        """Every stored task as one flat dict: its settings and its measures."""
-        con = self._read()
-        if con is None:
-            return []
-        try:
-            return [{**json.loads(k), **json.loads(r)} for k, r in con.execute("SELECT key, record FROM results")]
-        except sqlite3.OperationalError:   # a file without the table yet (e.g. empty)
-            return []
-        finally:
-            con.close()
-
-    def records(self):
-        """(key, record) of every stored task."""
-        con = self._read()
-        if con is None:
-            return []
-        try:
-            return [(k, json.loads(r)) for k, r in con.execute("SELECT key, record FROM results")]
-        except sqlite3.OperationalError:   # a file without the table yet
-            return []
-        finally:
-            con.close()
-
-    def __len__(self):
-        return len(self.done_keys())
-
-
-class TableStore:
-    """Finished tasks in a text table: JSON lines, one task per line, ``{"settings": ..., "result": ...}``.
-
-    The form to commit and share: a diff shows the tasks added, any machine can extend the same study, and
-    :func:`run_study` resumes from it as from a SQLite store. Each line is appended and flushed to disk as its
-    task finishes. A line cut short by a killed run (the last line, without its newline) is not a task: it is
-    dropped at the next write, with a warning, and its task runs again.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file, ending in ``.jsonl`` (created at the first write).
-    """
-
-    def __init__(self, path):
-        self.path = Path(path)
-
-    def check(self, *, write=False):
-        """Refuse a path that cannot be a text table (ValueError naming it, one line); returns self."""
-        p = self.path
-        if p.is_dir():
-            raise ValueError(f"{p} is a folder, not a store; give a file such as {p / 'results.jsonl'}")
-        if not p.exists():
-            if write and not p.parent.is_dir():
-                raise ValueError(f"{p}: the folder {p.parent} does not exist (create it first)")
-            if write and not os.access(p.parent, os.W_OK):
-                raise ValueError(f"{p}: the folder {p.parent} is not writable")
-        return self
-
-    def _lines(self):
-        """(key, settings, result) of every whole line, first occurrence of a key kept; a bad line raises."""
-        if not self.check().path.exists():
-            return []
-        text = self.path.read_text()
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        elif lines:            # a last line without its newline: cut short by a killed run, not a task
-            lines.pop()
-        out, seen = [], set()
-        for i, line in enumerate(lines, 1):
-            try:
-                row = json.loads(line)
-                s, r = row["settings"], row["result"]
-            except (ValueError, KeyError, TypeError):
-                raise ValueError(f"{self.path}, line {i}: not a task row ({{'settings': ..., 'result': ...}})") from None
-            key = json.dumps(s, sort_keys=True, separators=(",", ":"))
-            if key not in seen:
-                seen.add(key)
-                out.append((key, s, r))
-        return out
-
-    def done_keys(self):
-        """The set of keys already stored."""
-        return {k for k, _, _ in self._lines()}
-
-    def records(self):
-        """(key, record) of every stored task."""
-        return [(k, r) for k, _, r in self._lines()]
-
-    def put(self, key, record):
-        """Append one finished task (flushed and synced to disk); a key already stored is left as it is."""
-        self.put_many([(key, record)])
-
-    def put_many(self, pairs):
-        """Append finished tasks ``(key, record)`` in one write; keys already stored are left as they are."""
-        p = self.check(write=True).path
-        have = self.done_keys()
-        new = []
-        for key, record in pairs:
-            if key not in have:
-                have.add(key)
-                new.append({"settings": json.loads(key), "result": record})
-        if not new:
-            return
-        with open(p, "a+b") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            if size:
-                fh.seek(max(0, size - 65536))
-                tail = fh.read()
-                if not tail.endswith(b"\n"):          # drop a line cut short by a killed run
-                    cut = tail.rfind(b"\n")
-                    fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
-                    warnings.warn(f"{p}: dropped an unfinished last line (a run killed while writing)",
-                                  stacklevel=2)
-            fh.seek(0, os.SEEK_END)
-            fh.write("".join(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n" for row in new).encode())
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    def rows(self):
-        """Every stored task as one flat dict: its settings and its measures."""
-        return [{**s, **r} for _, s, r in self._lines()]
-
-    def __len__(self):
-        return len(self._lines())
-
-
-def open_store(store):
-    """The store at a path: a :class:`TableStore` for ``*.jsonl``, else a :class:`ResultStore` (SQLite)."""
-    if isinstance(store, (ResultStore, TableStore)):
-        return store
-    return TableStore(store) if Path(store).suffix == ".jsonl" else ResultStore(store)
-
-
-def export_table(store, out):
-    """Copy every task of a store into a text table (``*.jsonl``), adding only the tasks it lacks.
-
-    Returns the number of tasks added. They are added in key order, so two exports of one store give one file.
-    """
-    dst = open_store(out)
-    if not isinstance(dst, TableStore):
-        raise ValueError(f"out must be a text table ending in .jsonl, got {out}")
-    have = dst.check(write=True).done_keys()
-    todo = sorted((k, r) for k, r in open_store(store).check().records() if k not in have)
-    dst.put_many(todo)
-    return len(todo)
-
-
-# %% notebooks/10_simulation_study.py, cell 36: 7. The runner: any executor, resumable
-class SerialExecutor(cf.Executor):
-    """A ``concurrent.futures.Executor`` that runs each task at submission, in the calling process."""
-
-    _max_workers = 1
-
-    def submit(self, fn, /, *args, **kwargs):
-        fut = cf.Future()
-        try:
-            fut.set_result(fn(*args, **kwargs))
-        except BaseException as err:  # noqa: BLE001 - handed to the caller through the future
-            fut.set_exception(err)
-        return fut
-
-
-def dask_executor(scheduler=None, **client_options):
-    """A ``concurrent.futures`` executor on a Dask cluster (``scheduler``: address, or None for a local cluster).
-
-    Needs the optional extra ``distributed`` (``pip install 'dplit[distributed]'``). Returns ``(executor, client)``;
-    close the client when done.
-    """
-    try:
-        from distributed import Client
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("the Dask executor needs the optional extra: pip install 'dplit[distributed]'") from err
-    client = Client(scheduler, **client_options) if scheduler else Client(processes=True, **client_options)
-    return client.get_executor(), client
-
-
-class StudyRun(NamedTuple):
-    """What :func:`run_study` did: tasks run now, tasks found done, wall time in seconds."""
-
-    ran: int
-    found: int
-    seconds: float
-
-
+# %% notebooks/10_simulation_study.py, cell 30: 6. The store and the runner (notebook 10a)
 def run_study(config, store, *, executor=None, progress=True, workers=None, max_tasks=None):
     """Run every task of a study that is not in the store yet, writing each result as it finishes.
 
@@ -682,15 +427,9 @@ def run_study(config, store, *, executor=None, progress=True, workers=None, max_
     store : ResultStore, TableStore, str or Path
         Where finished tasks go: a text table for a path ending in ``.jsonl`` (:class:`TableStore`, the form to
         commit), else a SQLite file (:class:`ResultStore`).
-    executor : concurrent.futures.Executor, optional
-        Where tasks run (a process pool, a Dask ``client.get_executor()``, :class:`SerialExecutor`). Default: a
-        local process pool of ``workers`` processes (default: the CPU count), shut down at the end.
-    progress : bool, default True
-        A progress bar over the tasks run now.
-    workers : int, optional
-        Processes of the default pool.
-    max_tasks : int, optional
-        Run at most this many of the remaining tasks (a study in slices).
+    executor, progress, workers, max_tasks
+        Where tasks run (default: a local process pool of ``workers`` processes), a progress bar, and at most
+        how many of the remaining tasks to run: as in ``dplit.study_store.run_tasks``.
 
     Returns
     -------
@@ -708,38 +447,9 @@ def run_study(config, store, *, executor=None, progress=True, workers=None, max_
     >>> run_study(cfg, path, executor=SerialExecutor(), progress=False)[:2]    # nothing left to do
     (0, 2)
     """
-    config = _as_config(config)
-    store = open_store(store).check(write=True)  # a bad store fails here, before any task
-    if workers is not None:
-        V.count(workers, "workers")
-    t0 = time.perf_counter()
-    done = store.done_keys()
-    todo = [t for t in make_tasks(config) if t.key not in done]
-    found = len(make_tasks(config)) - len(todo)
-    if max_tasks is not None:
-        todo = todo[: V.count(max_tasks, "max_tasks", minimum=0)]
-    if not todo:
-        return StudyRun(0, found, time.perf_counter() - t0)
-    own = executor is None
-    if own:
-        executor = cf.ProcessPoolExecutor(max_workers=workers)
-    bar = _bar(progress, len(todo))
-    window = 2 * (getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
-    queue, pending = list(reversed(todo)), {}
-    try:
-        while queue or pending:   # keep a bounded window in flight; write each result as it arrives
-            while queue and len(pending) < window:
-                t = queue.pop()
-                pending[executor.submit(run_task, t.key)] = t
-            finished, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-            for fut in finished:
-                store.put(pending.pop(fut).key, fut.result())
-                bar.update(1)
-    finally:
-        bar.close()
-        if own:
-            executor.shutdown(wait=True, cancel_futures=True)
-    return StudyRun(len(todo), found, time.perf_counter() - t0)
+    keys = [t.key for t in make_tasks(_as_config(config))]
+    return run_tasks(keys, run_task, store, executor=executor, progress=progress, workers=workers,
+                     max_tasks=max_tasks)
 
 
 def _as_config(config):
@@ -751,24 +461,7 @@ def _as_config(config):
     return StudyConfig.from_toml(config)
 
 
-def _bar(progress, total):
-    """A tqdm bar, or a stand-in with the same two methods."""
-    if progress:
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc="tasks")
-
-    class _Null:
-        def update(self, k):
-            pass
-
-        def close(self):
-            pass
-
-    return _Null()
-
-
-# %% notebooks/10_simulation_study.py, cell 40: 8. From the store to the paper's figures
+# %% notebooks/10_simulation_study.py, cell 34: 7. From the store to the paper's figures
 def load_results(store):
     """A pandas DataFrame of a store: one row per task, its settings and measures (``alpha`` as a label)."""
     import pandas as pd
@@ -867,7 +560,7 @@ def _colors(k):
     return [plt.get_cmap("tab20")(i % 20) for i in range(k)]
 
 
-# %% notebooks/10_simulation_study.py, cell 42: 8. From the store to the paper's figures
+# %% notebooks/10_simulation_study.py, cell 36: 7. From the store to the paper's figures
 def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
     """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
     import matplotlib.pyplot as plt
