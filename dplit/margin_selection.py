@@ -180,7 +180,7 @@ def exponential_mechanism(scores, sensitivity, eps, *, rng=None):
     return int(V.rng(rng).choice(prob.size, p=prob))
 
 
-# %% notebooks/15_margin_selection.py, cell 18: Greedy network construction (PrivBayes' first half)
+# %% notebooks/15_margin_selection.py, cell 20: Greedy network construction (PrivBayes' first half)
 @dataclass(frozen=True)
 class MarginSelection:
     """A Bayesian network chosen privately by :func:`select_margins`, and the margins it names.
@@ -251,7 +251,7 @@ def _candidates(p, chosen, k):
     return [(a, pa) for a in range(p) if a not in chosen for pa in parent_sets]
 
 
-# %% notebooks/15_margin_selection.py, cell 19: Greedy network construction (PrivBayes' first half)
+# %% notebooks/15_margin_selection.py, cell 21: Greedy network construction (PrivBayes' first half)
 _CANDIDATE_BYTES = 200   # memory of one cached candidate: its key tuples, score and dict slot (measured ~165)
 
 

@@ -14,9 +14,9 @@
 # ## Parameters
 #
 # Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite); every random draw
-# comes from a generator seeded here. The repeated NLTCS study (four budgets, five repetitions, two pipelines, two
-# composite-likelihood weights) runs as a script, `benchmarks/bench_margin_selection.py`, whose small stored results this notebook reads; the
-# notebook itself runs one instance live.
+# comes from a generator seeded here. This notebook runs one instance of the NLTCS comparison live; the repeated
+# study (four budgets, two pipelines, two composite-likelihood weights) is notebook `15c_margin_selection_study`,
+# with the end-to-end checks of the selection.
 #
 # **The data** (not shipped with dplit): the NLTCS benchmark file (National Long Term Care Survey, 16 binary disability items, 21,574 people, as split
 # by Lowd and Davis 2010 and distributed by `UCLA-StarAI/Density-Estimation-Datasets`; no licence stated, so
@@ -28,15 +28,13 @@
 # %%
 # %matplotlib inline
 import itertools
-import json
 import math
 import time
 import warnings
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-from _stored import stored as stored_result
+from IPython.display import Markdown
 
 from dplit.accounting import PrivacyBudget
 from dplit.config import is_quick, size
@@ -47,11 +45,10 @@ from dplit.testing import chisq_gof
 SEED = 20261124
 rng = np.random.default_rng(SEED)
 n_draws = size(full=20_000, quick=4_000)     # draws of the exponential-mechanism checks
-n_runs = size(full=3_000, quick=600)         # whole selections in the end-to-end law check
 n_iter = size(full=3_000, quick=400)         # kept iterations per chain of the latent-class fits
 n_warm = size(full=2_000, quick=300)         # warm-up iterations per chain
 n_chains = size(full=2, quick=1)
-print(f"quick mode: {is_quick()}; n_draws = {n_draws}, n_runs = {n_runs}, n_iter = {n_iter}, n_chains = {n_chains}")
+print(f"quick mode: {is_quick()}; n_draws = {n_draws}, n_iter = {n_iter}, n_chains = {n_chains}")
 
 # %% [markdown]
 # ## Why select margins (Sec. 5.2)
@@ -298,7 +295,7 @@ print(f"NLTCS size, n = 21,574: binary bound {mi_sensitivity(21_574):.3e}, gener
 # and is $\epsilon_i$-DP (McSherry and Talwar 2007). A sensitivity per candidate is allowed: the scaled scores
 # $u_r / S_r$ each move by at most 1, and the mechanism on them with sensitivity 1 is exactly this one. The weights
 # are computed after subtracting the largest exponent, so that $\epsilon_i u / (2S)$ in the thousands (large $\epsilon$, as
-# in the recovery check below) does not overflow. As $\epsilon_i \to 0$ the choice becomes uniform. The draw uses
+# in the recovery check of notebook 15c) does not overflow. As $\epsilon_i \to 0$ the choice becomes uniform. The draw uses
 # floating-point probabilities, as PrivBayes' and DataSynthesizer's code do; unlike the release's noise (OpenDP's
 # exact sampler by default) it is not hardened against floating-point attacks.
 
@@ -359,6 +356,21 @@ for args, err in [((scores_demo, 1.0, 0.0), ValueError), ((scores_demo, -1.0, 1.
         pass
     else:
         raise AssertionError(f"{args} accepted")
+
+# %% [markdown]
+# The budget of a step decides: uniform at a tiny $\epsilon_i$, the largest $u_r / S_r$ at a large one (the check's five).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+eps_grid = np.logspace(-2, 2, 200)
+prob_grid = np.array([selection_probabilities(scores_demo, sens_demo, e) for e in eps_grid])
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for r in range(scores_demo.size):
+    ax.plot(eps_grid, prob_grid[:, r], label=f"u = {scores_demo[r]:g}, S = {sens_demo[r]:g}")
+ax.set(xscale="log", xlabel="budget of the step", ylabel="probability of choosing it",
+       title="the exponential mechanism on five candidates")
+ax.legend(fontsize=9)
+fig.tight_layout()
 
 # %% [markdown]
 # ## Greedy network construction (PrivBayes' first half)
@@ -597,50 +609,10 @@ else:
     raise AssertionError("p = 1000 accepted")
 
 # %% [markdown]
-# **The law of the whole selection.** With $p = 3$ and $k = 2$ the selection is: a uniform first attribute, one
-# exponential-mechanism step between the two others as its child, and a forced last step. So the pair
-# (first, second) has probability $\frac13 \Pr(\text{second} \mid \text{first})$, computable from the exact mutual
-# informations. A chi-square over many whole selections checks `select_margins` end to end, at a moderate
-# $\epsilon$ and at $\epsilon = 10^{-9}$ (uniform over the 6 orders).
-
-# %%
-x3 = np.column_stack([g.integers(0, 2, 400) for _ in range(3)])
-x3[:, 1] = np.where(g.random(400) < 0.8, x3[:, 0], x3[:, 1])       # x1 follows x0; x2 independent
-S3 = mi_sensitivity(400)
-mi3 = {(a, b): mutual_information(x3, a, (b,)) for a in range(3) for b in range(3) if a != b}
-
-
-def order_law(eps_sel):
-    """log P(first, second) of the 6 orders, coded 3 * first + second (codes 0, 4, 8 impossible)."""
-    law = np.full(9, -np.inf)
-    for f in range(3):
-        others = [a for a in range(3) if a != f]
-        prob = selection_probabilities(np.array([mi3[(a, f)] for a in others]), S3, eps_sel / 2)
-        for a, q in zip(others, prob):
-            law[3 * f + a] = math.log(q / 3)
-    return lambda k: np.where((k >= 0) & (k < 9), law[np.clip(k, 0, 8)], -np.inf)
-
-
-for eps_sel in (0.3, 1e-9):
-    g_sel = np.random.default_rng(7)
-    codes3 = np.array([3 * s.network[0][0] + s.network[1][0]
-                       for s in (select_margins(x3, eps_sel, rng=g_sel) for _ in range(n_runs))])
-    p_law = chisq_gof(codes3, order_law(eps_sel))
-    print(f"eps = {eps_sel:g}: P(first, second) by chi-square p = {p_law:.3f}; "
-          f"share choosing x1 after x0: {np.mean(codes3 == 1) * 3:.2f}")
-    assert p_law > 1e-3
-
-# %% [markdown]
-# **Recovery.** Data simulated from a known network of degree 2 on 7 binary variables, $n = 50{,}000$,
-# $\epsilon = 10^4$: the private selection then picks the largest score at every step, and the edges it selects
-# should be the true ones, whichever attribute it starts from. `sample_network` draws binary records from a
-# logistic network, each parent pulling its child towards its own value with the same weight (0.6 on the log-odds
-# scale). The true network is a "2-tree" (each new variable's two parents are joined), which greedy search can
-# recover from any start: with weight 0.6 it did, from all 7 starts on each of 10 simulated data sets, at
-# $n = 20{,}000$ and $50{,}000$. It is not guaranteed in general: with stronger weights (0.8 at $n = 20{,}000$: 3
-# of those 70 runs) a start now and then gives one wrong edge, the greedy choice trading a true parent for a
-# correlated grandparent; with random conditional tables (some parents nearly irrelevant) one or two of the 11
-# edges are usually missed. Greedy search maximises each step's score, not the network's.
+# Notebook `15c_margin_selection_study` checks the law of whole selections end to end (with $p = 3$ it is
+# computable exactly) and the recovery of a known network at a large $\epsilon$. For that, and for a stand-in of the
+# NLTCS below, `sample_network` draws binary records from a logistic network, each parent pulling its child towards
+# its own value with the same weight (0.6 on the log-odds scale by default).
 
 # %%
 #| export
@@ -665,27 +637,22 @@ def sample_network(network, n, *, weight=0.6, rng=None):
 
 
 # %%
-true_net = [(0, ()), (1, (0,)), (2, (0, 1)), (3, (1, 2)), (4, (2, 3)), (5, (3, 4)), (6, (4, 5))]
-true_pairs = MarginSelection.from_network(true_net, (2,) * 7, 1, 1.0, 2).pairs
-x_bn = sample_network(true_net, size(full=50_000, quick=20_000), rng=21)
-found = {select_margins(x_bn, 1e4, rng=s).network[0][0]: select_margins(x_bn, 1e4, rng=s).pairs for s in range(30)}
-print(f"true edges {true_pairs}; recovered exactly, by first attribute: "
-      f"{ {a: f == true_pairs for a, f in sorted(found.items())} }")
-assert len(found) == 7 and all(f == true_pairs for f in found.values())
-# at a tiny budget the selection is a random network: true edges at the chance rate, 11 of the 21 pairs
-hits = np.mean([len(set(select_margins(x_bn, 1e-6, rng=s).pairs) & set(true_pairs)) for s in range(50)])
-print(f"eps = 1e-6: {hits:.1f} of the 11 edges true on average (chance: 11 x 11 / 21 = {11 * 11 / 21:.1f}; "
-      f"all 11 at eps = 1e4)")
-assert hits < 8
+x_chain = sample_network([(0, ()), (1, (0,)), (2, (1,))], 40_000, rng=21)
+agree = np.mean(x_chain[:, 1] == x_chain[:, 0])         # a child agrees with its one parent w.p. 1 / (1 + e^-0.6)
+assert abs(agree - 1 / (1 + math.exp(-0.6))) < 0.02 and abs(x_chain[:, 0].mean() - 0.5) < 0.02, agree
+try:
+    sample_network([(1, (0,)), (0, ())], 10)
+except ValueError as e:
+    assert "network" in str(e)
+else:
+    raise AssertionError("a child before its parent accepted")
 
 # %% [markdown]
-# ### Speed on the NLTCS
+# ### The NLTCS
 #
-# The NLTCS benchmark file (21,574 people, 16 binary disability items; `dplit.datasets.load_nltcs`, read from a
-# local copy or downloaded into the user cache: its licence is unclear, so dplit does not ship it) stands in for
-# the paper's 2004 wave (15,636 people), as in `14_latent_class`. When it cannot be had, a simulated stand-in of
-# the same shape (a degree-2 network) keeps this notebook running, and the printed figures say which was used.
-# Timing: the distinct scores of one selection by the numba kernel against the NumPy twin.
+# The benchmark file (see Parameters) stands in for the paper's 2004 wave (15,636 people), as in `14_latent_class`;
+# without it, a simulated stand-in of the same shape (a degree-2 network) does, and the output says so. One
+# selection there scores as many candidates as counted in the greedy section; notebook 15c times it.
 
 # %%
 from dplit.datasets import find_nltcs   # $DPLIT_DATA or the user cache, else None (and one line on how to get it)
@@ -698,24 +665,12 @@ if STAND_IN:
     print("using a simulated stand-in for the NLTCS")
 N, P = nltcs.shape
 PAIRS = list(itertools.combinations(range(P), 2))
-xt_nl, lv_nl = _check_records(nltcs)
+lv_nl = _check_records(nltcs)[1]
 steps = [_candidates(P, set(range(c)), min(2, c)) for c in range(1, P)]
-distinct = sorted({c for cands in steps for c in cands})
-t0 = time.perf_counter()
-mi_fast = np.concatenate([_mi_kernel(xt_nl, np.array(lv_nl), np.array([a for a, pa in distinct if len(pa) == k]),
-                                     np.array([pa for a, pa in distinct if len(pa) == k]).reshape(-1, k))
-                          for k in (1, 2)])
-t_fast = time.perf_counter() - t0
-t0 = time.perf_counter()
-mi_ref = np.array([_mi_reference(nltcs, lv_nl, a, pa) for k in (1, 2) for a, pa in distinct if len(pa) == k])
-t_ref = time.perf_counter() - t0
-t0 = time.perf_counter()
-sel_nl = select_margins(nltcs, 0.25, rng=SEED)
-t_sel = time.perf_counter() - t0
+n_distinct = len({c for cands in steps for c in cands})
 print(f"one selection on {N} x {P} records scores {sum(map(len, steps))} candidates over {P - 1} steps, "
-      f"{len(distinct)} distinct: numba {1e3 * t_fast:.0f} ms, "
-      f"NumPy twin {1e3 * t_ref:.0f} ms ({t_ref / t_fast:.1f}x); a whole selection {1e3 * t_sel:.0f} ms")
-assert np.allclose(mi_fast, mi_ref, atol=1e-12, rtol=0)
+      f"{n_distinct} distinct")
+assert sum(map(len, steps)) == sum((P - c) * math.comb(c, min(2, c)) for c in range(1, P))
 
 # %% [markdown]
 # ## From a network to two-way margins (Sec. 5.2)
@@ -839,7 +794,7 @@ def two_way_report(fit, records, used, *, levels=None, level=0.95):
 
 
 # %% [markdown]
-# One live instance at $\epsilon = 1$ (the stored study below repeats it at four budgets): select and release, fit,
+# One live instance at $\epsilon = 1$ (notebook 15c repeats it at four budgets): select and release, fit,
 # report; the same for all 120 margins. Each release is fitted twice: with the paper's composite likelihood
 # (`weight=1`) and with `weight="auto"`, the magnitude adjustment of `14_latent_class` (the likelihood raised to
 # $1 /$ the largest number of released tables sharing a variable). The choice matters more here than there: with all
@@ -847,7 +802,7 @@ def two_way_report(fit, records, used, *, levels=None, level=0.95):
 # 15 times; with the 29 selected edges a variable is in far fewer (at most 8 in the instance below).
 
 # %%
-A_PRIOR = 1.0   # the prior of the stored study below (benchmarks/bench_margin_selection.py); the default is 0.1
+A_PRIOR = 1.0   # the prior of the stored study (notebook 15c); the default is 0.1
 
 
 def fit_quiet(release, seed, weight=1.0):
@@ -916,166 +871,21 @@ print(f"{len(syn)} synthetic data sets (weight 1): MAE of the two-way proportion
 assert syn_err[used].mean() < 0.02
 
 # %% [markdown]
-# ### The stored study: four budgets, repeated
-#
-# `benchmarks/bench_margin_selection.py` runs both pipelines at $\epsilon \in \{0.5, 1, 2, 5\}$ (the paper's), several
-# repetitions each (a new selection, new noise and a new fit each time), and stores the summaries in
-# `benchmarks/results/margin_selection.json`. Regenerate with
-#
-# ```
-# .venv/bin/python benchmarks/bench_margin_selection.py --reps 5
-# ```
-
-# %%
-stored = stored_result("margin_selection.json", script="benchmarks/bench_margin_selection.py")
-print(f"stored study: {stored['reps']} repetitions, n = {stored['n']}, k = {stored['k']}, {stored['n_chains']} chains x "
-      f"{stored['n_iter']} iterations; data: {stored['data']}; command: {stored['command']}")
-PAPER_LOG_RATIO = {"0.5": 0.173, "5.0": 0.050}
-PAPER_NOISY_LOG_RATIO = {"0.5": -0.297, "5.0": 0.002}
-eps_keys = list(stored["results"])
-rows = [("two-way margins released", "n_margins", "{:.0f}"), ("MAE, used cells", "mae_used", "{:.4f}"),
-        ("MAE, held-out cells", "mae_held_out", "{:.4f}"), ("MAE, all 480 cells", "mae_all", "{:.4f}"),
-        ("coverage, used", "coverage_used", "{:.3f}"), ("coverage, held out", "coverage_held_out", "{:.3f}"),
-        ("coverage, all 480", "coverage_all", "{:.3f}"), ("interval length, used", "length_used", "{:.4f}"),
-        ("mean log ratio, used", "log_ratio_used", "{:+.3f}"), ("noisy counts: log ratio", "noisy_log_ratio_used", "{:+.3f}"),
-        ("noisy counts: MAE, used", "noisy_mae_used", "{:.4f}")]
-print(f"{'':>44}" + "".join(f"{'eps = ' + e:>13}" for e in eps_keys))
-print(f"{'paper: two-way margins (selected)':>44}" + "".join(f"{29:>13}" for e in eps_keys))
-for label, figures in [("paper: mean log ratio (selected)", PAPER_LOG_RATIO),
-                       ("paper: noisy counts log ratio", PAPER_NOISY_LOG_RATIO)]:
-    print(f"{label:>44}" + "".join(f"{figures[e]:>+13.3f}" if e in figures else f"{'-':>13}" for e in eps_keys))
-PIPELINES = {"selected": "selected 29", "all": "all 120", "selected_wauto": "selected 29, weight auto",
-             "all_wauto": "all 120, weight auto"}
-for pipeline in [q for q in PIPELINES if q in stored["results"][eps_keys[0]]]:
-    print(f"{PIPELINES[pipeline]}:")
-    for label, key, fmt in rows:
-        vals = [np.mean(stored["results"][e][pipeline][key]) for e in eps_keys]
-        print(f"{label:>44}" + "".join(f"{fmt.format(v):>13}" for v in vals))
-MI_PAIRS = np.zeros((P, P))
-for a, b in PAIRS:
-    MI_PAIRS[a, b] = MI_PAIRS[b, a] = mutual_information(nltcs, a, (b,))
-held = {e: [sum(MI_PAIRS[a, b] for a, b in rep) for rep in stored["results"][e]["selected"]["pairs"]] for e in eps_keys}
-greedy = [sum(MI_PAIRS[ab] for ab in select_margins(nltcs, 1e6, rng=s_).pairs) for s_ in range(5)]
-random_net = [sum(MI_PAIRS[ab] for ab in select_margins(nltcs, 1e-9, rng=s_).pairs) for s_ in range(20)]
-print(f"{'pairwise MI held by the 29 edges (nats)':>44}" + "".join(f"{np.mean(held[e]):>13.2f}" for e in eps_keys))
-print(f"{'distinct pairs over the repetitions':>44}" + "".join(
-    f"{len({tuple(m) for rep in stored['results'][e]['selected']['pairs'] for m in rep}):>13}" for e in eps_keys))
-print(f"for reference: a random network holds {np.mean(random_net):.2f} nats, the non-private greedy network "
-      f"{np.mean(greedy):.2f}, the 29 largest pairs {np.sort(MI_PAIRS[np.triu_indices(P, 1)])[-29:].sum():.2f}")
-assert set(eps_keys) >= {"0.5", "1.0", "2.0", "5.0"}
-if not STAND_IN:        # the stored study is of the real NLTCS
-    assert np.mean(random_net) < np.mean(held["0.5"]) < np.mean(held["5.0"]) < np.mean(greedy) + 1e-9
-assert all(np.all(np.array(stored["results"][e]["selected"]["n_margins"]) == 29) for e in eps_keys)
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-eps_num = [float(e) for e in eps_keys]
-fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True)
-styles = {"selected": ("C0", "-"), "all": ("C1", "-"), "selected_wauto": ("C0", "--"), "all_wauto": ("C1", "--")}
-for pipeline, (color, ls) in styles.items():
-    if pipeline not in stored["results"][eps_keys[0]]:
-        continue
-    for ax, key in zip(axes.ravel(), ("mae_used", "mae_held_out", "coverage_used", "coverage_held_out")):
-        ax.plot(eps_num, [np.mean(stored["results"][e][pipeline][key]) for e in eps_keys], ls, marker="o", color=color,
-                label=PIPELINES[pipeline])
-for ax, title in zip(axes.ravel(), ("error, cells of the selected margins", "error, held-out cells",
-                                    "coverage, cells of the selected margins", "coverage, held-out cells")):
-    ax.set(xscale="log", title=title)
-for ax in axes[0]:
-    ax.set(yscale="log", ylabel="mean |posterior mean - truth|")
-for ax in axes[1]:
-    ax.axhline(0.95, color="k", lw=0.8, ls=":")
-    ax.set(xlabel="total eps", ylabel="coverage of 95% intervals", ylim=(0, 1.02))
-axes[0, 0].legend(fontsize=7)
-fig.tight_layout()
-
-# %% [markdown]
-# Reading: see "What we found" below.
-#
-# ## Explore: budget, share and seed
-#
-# `explore_selection` runs the selected pipeline on the NLTCS at total `eps` with `share` of it on the selection,
-# fits a short chain, and shows the selected edges over the matrix of pairwise mutual informations (left) and the
-# posterior means of all 480 two-way cells against the truth (right). At small `eps` the network is close to random
-# and misses the strong pairs; a larger `share` buys a better network with noisier tables.
-
-# %%
-def explore_selection(eps=1.0, share=0.25, seed=1):
-    """Select and release on the NLTCS, fit briefly, plot; returns (figure, summary dict of the report)."""
-    sel, rel = select_and_release(nltcs, eps, share=share, rng=seed, secure=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        fit = fit_latent_class(rel, k=7, weight=1.0, a=A_PRIOR, n_iter=size(full=1000, quick=200),
-                               n_warmup=size(full=500, quick=200), n_chains=1, rng=seed, progress=False)
-    rep = two_way_report(fit, nltcs, sel.pairs)
-    summary = rep.summary() | {"mi_captured": float(sum(MI_PAIRS[a, b] for a, b in sel.pairs))}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-    axes[0].imshow(MI_PAIRS, cmap="Greys")
-    axes[0].scatter([b for a, b in sel.pairs], [a for a, b in sel.pairs], marker="s", s=40, facecolors="none",
-                    edgecolors="C3", label="selected edge")
-    axes[0].set(title=f"pairwise MI; 29 edges hold {summary['mi_captured']:.2f} nats", xlabel="variable", ylabel="variable")
-    axes[0].legend(loc="lower left", fontsize=7)
-    for mask, lab in [(rep.used, "used"), (~rep.used, "held out")]:
-        axes[1].plot(rep.truth[mask], rep.mean[mask], "o", ms=3, alpha=0.7, label=lab)
-    axes[1].plot([1e-3, 1], [1e-3, 1], "k:", lw=0.8)
-    axes[1].set(xscale="log", yscale="log", xlabel="true proportion", ylabel="posterior mean",
-                title=f"eps = {eps:g}, share {share:.2f}: MAE {summary['mae_used']:.4f} used, "
-                      f"{summary['mae_held_out']:.4f} held out")
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    return fig, summary
-
-
-fig, ex_default = explore_selection()
-_, ex_tiny = explore_selection(eps=0.01)
-print(f"MI held by the 29 selected edges: {ex_default['mi_captured']:.2f} nats at eps = 1, {ex_tiny['mi_captured']:.2f} at "
-      f"eps = 0.01")
-assert ex_tiny["mi_captured"] < ex_default["mi_captured"]
-plt.close("all")
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-from ipywidgets import FloatLogSlider, FloatSlider, IntSlider, interactive  # noqa: E402
-
-interactive(lambda eps, share, seed: explore_selection(eps, share, seed)[0],
-            eps=FloatLogSlider(value=1.0, base=10, min=-2, max=1, step=0.1),
-            share=FloatSlider(value=0.25, min=0.05, max=0.9, step=0.05), seed=IntSlider(value=1, min=0, max=20))
-
-# %% [markdown]
 # ## What we found
 #
-# Figures from the stored study (NLTCS benchmark file, 21,574 records; 5 repetitions per budget; $k = 7$; 2 chains
-# of 3,000 iterations after 2,000 of warm-up), "used" = the 116 cells of the selected margins, "held out" = the 364
-# others; the live instance above is one more repetition at $\epsilon = 1$.
-#
-# * **The paper's 29.** Every degree-2 network on 16 attributes has $1 + 2 \times 14 = 29$ edges, and that is the
-#   paper's count of two-way margins: we reproduce it exactly, in every repetition, by releasing each attribute
-#   paired with each of its parents. *Which* 29 varies a lot: at a quarter of the budget, 67 to 87 distinct pairs
-#   appear over 5 repetitions. The networks hold more mutual information than a random one (2.9 nats at
-#   $\epsilon = 0.5$, 4.0 at $\epsilon = 5$, against 2.7 for a random network and 4.2 for the non-private greedy one).
-# * **Used cells: selection wins.** With three times the budget per table the selected margins come out 1.5
-#   to 7 times more accurate than the same cells fitted from all 120 tables (mean absolute error 0.006 against 0.009-0.030
-#   at $\epsilon = 0.5$; 0.0007 against 0.003-0.005 at $\epsilon = 5$), with 85-99% coverage of the 95% intervals.
-# * **Held-out cells: selection loses**, and more so as $\epsilon$ grows: the 364 cells that were never released
-#   are predicted by the $k = 7$ latent class structure alone, with an error of 0.013-0.018 that hardly moves with
-#   $\epsilon$ (it is model error, not noise) and 68-81% coverage; released, the same cells reach 0.009 at
-#   $\epsilon = 0.5$ and 0.002-0.003 at $\epsilon = 5$. Over all 480 cells, releasing all 120 (with the weight
-#   below) is better at every budget we ran: 0.009 against 0.014 at $\epsilon = 0.5$, 0.003 against 0.010 at 5.
-# * **The composite-likelihood weight decides the comparison.** With the paper's weight 1, all 120 tables count
-#   each record 15 times: the fit is then both overconfident (coverage of the used cells 39-75%) and off (error 0.030 at
-#   $\epsilon = 0.5$, worse than the selected pipeline even on the held-out cells). With `weight="auto"` the
-#   all-120 fit is the most accurate on held-out cells and covers 81-97%. The selected pipeline, whose variables
-#   sit in fewer tables, is much less sensitive to the weight.
-# * **Against the paper's figures.** The paper's mean log ratio of the selected pipeline, 0.173 at $\epsilon = 0.5$
-#   and 0.050 at $\epsilon = 5$, is larger than ours (0.036 and 0.008, same sign: small cells overestimated), and its
-#   noisy counts were much worse at $\epsilon = 0.5$ ($-0.297$ against our $-0.023$). Its 2004 wave <!-- paper --> has fewer people
-#   (15,636) and more lopsided items (the rarer answer 3-19% of people, Table 4, against 11-49% in the benchmark
-#   file), so more cells near zero, where noise and the log ratio bite hardest; we do not read more into the
-#   difference. At $\epsilon = 5$ the fit to all 120 tables is less accurate on the used cells than their raw noisy
-#   counts (0.003-0.005 against 0.002): with little noise, $k = 7$ classes (the paper's choice for 116 counts) are
-#   presumably too few for 480.
-# * **Speed.** One selection on the NLTCS scores 2,395 candidates, 575 distinct, in 30-70 ms; the numba kernel is about
-#   2x the NumPy twin (`np.bincount` on encoded codes), so either would do: the latent class fits take seconds.
+# On this instance (one selection, one release, four fits):
+
+# %%
+s_sel, s_all = summaries[("selected 29", 1.0)], summaries[("all 120", 1.0)]
+Markdown(f"With the paper's weight 1, the selected pipeline's mean absolute error on the cells of its 29 margins is "
+         f"{s_sel['mae_used']:.4f}, against {s_all['mae_used']:.4f} when all 120 tables share the budget; on the held-out "
+         f"cells, which it never released, {s_sel['mae_held_out']:.4f} against {s_all['mae_held_out']:.4f}. The coverage "
+         f"of its 95% intervals is {s_sel['coverage_used']:.2f} on the used cells and {s_sel['coverage_held_out']:.2f} "
+         f"on the held-out ones.")
+
+# %% [markdown]
+# Notebook `15c_margin_selection_study` repeats the comparison at the paper's four budgets from a stored study,
+# sets it beside the paper's figures, and has an Explore widget for the budget, its share and the seed.
 #
 # ## When to use this
 #
@@ -1084,7 +894,7 @@ interactive(lambda eps, share, seed: explore_selection(eps, share, seed)[0],
 #   release the network's edges (`select_and_release`), fit `fit_latent_class`. The released margins are markedly
 #   more accurate than when every margin shares the budget.
 # * Publish which margins were released (`MarginSelection.pairs`): the others are predicted by the model alone, worse
-#   than if released and with intervals that miss a quarter of the time (Sec. 6 says the same).
+#   than if released and with intervals that miss more often (Sec. 6 says the same).
 # * If users need *all* two-way margins, release all of them and fit with `weight="auto"`: on the NLTCS that was more
-#   accurate overall at every budget from 0.5 to 5. Release a margin a user needs on purpose rather than leave it to
-#   the exponential mechanism. At tiny budgets the selection is close to random and its share of the budget is lost.
+#   accurate overall at every budget of notebook 15c's study. Release a margin a user needs on purpose rather than
+#   leave it to the exponential mechanism; at tiny budgets the selection is close to random, its budget lost.
