@@ -66,6 +66,7 @@
 # | `09_asymptotic_gibbs` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
 # | `09b_dpapprox_studies` | (none) | DPapprox at work: the no-privacy limit, convergence across eps (S5), against DPMCMC, where the approximation fails | Guo et al. Sec. 4.2.4, 5.1, S5 |
 # | `10_simulation_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
+# | `10a_study_store` | `dplit.study_store` | the study's stores (a committed JSON-lines text table, or SQLite) and the resumable runner on any executor (process pool, Dask) | Guo et al. Sec. 5.1 |
 # | `10b_simulation_results` | — | Sec. 5.1 at the paper's scale, from the committed table | Guo et al. Sec. 5.1, Fig. 1-2 |
 # | `11_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
 # | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
@@ -78,6 +79,7 @@
 # | `14c_latent_class_defaults` | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
 # | `14b_latent_class_applications` | (none) | the ACS experiment (Figs. 1-2, Table 3) and NLTCS (Fig. 4, Tables 5-6) at the paper's settings | Nixon et al. Sec. 4-5 |
 # | `15_margin_selection` | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
+# | `15c_margin_selection_study` | (none) | margin selection studied and checked: the stored NLTCS study beside the paper's figures, the law of whole selections, recovery of a known network | Nixon et al. Sec. 5.2; Zhang et al. 2017 (PrivBayes) |
 # | `15b_peers` | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
 # | `16_nested_households` | `dplit.nested` | individuals within households: nested latent classes from noisy summaries; the default prior and its coverage | Nixon et al. Supp. Sec. 1 |
 # | `16a_nested_model` | `dplit.nested_model` | the nested households model (eq. (1)), its five summaries (Table 3) and their closed-form probabilities (eq. (2)), checked against enumeration | Nixon et al. Supp. Sec. 1.1, eq. (1)-(2) |
