@@ -180,6 +180,7 @@ class TableStore:
 
     def __init__(self, path):
         self.path = Path(path)
+        self._known = None     # (size, mtime) of the file after this object's last write, and its keys then
 
     def check(self, *, write=False):
         """Refuse a path that cannot be a text table (ValueError naming it, one line); returns self."""
@@ -231,7 +232,10 @@ class TableStore:
     def put_many(self, pairs):
         """Append finished tasks ``(key, record)`` in one write; keys already stored are left as they are."""
         p = self.check(write=True).path
-        have = self.done_keys()
+        # a study writes one row per finished task: re-reading the whole table for each would cost O(rows^2);
+        # the keys are re-read only when the file changed since this object's own last write
+        here = (p.stat().st_size, p.stat().st_mtime_ns) if p.exists() else None
+        have = set(self._known[1]) if self._known is not None and self._known[0] == here else self.done_keys()
         new = []
         for key, record in pairs:
             if key not in have:
@@ -247,6 +251,9 @@ class TableStore:
                 tail = fh.read()
                 if not tail.endswith(b"\n"):          # drop a line cut short by a killed run
                     cut = tail.rfind(b"\n")
+                    if cut < 0 and size > len(tail):
+                        raise ValueError(f"{p}: its last line is over {len(tail)} bytes without a newline: not a "
+                                         "task row; repair the file by hand")
                     fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
                     warnings.warn(f"{p}: dropped an unfinished last line (a run killed while writing)",
                                   stacklevel=2)
@@ -254,6 +261,7 @@ class TableStore:
             fh.write("".join(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n" for row in new).encode())
             fh.flush()
             os.fsync(fh.fileno())
+        self._known = ((p.stat().st_size, p.stat().st_mtime_ns), have)
 
     def rows(self):
         """Every stored task as one flat dict: its settings and its measures."""

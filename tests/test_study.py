@@ -314,3 +314,20 @@ def test_summarise_intervals_cover_the_median():
     assert np.isnan(s.loc["a2", "mse_alpha_lo"]) and np.isfinite(s.loc["a2", "mse_alpha"])   # 3 runs: no interval
     assert s.loc["a0", "mse_alpha_hi"] < s.loc["a1", "mse_alpha_lo"]          # a tenfold difference is clear
     assert "mse_alpha_lo" not in study.summarise(pd.DataFrame(rows))
+
+
+def test_text_table_sees_another_writer(tmp_path):
+    path = tmp_path / "t.jsonl"
+    key = lambda i: json.dumps({"method": "m", "i": i}, sort_keys=True, separators=(",", ":"))  # noqa: E731
+    a, b = study.TableStore(path), study.TableStore(path)
+    for i in range(3):
+        a.put(key(i), {"v": i})
+    b.put(key(9), {"v": 1})                 # a second writer appends between a's writes
+    a.put(key(9), {"v": 2})                 # a must see it (no duplicate line), though it remembers its own writes
+    a.put(key(3), {"v": 3})
+    assert path.read_text().count("\n") == 5 and len(a) == 5
+    assert [r["v"] for r in a.rows() if r["i"] == 9] == [1]
+    path.write_bytes(path.read_bytes() + b"x" * 70000)      # a last line too long to be a cut-short row
+    with pytest.raises(ValueError, match="without a newline"):
+        a.put(key(4), {"v": 4})
+    assert path.read_bytes().count(b"\n") == 5               # nothing truncated
