@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from _stored import stored, stored_path
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
 from dplit.study import figure_convergence, figure_coverage, figure_mse, load_results, summarise
 
@@ -362,13 +362,12 @@ if have_table:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-if have_table:
-    from ipywidgets import Dropdown, interactive
+from ipywidgets import Dropdown, interactive  # noqa: E402
 
-    plt.close(fig_x)    # the widget draws the default view again, once, below
-    display(interactive(explore, method=Dropdown(options=methods, value="dpmcmc_p1"),
-                        measure=Dropdown(options=["mse_alpha", "mse_mean", "coverage", "runtime", "mpsrf"]),
-                        n=Dropdown(options=ns, value=ns[0])))
+plt.close(fig_x)    # the widget draws the default view again, once, below
+interactive(explore, method=Dropdown(options=methods, value="dpmcmc_p1"),
+            measure=Dropdown(options=["mse_alpha", "mse_mean", "coverage", "runtime", "mpsrf"]),
+            n=Dropdown(options=ns, value=ns[0]))
 
 # %% [markdown]
 # The widget above starts at its default view (DPMCMC$_{p1}$, the MSE of $\boldsymbol\alpha$, $n = 1000$).
