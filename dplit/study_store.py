@@ -33,6 +33,19 @@ _SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEX
            "record TEXT NOT NULL, finished REAL NOT NULL)")
 
 
+def _check_path(p, write, example):
+    """The checks every store makes of its path (ValueError naming it, one line): not a folder, and with ``write``
+    an absent file's folder exists and is writable. Returns the path."""
+    if p.is_dir():
+        raise ValueError(f"{p} is a folder, not a store; give a file such as {p / example}")
+    if not p.exists() and write:
+        if not p.parent.is_dir():
+            raise ValueError(f"{p}: the folder {p.parent} does not exist (create it first)")
+        if not os.access(p.parent, os.W_OK):
+            raise ValueError(f"{p}: the folder {p.parent} is not writable")
+    return p
+
+
 class ResultStore:
     """Finished tasks of one or more studies in a SQLite file, keyed by the task key.
 
@@ -49,14 +62,8 @@ class ResultStore:
         """Refuse, in one line (ValueError naming the path), a path that cannot be a store: a folder, a file that
         is not a SQLite database or has no ``results`` table, and with ``write`` a missing or read-only folder.
         An absent file (or an empty one) is an empty store. Reads nothing but SQLite's table list; returns self."""
-        p = self.path
-        if p.is_dir():
-            raise ValueError(f"{p} is a folder, not a store; give a file such as {p / 'results.sqlite'}")
+        p = _check_path(self.path, write, "results.sqlite")
         if not p.exists():
-            if write and not p.parent.is_dir():
-                raise ValueError(f"{p}: the folder {p.parent} does not exist (create it first)")
-            if write and not os.access(p.parent, os.W_OK):
-                raise ValueError(f"{p}: the folder {p.parent} is not writable")
             return self
         try:
             con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
@@ -146,14 +153,7 @@ class TableStore:
 
     def check(self, *, write=False):
         """Refuse a path that cannot be a text table (ValueError naming it, one line); returns self."""
-        p = self.path
-        if p.is_dir():
-            raise ValueError(f"{p} is a folder, not a store; give a file such as {p / 'results.jsonl'}")
-        if not p.exists():
-            if write and not p.parent.is_dir():
-                raise ValueError(f"{p}: the folder {p.parent} does not exist (create it first)")
-            if write and not os.access(p.parent, os.W_OK):
-                raise ValueError(f"{p}: the folder {p.parent} is not writable")
+        _check_path(self.path, write, "results.jsonl")
         return self
 
     def _lines(self):

@@ -20,10 +20,8 @@ def stored(name, *, script=None):
     is absent, one line says which script writes it (``script``, default: the benchmarks' README) and None is
     returned, so the notebook can skip what depends on it.
     """
-    path = RESULTS / name
-    if not path.exists():
-        print(f"benchmarks/results/{name} not found: run {script or 'the benchmark that writes it'} "
-              "(see benchmarks/README.md)")
+    path = stored_path(name, script=script)
+    if path is None:
         return None
     if path.suffix == ".json":
         return json.loads(path.read_text())
@@ -41,10 +39,8 @@ def stored_rows(name, *, script=None):
     """
     if not name.endswith(".jsonl"):
         raise ValueError(f"name must end in .jsonl, got {name!r}")
-    path = RESULTS / name
-    if not path.exists():
-        print(f"benchmarks/results/{name} not found: run {script or 'the benchmark that writes it'} "
-              "(see benchmarks/README.md)")
+    path = stored_path(name, script=script)
+    if path is None:
         return None
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
