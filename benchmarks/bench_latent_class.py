@@ -7,6 +7,9 @@ speed, BayesLCM's documented example (ESS per second next to BayesLCM's recorded
                                                                    # (also the time per iteration and the convergence
                                                                    # report's share of a call, p = 5, 10, 20, 30)
     .venv/bin/python benchmarks/bench_latent_class.py --coverage --reps 100  # writes results/latent_class_coverage.json
+    .venv/bin/python benchmarks/bench_latent_class.py --coverage --records 100000 --reps 100
+        # the paper's rerun with samples of 100,000 records (Sec. 4.3.2), both populations, paper=True and the
+        # defaults: results/latent_class_coverage_n100000.json (resumes a stopped run)
 """
 
 import argparse
@@ -242,42 +245,88 @@ def _populations():
             "table3_ipf": ipf_table((2,) * 5, PAIRS5, np.split(TABLE3_POP, 10))}
 
 
-def coverage(reps, n=10_000, k=10, n_iter=3000, n_warmup=2000, seed=20261126):
+def _write_atomic(path, obj):
+    """Write ``obj`` as JSON through a temporary file, so a run stopped mid-write leaves the previous file whole."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(obj, indent=1))
+    os.replace(tmp, path)
+
+
+def _coverage_path(records):
+    """Where the coverage study of ``records``-record samples is stored: Table 3's scale keeps its historic name."""
+    return COVERAGE_JSON if records == 10_000 else HERE / "results" / f"latent_class_coverage_n{records}.json"
+
+
+def coverage(reps, n=10_000, k=10, n_iter=3000, n_warmup=2000, seed=20261126, populations=None, settings=None,
+             path=None):
     """Table 3: coverage and mean length of the 95% intervals of the 40 population two-way probabilities, for each
-    of SETTINGS, on the same samples and noise."""
+    of ``settings`` (default: all of SETTINGS), on the same samples and noise, over ``reps`` samples of ``n`` records
+    drawn with replacement from each population's cell proportions.
+
+    The file is rewritten after every sample with, per (population, setting), the samples done, the running sums
+    and the state of the generator, so a stopped run resumes where it stopped (same command) and gives the numbers
+    an uninterrupted run gives; a larger ``reps`` extends a finished study. A study stored with other sizes or
+    settings is refused rather than mixed in.
+    """
     eps_list = [0.25, 0.5, 1.0, math.inf]
-    out = {"command": f"benchmarks/bench_latent_class.py --coverage --reps {reps}", "n": n, "k": k,
-           "n_iter": n_iter, "n_warmup": n_warmup, "n_chains": 2, "reps": reps, "eps": [str(e) for e in eps_list],
-           "settings": {name: {key: str(v) for key, v in kw.items()} for name, kw in SETTINGS.items()},
-           "populations": {}}
-    for (name, pop), (setting, kw) in itertools.product(_populations().items(), SETTINGS.items()):
+    settings = settings or SETTINGS
+    pops = _populations()
+    pops = {name: pops[name] for name in (populations or pops)}
+    path = path or _coverage_path(n)
+    records = "" if n == 10_000 else f" --records {n}"
+    header = {"n": n, "k": k, "n_iter": n_iter, "n_warmup": n_warmup, "n_chains": 2,
+              "eps": [str(e) for e in eps_list],
+              "settings": {name: {key: str(v) for key, v in kw.items()} for name, kw in settings.items()}}
+    out = json.loads(path.read_text()) if path.exists() else {}
+    if out and any(out.get(key) != val for key, val in header.items()):
+        raise SystemExit(f"{path} holds a study with other sizes or settings; move it away to start a new one")
+    out.update(command=f"benchmarks/bench_latent_class.py --coverage{records} --reps {reps}", **header)
+    out.setdefault("populations", {})
+    for (name, pop), (setting, kw) in itertools.product(pops.items(), settings.items()):
         truth = np.concatenate([pop.sum(axis=tuple(j for j in range(5) if j not in m)).ravel() for m in PAIRS5])
-        cover = {e: [] for e in eps_list}
-        length = {e: [] for e in eps_list}
-        t0 = time.time()
+        res = out["populations"].setdefault(name, {"truth": truth.tolist()}).get(setting)
         gen = np.random.default_rng(seed)          # the same samples and noise for every setting
-        for rep in range(reps):
+        if res and "rng_spawned" not in res:
+            raise SystemExit(f"{path}: {name}, {setting} was stored without the generator state a resume needs; "
+                             "move the file away to run the study again")
+        if res:         # the chains' generators are spawned from gen: its seed sequence's count is state too
+            gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+                seed, n_children_spawned=res["rng_spawned"])))
+            gen.bit_generator.state = res["rng_state"]
+            done, seconds = res["reps"], res["seconds"]
+            cover = {e: np.round(np.array(res["coverage"][str(e)]) * done) for e in eps_list}
+            length = {e: np.array(res["length"][str(e)]) * done for e in eps_list}
+        else:
+            done, seconds = 0, 0.0
+            cover = {e: np.zeros(truth.size) for e in eps_list}
+            length = {e: np.zeros(truth.size) for e in eps_list}
+        t0 = time.time()
+        for rep in range(done, reps):
             cells = gen.choice(32, size=n, p=pop.ravel())
             x = np.array(np.unravel_index(cells, (2,) * 5)).T
             for e in eps_list:
                 rel = release_margins(x, PAIRS5, eps=e, rng=gen, secure=False)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
-                    res = fit_latent_class(rel, k=k, n_iter=n_iter, n_warmup=n_warmup, n_chains=2,
+                    fit = fit_latent_class(rel, k=k, n_iter=n_iter, n_warmup=n_warmup, n_chains=2,
                                            rng=gen, progress=False, n_jobs=1, **kw)
-                _, lo, hi = cell_intervals(res.posterior["margin_probs"].values)
-                cover[e].append(((lo <= truth) & (truth <= hi)).tolist())
-                length[e].append((hi - lo).tolist())
-            if (rep + 1) % 10 == 0:
-                print(f"{name}, {setting}: rep {rep + 1}/{reps} ({time.time() - t0:.0f} s)", flush=True)
-        out["populations"].setdefault(name, {"truth": truth.tolist()})[setting] = {
-            "coverage": {str(e): np.mean(cover[e], axis=0).tolist() for e in eps_list},
-            "length": {str(e): np.mean(length[e], axis=0).tolist() for e in eps_list},
-            "seconds": time.time() - t0}
-        print(name, setting, {str(e): (round(float(np.mean(cover[e])), 3), round(float(np.min(np.mean(cover[e], axis=0))), 2))
-                              for e in eps_list}, flush=True)
-    COVERAGE_JSON.write_text(json.dumps(out, indent=1))
-    print(f"wrote {COVERAGE_JSON}")
+                _, lo, hi = cell_intervals(fit.posterior["margin_probs"].values)
+                cover[e] += (lo <= truth) & (truth <= hi)
+                length[e] += hi - lo
+            out["populations"][name][setting] = {
+                "coverage": {str(e): (cover[e] / (rep + 1)).tolist() for e in eps_list},
+                "length": {str(e): (length[e] / (rep + 1)).tolist() for e in eps_list},
+                "reps": rep + 1, "seconds": seconds + time.time() - t0, "rng_state": gen.bit_generator.state,
+                "rng_spawned": gen.bit_generator.seed_seq.n_children_spawned}
+            out["reps"] = min(r[s]["reps"] for r in out["populations"].values() for s in settings if s in r)
+            _write_atomic(path, out)
+            if (rep + 1) % 10 == 0 or rep == done:
+                print(f"{name}, {setting}: rep {rep + 1}/{reps} ({seconds + time.time() - t0:.0f} s)", flush=True)
+        got = out["populations"][name][setting]
+        print(name, setting, {e: (round(float(np.mean(c)), 3), round(float(np.min(c)), 2))
+                              for e, c in got["coverage"].items()}, flush=True)
+    _write_atomic(path, out)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
@@ -286,8 +335,13 @@ if __name__ == "__main__":
     ap.add_argument("--speed", action="store_true", help="only BayesLCM's example over five seeds, stored")
     ap.add_argument("--report", action="store_true", help="only the convergence report's share of a call (printed)")
     ap.add_argument("--reps", type=int, default=100)
+    ap.add_argument("--records", type=int, default=10_000,
+                    help="records per sample of the coverage study (10,000 as Table 3; other sizes, as the paper's "
+                         "rerun at 100,000, run the paper's settings and the defaults only)")
     args = ap.parse_args()
-    if args.coverage:
+    if args.coverage and args.records != 10_000:
+        coverage(args.reps, n=args.records, settings={name: SETTINGS[name] for name in ("paper", "default")})
+    elif args.coverage:
         coverage(args.reps)
     elif args.speed:
         bayeslcm_example()

@@ -363,3 +363,26 @@ def test_the_default_and_paper_settings_are_read_only():
             settings.update(a=0.5)
         assert dict(settings) == before
     assert dict(DEFAULT_SETTINGS) == {"weight": "auto", "a": 0.1} and dict(PAPER_SETTINGS) == {"weight": 1.0, "a": 1.0}
+
+
+def test_a_fit_resumes_from_the_generator_state_and_its_spawn_count():
+    """A study that stops after some fits resumes exactly (benchmarks/bench_latent_class.py --coverage) when it
+    restores its generator's bit state and its seed sequence's spawn count: the chains are spawned from the rng."""
+    r = release_margins(_records(300), [(0, 1), (1, 2)], eps=1.0, rng=1, secure=False)
+    kw = dict(k=2, n_iter=30, n_warmup=10, n_chains=2, progress=False)
+
+    def draws(gen):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return fit_latent_class(r, rng=gen, **kw).posterior["margin_probs"].values
+
+    gen = np.random.default_rng(5)
+    draws(gen)                                                         # the fit done before the stop
+    state, spawned = gen.bit_generator.state, gen.bit_generator.seed_seq.n_children_spawned
+    after = draws(gen)
+    restored = np.random.Generator(np.random.PCG64(np.random.SeedSequence(5, n_children_spawned=spawned)))
+    restored.bit_generator.state = state
+    np.testing.assert_array_equal(draws(restored), after)
+    state_only = np.random.default_rng(5)
+    state_only.bit_generator.state = state                             # the spawn count is part of the state
+    assert not np.array_equal(draws(state_only), after)
