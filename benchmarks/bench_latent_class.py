@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 import warnings
@@ -252,6 +253,21 @@ def _write_atomic(path, obj):
     os.replace(tmp, path)
 
 
+def _library_source():
+    """The commit of the checkout and its uncommitted files under dplit/ (a resumed study may span several)."""
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=HERE.parent, capture_output=True, text=True,
+                                  check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return None
+
+    status = git("status", "--porcelain", "--", "dplit")
+    commit = git("rev-parse", "HEAD")
+    return {"commit": commit and commit.strip(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "uncommitted_library_files": None if status is None else [line[3:] for line in status.splitlines()]}
+
+
 def _coverage_path(records):
     """Where the coverage study of ``records``-record samples is stored: Table 3's scale keeps its historic name."""
     return COVERAGE_JSON if records == 10_000 else HERE / "results" / f"latent_class_coverage_n{records}.json"
@@ -282,6 +298,7 @@ def coverage(reps, n=10_000, k=10, n_iter=3000, n_warmup=2000, seed=20261126, po
         raise SystemExit(f"{path} holds a study with other sizes or settings; move it away to start a new one")
     out.update(command=f"benchmarks/bench_latent_class.py --coverage{records} --reps {reps}", **header)
     out.setdefault("populations", {})
+    out.setdefault("runs", []).append({"command": out["command"], **_library_source()})
     for (name, pop), (setting, kw) in itertools.product(pops.items(), settings.items()):
         truth = np.concatenate([pop.sum(axis=tuple(j for j in range(5) if j not in m)).ravel() for m in PAIRS5])
         res = out["populations"].setdefault(name, {"truth": truth.tolist()}).get(setting)
