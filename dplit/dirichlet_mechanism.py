@@ -46,14 +46,6 @@ def _check_lam(lam, name="lam"):
     return lam
 
 
-def _check_nonnegative(value, name):
-    """Return a finite real >= 0 as a float, or raise naming it."""
-    value = V.finite(value, name)
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
-
-
 def _check_counts(counts, name="counts"):
     """Return a histogram (or a stack of them, last axis d >= 2) as floats, finite and >= 0."""
     arr = V.finite_array(counts, name)
@@ -79,8 +71,7 @@ def _g_default(lam, delta_inf):
 def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0, g=None):
     """The RDP epsilon Alg. 1 guarantees for a given ``r``: ``lam r^2 delta2^2 psi'(1 + r b + g(r)) / 2``.
 
-    Parameters as in :func:`dirichlet_mechanism_params`
-    ``r`` may be an array (``g`` must then accept one).
+    Parameters as in :func:`dirichlet_mechanism_params`; ``r`` may be an array (``g`` must then accept one).
     """
     r = V.finite_array(r, "r")
     if np.any(r < 0):
@@ -88,7 +79,7 @@ def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0,
     lam = _check_lam(lam)
     delta2 = V.positive(delta2, "delta2")
     delta_inf = V.positive(delta_inf, "delta_inf")
-    lower_bound = _check_nonnegative(lower_bound, "lower_bound")
+    lower_bound = V.nonnegative(lower_bound, "lower_bound")
     g = _g_default(lam, delta_inf) if g is None else g
     out = 0.5 * lam * r**2 * delta2**2 * special.polygamma(1, 1.0 + lower_bound * r + g(r))
     return float(out) if out.ndim == 0 else out
@@ -122,7 +113,7 @@ def dirichlet_mechanism_params(eps, lam, delta2=SQRT2, delta_inf=1.0, *, lower_b
     lam = _check_lam(lam)
     delta2 = V.positive(delta2, "delta2")
     delta_inf = V.positive(delta_inf, "delta_inf")
-    lower_bound = _check_nonnegative(lower_bound, "lower_bound")
+    lower_bound = V.nonnegative(lower_bound, "lower_bound")
     if g is not None and not callable(g):
         raise TypeError(f"g must be callable (Remark 1) or None, got {type(g).__name__}")
     gf = _g_default(lam, delta_inf) if g is None else g
@@ -156,9 +147,8 @@ def dirichlet_mechanism(counts, eps, lam, *, delta2=SQRT2, delta_inf=1.0, lower_
     Parameters
     ----------
     counts : array_like, shape (d,) or (m, d)
-        Histogram(s) ``f(x)``, entries >= 0, ``d >= 2``
-        rows of a 2-D array are histograms of disjoint
-        groups of records and get independent draws.
+        Histogram(s) ``f(x)``, entries >= 0, ``d >= 2``; rows of a 2-D array are histograms of
+        disjoint groups of records and get independent draws.
     eps, lam : float
         The (lam, eps)-RDP guarantee: ``eps > 0``, ``lam > 1``.
     delta2, delta_inf, lower_bound
@@ -251,13 +241,12 @@ def dirichlet_mechanism_dp(eps, lam, delta):
     return rdp_to_dp(V.epsilon(eps, "eps"), _check_lam(lam), V.delta(delta))
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 26: 7. Utility: the KL tail bound (Thm. 2) and sample complexity (Sec. 4)
+# %% notebooks/12_dirichlet_mechanism.py, cell 25: 7. Utility: the KL tail bound (Thm. 2) and sample complexity (Sec. 4)
 def kl_tail_bound(eta, beta, d, alpha):
     """Theorem 2: bound on ``P[D_KL(p || q) > eta]`` for ``q ~ Dirichlet(beta p + alpha)``.
 
     Returns ``exp(-beta eta^2 / (2 (2 + eta)(4 + 3 eta)))`` where ``beta >= d alpha / (e^{eta/2} - 1)``
-    (where the theorem applies) and ``nan`` elsewhere. Arguments broadcast
-    ``eta, beta, alpha > 0``.
+    (where the theorem applies) and ``nan`` elsewhere. Arguments broadcast; ``eta, beta, alpha > 0``.
     """
     eta, beta, alpha = (np.asarray(v, dtype=float) for v in (eta, beta, alpha))
     for v, name in ((eta, "eta"), (beta, "beta"), (alpha, "alpha")):
@@ -283,7 +272,7 @@ def sample_complexity(eta, zeta, eps, lam, d, *, delta2=SQRT2, delta_inf=1.0):
                2 * (2 + eta) * (4 + 3 * eta) * math.log(1 / zeta) / (r * eta**2))
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 31: 8. The baselines at equal $(\lambda, \epsilon)$: Gaussian and Laplace noise on the counts (Sec. 5)
+# %% notebooks/12_dirichlet_mechanism.py, cell 29: 8. The baselines at equal $(\lambda, \epsilon)$: Gaussian and Laplace noise on the counts (Sec. 5)
 def laplace_rdp(lam, scale, shift=1.0):
     """RDP of the Laplace mechanism for one coordinate moved by ``shift`` (Mironov 2017, Prop. 6)."""
     lam = _check_lam(lam)
@@ -301,22 +290,19 @@ def laplace_rdp(lam, scale, shift=1.0):
 def baseline_noise_scale(mechanism, eps, lam, *, cells_changed=2):
     """Noise scale giving (lam, eps)-RDP when ``cells_changed`` counts each move by 1.
 
-    ``mechanism="gaussian"``: sigma with ``lam cells / (2 sigma^2) = eps``
-    ``"laplace"``: scale b
-    with ``cells * laplace_rdp(lam, b) = eps`` (solved to machine precision).
+    ``mechanism="gaussian"``: sigma with ``lam cells / (2 sigma^2) = eps``; ``"laplace"``: scale b with
+    ``cells * laplace_rdp(lam, b) = eps`` (solved to machine precision).
     """
     V.choice(mechanism, "mechanism", ("gaussian", "laplace"))
     eps = V.epsilon(eps, "eps")
     lam = _check_lam(lam)
     if mechanism == "gaussian":
         return math.sqrt(lam * cells_changed / (2.0 * eps))
-    if mechanism == "laplace":
-        h = lambda t: math.log(cells_changed * laplace_rdp(lam, math.exp(t))) - math.log(eps)  # noqa: E731
-        return math.exp(optimize.brentq(h, -50.0, 50.0, xtol=1e-14, rtol=4 * np.finfo(float).eps))
-    raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r}")
+    h = lambda t: math.log(cells_changed * laplace_rdp(lam, math.exp(t))) - math.log(eps)  # noqa: E731
+    return math.exp(optimize.brentq(h, -50.0, 50.0, xtol=1e-14, rtol=4 * np.finfo(float).eps))
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 35: 9. Differentially private naive Bayes (Sec. 5.1, Figures 3-4)
+# %% notebooks/12_dirichlet_mechanism.py, cell 33: 9. Differentially private naive Bayes (Sec. 5.1, Figures 3-4)
 _MECHANISMS = ("dirichlet", "gaussian", "laplace", "mle")
 
 
@@ -346,12 +332,10 @@ def _release_rows(table, offsets, mechanism, eps, lam, rng, prior=0.1, tol=1e-6)
     elif mechanism == "dirichlet":
         r, alpha = dirichlet_mechanism_params(eps, lam)
         noisy = rng.standard_gamma(r * table + alpha)
-    elif mechanism in ("gaussian", "laplace"):
+    else:                           # "gaussian" or "laplace": the callers checked the name
         scale = baseline_noise_scale(mechanism, eps, lam)
         z = rng.normal(0.0, scale, table.shape) if mechanism == "gaussian" else rng.laplace(0.0, scale, table.shape)
         noisy = np.maximum(table + z, tol)
-    else:
-        raise ValueError(f"mechanism must be 'mle', 'dirichlet', 'gaussian' or 'laplace', got {mechanism!r}")
     totals = np.add.reduceat(noisy, offsets, axis=-1)
     sizes = np.diff(np.append(offsets, table.shape[-1]))
     return np.log(noisy) - np.log(np.repeat(totals, sizes, axis=-1))
@@ -438,10 +422,8 @@ def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet",
     n_classes = V.count(n_classes, "n_classes")
     if not np.issubdtype(y.dtype, np.integer):
         raise TypeError(f"y must hold integer classes, got dtype {y.dtype}")
-    if codes.ndim != 2 or codes.shape[1] != n_levels.size or y.shape != (codes.shape[0],):
-        raise ValueError("codes must be (n, K) with K = len(n_levels) and y must be (n,)")
-    if np.any(codes < 0) or np.any(codes >= n_levels) or np.any(y < 0) or np.any(y >= n_classes):
-        raise ValueError("codes and y must lie in 0 .. n_levels[k] - 1 and 0 .. n_classes - 1")
+    if y.shape != (codes.shape[0],) or np.any(y < 0) or np.any(y >= n_classes):    # codes: _check_codes
+        raise ValueError(f"y must have shape ({codes.shape[0]},) (one class per row of codes), in 0 .. n_classes - 1")
     V.choice(mechanism, "mechanism", _MECHANISMS)
     eps = None if mechanism == "mle" else V.epsilon(eps, "eps")
     eps_each = None if eps is None else eps / (n_levels.size + 1)
@@ -468,7 +450,7 @@ def naive_bayes_log_proba(model, codes, n_levels):
     return logit - special.logsumexp(logit, axis=1, keepdims=True)
 
 
-# %% notebooks/12_dirichlet_mechanism.py, cell 39: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
+# %% notebooks/12_dirichlet_mechanism.py, cell 37: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
 class BayesNetCpts(list):
     """The log conditional tables of :func:`bayes_net_cpts` (a list, one per node), with its privacy ledger.
 

@@ -310,6 +310,10 @@ def test_non_private_models_have_no_ledger_and_charge_nothing():
     (lambda: private_naive_bayes([[0]], [0], [1], 1, eps=0.0), r"\beps\b"),
     (lambda: private_naive_bayes([[0, 3]], [0], [2, 2], 1), "codes"),
     (lambda: private_naive_bayes([[0]], [0], [1], 0), "n_classes"),
+    (lambda: private_naive_bayes([[0], [0]], [0], [1], 1), r"\by must have shape \(2,\)"),
+    (lambda: private_naive_bayes([[0]], [2], [1], 2), r"\by must .* in 0 \.\. n_classes - 1"),
+    (lambda: dirichlet_mechanism_params(1.0, 5, lower_bound=np.nan), "lower_bound"),
+    (lambda: dirichlet_rdp_bound(0.5, 5, lower_bound=-0.5), "lower_bound"),
     (lambda: bayes_net_cpts([[0, 1]], [2, 2], [[], [1]]), "parents"),
 ])
 def test_bad_input_raises_naming_the_argument(call, word):
