@@ -2,7 +2,7 @@
 # Edit the notebook, then run `python -m dplit.export`.
 """The latent class model and its sampler: cells, marginal probabilities, MH-within-Gibbs in numba
 
-* **For:** the model inside `fit_latent_class` (notebook 14): the index of the released cells, the cell probabilities of a truncated mixture of product multinomials (Nixon et al., Sec. 2.2, eqs. (4)-(5), (8)-(9)), and the three blocks of the MH-within-Gibbs sampler of model (7) (Supp. Sec. 2), each a numba kernel.
+* **For:** the model inside `fit_latent_class` (notebook 14): the index of the released cells, the cell probabilities of a truncated mixture of product multinomials (Nixon et al., Sec. 2.2, eqs. (4)-(5), (8)-(9)), the three blocks of the MH-within-Gibbs sampler of model (7) (Supp. Sec. 2) and a fourth of ours that redraws nearly empty classes, each a numba kernel.
 """
 
 __all__ = [
@@ -324,7 +324,52 @@ def _update_psi(Psi, pi, A, P, M, a_psi, w, levels, kappa, var_ptr, var_cells, v
     return n_acc
 
 
-# %% notebooks/14a_latent_class_model.py, cell 21: One chain: the three blocks in a numba kernel
+# %% notebooks/14a_latent_class_model.py, cell 21: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
+@njit(cache=True, nogil=True)
+def _regenerate(eta, pi, Psi, A, P, M, a_pi, a_psi, w, strategy, levels, cell_var, cell_lev, cell_ord, rng):
+    """S4: for each class, an independence proposal from the prior (Psi_h, and eta_h with Strategy 2); returns the
+    number accepted."""
+    k, p, C = Psi.shape[0], Psi.shape[1], P.size
+    new = np.empty((p, Psi.shape[2]))
+    A_new, P_new = np.empty(C), np.empty(C)
+    n_acc = 0
+    for h in range(k):
+        ok = True
+        for j in range(p):
+            s = 0.0
+            for lv in range(levels[j]):
+                new[j, lv] = rng.standard_gamma(a_psi)
+                s += new[j, lv]
+            for lv in range(levels[j]):
+                new[j, lv] /= s
+                ok = ok and new[j, lv] > 0.0          # an underflow (or 0/0): refused, as S3 refuses it
+        e_new = rng.standard_gamma(a_pi) if strategy == 2 else eta[h]
+        if not (ok and e_new > 0.0):
+            continue
+        S = eta.sum()
+        S_new = S - eta[h] + e_new
+        d = 0.0
+        for c in range(C):
+            a_c = 1.0
+            for i in range(cell_ord[c]):
+                a_c *= new[cell_var[c, i], cell_lev[c, i]]
+            A_new[c] = a_c
+            P_new[c] = (S * P[c] + e_new * a_c - eta[h] * A[h, c]) / S_new
+            if M[c] > 0:
+                d += M[c] * (math.log(P_new[c]) - math.log(P[c])) if P_new[c] > 0.0 else -math.inf
+        if math.log(rng.random()) < w * d:
+            Psi[h, :, :] = 0.0
+            for j in range(p):
+                Psi[h, j, :levels[j]] = new[j, :levels[j]]
+            A[h, :] = A_new
+            P[:] = P_new
+            eta[h] = e_new
+            n_acc += 1
+    pi[:] = eta / eta.sum()
+    return n_acc
+
+
+# %% notebooks/14a_latent_class_model.py, cell 25: One chain: the four blocks in a numba kernel
 @njit(cache=True, nogil=True)
 def _retune(step, kappa_pi, kappa_psi, acc_eta, acc_pi, acc_psi, batch):
     """Warm-up: move each proposal scale towards its target acceptance rate; reset the counters."""
@@ -341,13 +386,13 @@ def _retune(step, kappa_pi, kappa_psi, acc_eta, acc_pi, acc_psi, batch):
 @njit(cache=True, nogil=True)
 def _lcm_chain_kernel(M, eta, pi, Psi, A, P, step, kappa_pi, kappa_psi, acc_M, acc_eta, acc_pi, acc_psi,
                       n_steps, thin, batch, m_noisy, t, w, strategy, a_pi, a_psi, n, levels, cell_var, cell_lev,
-                      cell_ord, table_ptr, slack, var_ptr, var_cells, var_lev, rng):
+                      cell_ord, table_ptr, slack, var_ptr, var_cells, var_lev, regenerate, rng):
     """n_steps MH-within-Gibbs iterations; keeps every thin-th (P, log-lik, pi, Psi, M) and acceptance rates."""
     n_keep, C, T = n_steps // thin, P.size, table_ptr.size - 1
     k, p = Psi.shape[0], Psi.shape[1]
     out_P, out_ll = np.empty((n_keep, C)), np.empty(n_keep)
     out_pi, out_Psi, out_M = np.empty((n_keep, k)), np.empty((n_keep, k, p, Psi.shape[2])), np.empty((n_keep, C))
-    rates = np.zeros((n_keep, 3))
+    rates = np.zeros((n_keep, 4))
     n_free = C - T
     for it in range(n_steps):
         _class_cell_probs(Psi, cell_var, cell_lev, cell_ord, A)
@@ -361,6 +406,9 @@ def _lcm_chain_kernel(M, eta, pi, Psi, A, P, step, kappa_pi, kappa_psi, acc_M, a
             rates[r, 1] += _update_pi_dirichlet(pi, eta, A, P, M, a_pi, w, kappa_pi, rng, acc_pi) / thin
         rates[r, 2] += _update_psi(Psi, pi, A, P, M, a_psi, w, levels, kappa_psi, var_ptr, var_cells, var_lev,
                                    rng, acc_psi) / (k * p) / thin
+        if regenerate:
+            rates[r, 3] += _regenerate(eta, pi, Psi, A, P, M, a_pi, a_psi, w, strategy, levels, cell_var, cell_lev,
+                                       cell_ord, rng) / k / thin
         if batch > 0 and (it + 1) % batch == 0:
             _retune(step, kappa_pi, kappa_psi, acc_eta, acc_pi, acc_psi, batch)
         if (it + 1) % thin == 0:
@@ -372,7 +420,7 @@ def _lcm_chain_kernel(M, eta, pi, Psi, A, P, step, kappa_pi, kappa_psi, acc_M, a
     return out_P, out_ll, out_pi, out_Psi, out_M, rates
 
 
-# %% notebooks/14a_latent_class_model.py, cell 23: One chain: the three blocks in a numba kernel
+# %% notebooks/14a_latent_class_model.py, cell 27: One chain: the four blocks in a numba kernel
 def _start_counts(noisy, ptr, n):
     """Noisy counts made into tables: clipped at 0, rescaled to sum to n, rounded (remainder on the largest)."""
     out = np.empty(noisy.size, dtype=np.int64)
@@ -384,7 +432,7 @@ def _start_counts(noisy, ptr, n):
     return out
 
 
-def lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table):
+def lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table, regenerate=True):
     """The Sampler of fit_latent_class (state: a dict of arrays, updated in place by the kernel)."""
     idx = cell_index(release.levels, release.margins)
     p, d_max, noisy = len(idx.levels), max(idx.levels), release.flat_counts
@@ -410,13 +458,15 @@ def lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table):
             s["M"], s["eta"], s["pi"], s["Psi"], s["A"], s["P"], s["step"], s["kappa_pi"], s["kappa_psi"],
             s["acc_M"], s["acc_eta"], s["acc_pi"], s["acc_psi"], n_steps, thin, batch, noisy, t, weight, strategy,
             alpha / k, a, release.n, levels, idx.cell_var, idx.cell_lev, idx.cell_ord, ptr, slack, idx.var_ptr,
-            idx.var_cells, idx.var_lev, rng)
+            idx.var_cells, idx.var_lev, regenerate, rng)
         draws = {"margin_probs": P_d, "log_lik": ll, "pi": pi_d, "Psi": Psi_d}
         if t > 0.0:
             draws["counts"] = M_d.astype(np.int64)
         if full_table:
             draws["table_probs"] = _table_probs_draws(pi_d, Psi_d, idx.levels)
         stats = {"acceptance_pi": rates[:, 1], "acceptance_psi": rates[:, 2]}
+        if regenerate:
+            stats["acceptance_regeneration"] = rates[:, 3]
         if t > 0.0:
             stats["acceptance_counts"] = rates[:, 0]
         return draws, stats
@@ -438,7 +488,7 @@ def _table_probs_draws(pi_d, Psi_d, levels):
     return out.sum(axis=1)
 
 
-# %% notebooks/14a_latent_class_model.py, cell 24: One chain: the three blocks in a numba kernel
+# %% notebooks/14a_latent_class_model.py, cell 28: One chain: the four blocks in a numba kernel
 def cell_labels(release):
     """Labels of the released cells, in order: (cell, margin, level), e.g. ("CIT=0,AGE=1", "CIT,AGE", "0,1")."""
     rows = [(m, cell) for m in release.margins for cell in np.ndindex(*[release.levels[v] for v in m])]

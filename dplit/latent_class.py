@@ -322,7 +322,7 @@ def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
 
 
 def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, weight=None, paper=False,
-                     full_table=False, n_iter=5_000, n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True,
+                     regenerate=True, full_table=False, n_iter=5_000, n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True,
                      n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
     """Posterior of a k-class latent class model given noisy margins (Nixon et al., model (7), Supp. Sec. 2).
 
@@ -347,6 +347,10 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
     paper : bool, default False
         Use Nixon et al.'s settings (``weight=1``, ``a=1``) for the arguments left at None, to reproduce
         the paper. Arguments given explicitly win.
+    regenerate : bool, default True
+        Add the move S4 of notebook 14a: each iteration, each class is proposed afresh from its prior and
+        accepted by the likelihood ratio. It leaves the posterior unchanged and lets nearly empty classes
+        mix; ``False`` runs the paper's three blocks only (for comparison).
     full_table : bool, default False
         Also keep the full-table probabilities ``table_probs`` (prod of the levels cells per draw); refused
         up front when their draws would exceed the memory limit of ``dplit._validate.work_size``.
@@ -391,9 +395,11 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
     if isinstance(weight, str) and weight == "auto":
         weight = 1.0 / max(sum(j in m for m in release.margins) for j in range(len(release.levels)))
     weight = V.unit_interval(weight, "weight", closed_high=True)
-    sampler = lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table)
+    regenerate = V.boolean(regenerate, "regenerate")
+    sampler = lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table, regenerate)
     attrs = {"method": "latent_class", "eps_per_table": release.eps_per_table, "k": k,
-             "pi_strategy": pi_strategy, "alpha": alpha, "a": a, "weight": weight, "paper": int(paper), "n": release.n, "levels": list(release.levels),
+             "pi_strategy": pi_strategy, "alpha": alpha, "a": a, "weight": weight, "paper": int(paper),
+             "regenerate": int(regenerate), "n": release.n, "levels": list(release.levels),
              "margins": repr(release.margins), "plausibility_checked": int(release.checked)}
     result = run(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                  progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"noisy_counts": release.flat_counts},

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # The latent class model and its sampler: cells, marginal probabilities, MH-within-Gibbs in numba
 #
-# * **For:** the model inside `fit_latent_class` (notebook 14): the index of the released cells, the cell probabilities of a truncated mixture of product multinomials (Nixon et al., Sec. 2.2, eqs. (4)-(5), (8)-(9)), and the three blocks of the MH-within-Gibbs sampler of model (7) (Supp. Sec. 2), each a numba kernel.
+# * **For:** the model inside `fit_latent_class` (notebook 14): the index of the released cells, the cell probabilities of a truncated mixture of product multinomials (Nixon et al., Sec. 2.2, eqs. (4)-(5), (8)-(9)), the three blocks of the MH-within-Gibbs sampler of model (7) (Supp. Sec. 2) and a fourth of ours that redraws nearly empty classes, each a numba kernel.
 # * **You need:** nothing but the model: the kernels take counts, class weights and class profiles; no release is read here.
 # * **You get:** `dplit._latent_class_model`, whose public names `dplit.latent_class` re-exports (`cell_index`, `marginal_probs`, `table_probs`, `trunc_tsg`, ...), each block checked right after its definition: invariance of its full conditional against brute force by chi-square, and a planted bug caught.
 
@@ -264,7 +264,8 @@ assert np.allclose(np.concatenate(p16)[:4], margin_probs_reference(pi16, Psi16, 
 # stick-breaking prior (Ishwaran and Zarepour 2000; the paper's Strategy 2 says so), default $\alpha = 1$ as in
 # BayesLCM; $\Psi^{(j)}_h \sim \text{Dirichlet}(a, \dots, a)$, the paper's $a = 1$ (uniform; dplit's default is sparser,
 # see "The defaults" below). The sampler cycles through
-# three blocks, each a Metropolis-Hastings step that leaves its full conditional invariant:
+# the paper's three blocks, each a Metropolis-Hastings step that leaves its full conditional invariant (a fourth, S4,
+# follows them):
 #
 # **S1, the true counts** $M_t$ (skipped when $\epsilon = \infty$: then $M_t$ are the released counts). The full
 # conditional is $\prod_c t^{|M_{tc} - \tilde M_{tc}|} \times \text{Multinomial}(M_t; n, P_t)$, on tables with
@@ -581,12 +582,142 @@ print(f"S3 invariance: p = {p_s3:.3f} (exact), {p_s3_bug:.1e} (no Hastings corre
 assert p_s3 > 1e-3 and p_s3_bug < 1e-4
 
 # %% [markdown]
-# ## One chain: the three blocks in a numba kernel
+# **S4, a class drawn afresh from its prior.** S2 and S3 move each class by small steps, which is slow where the
+# posterior keeps a class nearly empty: its weight $\pi_h$ is a few thousandths and its profile $\Psi_h$ is hardly
+# constrained by the data, so the small steps walk through a wide, flat conditional while the cells it feeds (the
+# rare ones) wait for it. With the sparse default prior this is the usual state of most of the $k$ classes, and it
+# is the slowest direction of a chain of S1-S3 on BayesLCM's example (notebook 14c measures the smallest ESS per
+# iteration with and without S4, `fit_latent_class(..., regenerate=False)`). S4 proposes, for each class $h$ in turn, a whole new
+# class from the prior: every $\Psi^{(j)*}_h \sim \text{Dirichlet}(a, \dots, a)$ and, with Strategy 2,
+# $\eta^*_h \sim \text{Gamma}(\alpha/k, 1)$ (with Strategy 1, whose state is $\pi$ itself, the weight is kept). A
+# proposal drawn from the prior is an independence Metropolis-Hastings step whose ratio is the likelihood ratio
+# alone, $\exp\{w \sum_c M_c (\log P^*_c - \log P_c)\}$: a nearly empty class changes $P$ by little and is
+# redrawn at almost every iteration; a class that carries the data is almost never replaced, at a cost of one pass
+# over the cells. The move keeps the joint law of $(\eta_h, \Psi_h)$ given the rest invariant, so it adds to S1-S3
+# without changing the target (Tierney 1994, Sec. 2.3.3).
+
+# %%
+#| export
+@njit(cache=True, nogil=True)
+def _regenerate(eta, pi, Psi, A, P, M, a_pi, a_psi, w, strategy, levels, cell_var, cell_lev, cell_ord, rng):
+    """S4: for each class, an independence proposal from the prior (Psi_h, and eta_h with Strategy 2); returns the
+    number accepted."""
+    k, p, C = Psi.shape[0], Psi.shape[1], P.size
+    new = np.empty((p, Psi.shape[2]))
+    A_new, P_new = np.empty(C), np.empty(C)
+    n_acc = 0
+    for h in range(k):
+        ok = True
+        for j in range(p):
+            s = 0.0
+            for lv in range(levels[j]):
+                new[j, lv] = rng.standard_gamma(a_psi)
+                s += new[j, lv]
+            for lv in range(levels[j]):
+                new[j, lv] /= s
+                ok = ok and new[j, lv] > 0.0          # an underflow (or 0/0): refused, as S3 refuses it
+        e_new = rng.standard_gamma(a_pi) if strategy == 2 else eta[h]
+        if not (ok and e_new > 0.0):
+            continue
+        S = eta.sum()
+        S_new = S - eta[h] + e_new
+        d = 0.0
+        for c in range(C):
+            a_c = 1.0
+            for i in range(cell_ord[c]):
+                a_c *= new[cell_var[c, i], cell_lev[c, i]]
+            A_new[c] = a_c
+            P_new[c] = (S * P[c] + e_new * a_c - eta[h] * A[h, c]) / S_new
+            if M[c] > 0:
+                d += M[c] * (math.log(P_new[c]) - math.log(P[c])) if P_new[c] > 0.0 else -math.inf
+        if math.log(rng.random()) < w * d:
+            Psi[h, :, :] = 0.0
+            for j in range(p):
+                Psi[h, j, :levels[j]] = new[j, :levels[j]]
+            A[h, :] = A_new
+            P[:] = P_new
+            eta[h] = e_new
+            n_acc += 1
+    pi[:] = eta / eta.sum()
+    return n_acc
+
+
+# %% [markdown]
+# Check of S4 alone, against brute force: two classes, two binary variables, their one 2x2 table with known counts
+# $(8, 2, 1, 9)$, weight $w = 1/2$, $a = 1/2$, $\alpha/k = 1/2$ (with Strategy 1 the weights stay at $\pi = (0.3,
+# 0.7)$). The exact posterior is computed by importance sampling: two million draws from the prior, weighted by the
+# likelihood to the power $w$. Independent states drawn from it (resampled by those weights; with Strategy 2 the
+# state is $\eta$, so each also gets its total $\sum_h \eta_h \sim$ Gamma(1), as under the prior) are each moved ten
+# times by S4; if S4 keeps the posterior invariant, the moved states are still draws of it. Their $P_{00}$ is
+# compared with the posterior's by chi-square over its ten deciles. Independent chains avoid the clumps of one long
+# chain of an independence sampler, which would make a chi-square of its draws reject a correct move. The planted
+# bug forgets the weight $w$ in the ratio.
+
+# %%
+idx_s4 = cell_index((2, 2), [(0, 1)])
+M_s4, w_s4, pi_s4 = np.array([8.0, 2.0, 1.0, 9.0]), 0.5, np.array([0.3, 0.7])
+cells_s4 = [(0, 0), (0, 1), (1, 0), (1, 1)]
+
+
+def s4_posterior(strategy, n_draws=2_000_000, seed=6):
+    """Prior draws (pi, Psi), their importance weights and P_00; the deciles of P_00 under the posterior."""
+    gen = np.random.default_rng(seed)
+    psi = gen.dirichlet([0.5, 0.5], size=(n_draws, 2, 2))              # (draw, class, variable, level)
+    pi_ = gen.dirichlet([0.5, 0.5], size=n_draws) if strategy == 2 else np.broadcast_to(pi_s4, (n_draws, 2))
+    P = np.stack([(pi_ * psi[:, :, 0, x] * psi[:, :, 1, y]).sum(axis=1) for x, y in cells_s4], axis=1)
+    logw = w_s4 * (M_s4 * np.log(P)).sum(axis=1)
+    wt = np.exp(logw - logw.max())
+    wt /= wt.sum()
+    order = np.argsort(P[:, 0])
+    deciles = P[order, 0][np.searchsorted(np.cumsum(wt[order]), np.linspace(0.1, 0.9, 9))]
+    return pi_, psi, wt, np.concatenate([[0.0], deciles, [1.0]])
+
+
+@njit(cache=True)
+def _moved_p00(eta_start, psi_start, M, w, strategy, n_moves, cell_var, cell_lev, cell_ord, rng):
+    """P_00 of each start state (eta, Psi) after n_moves S4 moves."""
+    out = np.empty(eta_start.shape[0])
+    A = np.empty((2, 4))
+    for i in range(out.size):
+        Psi, eta = psi_start[i].copy(), eta_start[i].copy()
+        pi_ = eta / eta.sum()
+        _class_cell_probs(Psi, cell_var, cell_lev, cell_ord, A)
+        P = pi_ @ A
+        for _ in range(n_moves):
+            _regenerate(eta, pi_, Psi, A, P, M, 0.5, 0.5, w, strategy, np.array([2, 2]), cell_var, cell_lev,
+                        cell_ord, rng)
+        out[i] = P[0]
+    return out
+
+
+s4_post = {s: s4_posterior(s) for s in (2, 1)}
+
+
+def moved_states(strategy, n_chains, w_used=w_s4, n_moves=10, seed=7):
+    """P_00 of n_chains posterior draws, each after n_moves S4 moves (w_used != w: the planted bug)."""
+    pi_all, psi_all, wt, _ = s4_post[strategy]
+    gen = np.random.default_rng(seed)
+    d = gen.choice(wt.size, size=n_chains, p=wt)
+    eta = pi_all[d] * (gen.gamma(1.0, size=(n_chains, 1)) if strategy == 2 else 1.0)   # S = sum(eta) ~ Gamma(1)
+    return _moved_p00(eta, psi_all[d], M_s4 * w_used / w_s4, w_s4, strategy, n_moves,
+                      idx_s4.cell_var, idx_s4.cell_lev, idx_s4.cell_ord, gen)
+
+
+decile_logpmf = lambda code: np.where((code >= 0) & (code < 10), np.log(0.1), -np.inf)  # noqa: E731
+for strategy in (2, 1):
+    q = s4_post[strategy][3]
+    p_ok = chisq_gof(np.searchsorted(q, moved_states(strategy, n_block // 20)) - 1, decile_logpmf)
+    p_bug = chisq_gof(np.searchsorted(q, moved_states(strategy, n_block // 20, w_used=1.0)) - 1, decile_logpmf)
+    print(f"S4 invariance, Strategy {strategy}: p = {p_ok:.3f} (exact), {p_bug:.1e} (weight w forgotten)")
+    assert p_ok > 1e-3 and p_bug < 1e-4
+
+# %% [markdown]
+# ## One chain: the four blocks in a numba kernel
 #
 # An iteration recomputes $A$ and $P$ from $(\pi, \Psi)$ (so rounding never accumulates), then runs S1 (unless
-# $\epsilon = \infty$), S2 and S3. During warm-up the kernel retunes every 50 iterations from the acceptance rates
-# of that batch: each $\log \eta_h$ step towards 0.44 acceptance, $\kappa_\pi$ towards 0.25 and each $\kappa_{hj}$
-# towards 0.35 (S1's proposal is the noise law itself: nothing to tune). Kept draws: the released cells'
+# $\epsilon = \infty$), S2, S3 and S4. During warm-up the kernel retunes every 50 iterations from the acceptance
+# rates of that batch: each $\log \eta_h$ step towards 0.44 acceptance, $\kappa_\pi$ towards 0.25 and each
+# $\kappa_{hj}$ towards 0.35 (S1's and S4's proposals are fixed laws: nothing to tune). Kept draws: the released cells'
 # probabilities $P$, the composite log-likelihood (a scalar to monitor), $\pi$, $\Psi$ and the true counts $M$.
 
 # %%
@@ -607,13 +738,13 @@ def _retune(step, kappa_pi, kappa_psi, acc_eta, acc_pi, acc_psi, batch):
 @njit(cache=True, nogil=True)
 def _lcm_chain_kernel(M, eta, pi, Psi, A, P, step, kappa_pi, kappa_psi, acc_M, acc_eta, acc_pi, acc_psi,
                       n_steps, thin, batch, m_noisy, t, w, strategy, a_pi, a_psi, n, levels, cell_var, cell_lev,
-                      cell_ord, table_ptr, slack, var_ptr, var_cells, var_lev, rng):
+                      cell_ord, table_ptr, slack, var_ptr, var_cells, var_lev, regenerate, rng):
     """n_steps MH-within-Gibbs iterations; keeps every thin-th (P, log-lik, pi, Psi, M) and acceptance rates."""
     n_keep, C, T = n_steps // thin, P.size, table_ptr.size - 1
     k, p = Psi.shape[0], Psi.shape[1]
     out_P, out_ll = np.empty((n_keep, C)), np.empty(n_keep)
     out_pi, out_Psi, out_M = np.empty((n_keep, k)), np.empty((n_keep, k, p, Psi.shape[2])), np.empty((n_keep, C))
-    rates = np.zeros((n_keep, 3))
+    rates = np.zeros((n_keep, 4))
     n_free = C - T
     for it in range(n_steps):
         _class_cell_probs(Psi, cell_var, cell_lev, cell_ord, A)
@@ -627,6 +758,9 @@ def _lcm_chain_kernel(M, eta, pi, Psi, A, P, step, kappa_pi, kappa_psi, acc_M, a
             rates[r, 1] += _update_pi_dirichlet(pi, eta, A, P, M, a_pi, w, kappa_pi, rng, acc_pi) / thin
         rates[r, 2] += _update_psi(Psi, pi, A, P, M, a_psi, w, levels, kappa_psi, var_ptr, var_cells, var_lev,
                                    rng, acc_psi) / (k * p) / thin
+        if regenerate:
+            rates[r, 3] += _regenerate(eta, pi, Psi, A, P, M, a_pi, a_psi, w, strategy, levels, cell_var, cell_lev,
+                                       cell_ord, rng) / k / thin
         if batch > 0 and (it + 1) % batch == 0:
             _retune(step, kappa_pi, kappa_psi, acc_eta, acc_pi, acc_psi, batch)
         if (it + 1) % thin == 0:
@@ -655,7 +789,7 @@ def _start_counts(noisy, ptr, n):
     return out
 
 
-def lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table):
+def lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table, regenerate=True):
     """The Sampler of fit_latent_class (state: a dict of arrays, updated in place by the kernel)."""
     idx = cell_index(release.levels, release.margins)
     p, d_max, noisy = len(idx.levels), max(idx.levels), release.flat_counts
@@ -681,13 +815,15 @@ def lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table):
             s["M"], s["eta"], s["pi"], s["Psi"], s["A"], s["P"], s["step"], s["kappa_pi"], s["kappa_psi"],
             s["acc_M"], s["acc_eta"], s["acc_pi"], s["acc_psi"], n_steps, thin, batch, noisy, t, weight, strategy,
             alpha / k, a, release.n, levels, idx.cell_var, idx.cell_lev, idx.cell_ord, ptr, slack, idx.var_ptr,
-            idx.var_cells, idx.var_lev, rng)
+            idx.var_cells, idx.var_lev, regenerate, rng)
         draws = {"margin_probs": P_d, "log_lik": ll, "pi": pi_d, "Psi": Psi_d}
         if t > 0.0:
             draws["counts"] = M_d.astype(np.int64)
         if full_table:
             draws["table_probs"] = _table_probs_draws(pi_d, Psi_d, idx.levels)
         stats = {"acceptance_pi": rates[:, 1], "acceptance_psi": rates[:, 2]}
+        if regenerate:
+            stats["acceptance_regeneration"] = rates[:, 3]
         if t > 0.0:
             stats["acceptance_counts"] = rates[:, 0]
         return draws, stats

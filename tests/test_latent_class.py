@@ -151,6 +151,52 @@ def test_counts_block_invariance_exact():
                                                -np.inf)) > 1e-3
 
 
+
+def _moved_by_s4(strategy, w_used, n_chains=1500, n_moves=8, seed=3):
+    """Posterior draws of a two-class model of a 3x2 table (importance sampling from the prior), each moved n_moves
+    times by S4 alone; returns P of the first cell after the moves and the posterior deciles of that cell."""
+    from dplit._latent_class_model import _class_cell_probs, _regenerate
+
+    idx, levels = cell_index((3, 2), [(0, 1)]), np.array([3, 2])
+    M, w, a, a_pi, pi_fixed = np.array([5.0, 1.0, 2.0, 6.0, 0.0, 3.0]), 1 / 3, 0.3, 0.4, np.array([0.6, 0.4])
+    g = np.random.default_rng(seed)
+    n_draws = 400_000
+    Psi = np.zeros((n_draws, 2, 2, 3))
+    Psi[:, :, 0, :3] = g.dirichlet(np.full(3, a), size=(n_draws, 2))
+    Psi[:, :, 1, :2] = g.dirichlet(np.full(2, a), size=(n_draws, 2))
+    eta = g.gamma(a_pi, size=(n_draws, 2)) if strategy == 2 else np.tile(pi_fixed, (n_draws, 1))
+    pi = eta / eta.sum(axis=1, keepdims=True)
+    P = np.einsum("dh,dhc->dc", pi, Psi[:, :, 0, idx.cell_lev[:, 0]] * Psi[:, :, 1, idx.cell_lev[:, 1]])
+    with np.errstate(divide="ignore"):
+        logw = w * (M * np.log(P)).sum(axis=1)
+    wt = np.exp(logw - logw.max())
+    wt /= wt.sum()
+    order = np.argsort(P[:, 0])
+    deciles = P[order, 0][np.searchsorted(np.cumsum(wt[order]), np.linspace(0.1, 0.9, 9))]
+    out = np.empty(n_chains)
+    A = np.empty((2, idx.n_cells))
+    for i, d in enumerate(g.choice(n_draws, size=n_chains, p=wt)):
+        e, ps = eta[d].copy(), Psi[d].copy()
+        p_ = e / e.sum()
+        _class_cell_probs(ps, idx.cell_var, idx.cell_lev, idx.cell_ord, A)
+        Pc = p_ @ A
+        for _ in range(n_moves):
+            _regenerate(e, p_, ps, A, Pc, M * w_used / w, a_pi, a, w, strategy, levels, idx.cell_var, idx.cell_lev,
+                        idx.cell_ord, g)
+        out[i] = Pc[0]
+    return np.concatenate([[0.0], deciles, [1.0]]), out
+
+
+@pytest.mark.parametrize("strategy", [2, 1])
+def test_regeneration_block_keeps_the_tempered_posterior(strategy):
+    """S4 (a class redrawn from its prior) leaves the tempered posterior invariant: posterior draws moved by it are
+    still posterior draws; with the weight w forgotten in its ratio they are not."""
+    decile = lambda c: np.where((c >= 0) & (c < 10), np.log(0.1), -np.inf)  # noqa: E731
+    q, x = _moved_by_s4(strategy, w_used=1 / 3)
+    assert chisq_gof(np.searchsorted(q, x) - 1, decile) > 1e-3
+    q, x = _moved_by_s4(strategy, w_used=1.0)
+    assert chisq_gof(np.searchsorted(q, x) - 1, decile) < 1e-4
+
 def _fit(release, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -189,6 +235,11 @@ def test_fit_noisy_has_counts_and_strategies_agree():
     assert np.all(sums == 5000)
     ma, mb = (res.posterior["margin_probs"].mean(("chain", "draw")).values for res in (a, b))
     assert np.abs(ma - mb).max() < 0.01
+    # S4 leaves the posterior unchanged: the paper's three blocks alone agree, and say so in the attrs
+    c = _fit(r, n_iter=3000, regenerate=False, rng=3)
+    assert c.posterior.attrs["regenerate"] == 0 and "acceptance_regeneration" not in c.sample_stats
+    assert a.posterior.attrs["regenerate"] == 1 and 0 < float(a.sample_stats["acceptance_regeneration"].mean()) < 1
+    assert np.abs(c.posterior["margin_probs"].mean(("chain", "draw")).values - ma).max() < 0.01
     truth = np.concatenate(margin_counts(x, PAIRS5)) / 5000
     assert np.abs(ma - truth).max() < 0.02
 
@@ -196,7 +247,7 @@ def test_fit_noisy_has_counts_and_strategies_agree():
 @pytest.mark.parametrize("kwargs, exc, word", [
     (dict(k=0), ValueError, "k"), (dict(k=2.5), TypeError, "k"), (dict(pi_strategy="normal"), ValueError, "pi_strategy"),
     (dict(alpha=0.0), ValueError, "alpha"), (dict(a=-1.0), ValueError, "a"), (dict(n_iter=0), ValueError, "n_iter"),
-    (dict(full_table="yes"), TypeError, "full_table")])
+    (dict(full_table="yes"), TypeError, "full_table"), (dict(regenerate="yes"), TypeError, "regenerate")])
 def test_fit_bad_input(kwargs, exc, word):
     r = release_margins(_records(100), [(0, 1)], eps=1.0, rng=1, secure=False)
     with pytest.raises(exc, match=word):
