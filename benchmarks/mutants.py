@@ -181,13 +181,20 @@ def main(argv=None):
                          "tests": list(m.tests), **res})
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True,
                                 text=True).stdout.strip()
-    out = {"command": "NUMBA_NUM_THREADS=1 .venv/bin/python benchmarks/mutants.py" + (
-        f" --only {args.only}" if args.only else ""), "commit": commit, "size": "DPLIT_QUICK=1 (the CI's sizes)",
+    for r in rows:
+        r["commit"] = commit
+    if args.only and os.path.exists(OUT):    # a partial run replaces its mutants' rows in the stored table
+        with open(OUT) as fh:
+            old = json.load(fh)
+        new = {r["mutant"]: r for r in rows}
+        kept = [dict(r, commit=r.get("commit", old["commit"])) for r in old["mutants"] if r["mutant"] not in new]
+        rows = kept + [new[m.name] for m in chosen]
+    out = {"command": "NUMBA_NUM_THREADS=1 .venv/bin/python benchmarks/mutants.py (a row's commit: the run that "
+           "made it, --only NAME replacing that row)", "commit": commit, "size": "DPLIT_QUICK=1 (the CI's sizes)",
            "caught": sum(r["status"] == "caught" for r in rows), "of": len(rows), "mutants": rows}
-    if not args.only:
-        with open(OUT, "w") as fh:
-            json.dump(out, fh, indent=1)
-            fh.write("\n")
+    with open(OUT, "w") as fh:
+        json.dump(out, fh, indent=1)
+        fh.write("\n")
     return 0 if all(r["status"] == "caught" for r in rows) else 1
 
 
