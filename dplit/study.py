@@ -103,10 +103,7 @@ class StudyConfig:
     until_converged : tuple of str
         Chain families (of ``mcmc``, ``dpmcmc``, ``dpremcmc``, ``dpapprox``) that run with ``n_iter="auto"``:
         chains extended until alpha and E[x | alpha] reach bulk and tail ESS >= ``target_ess`` and R-hat <= 1.01,
-        or ``max_iter`` iterations. Default: ``("dpmcmc",)`` at full effort, none in quick mode. Where 20,000
-        iterations would have converged, the chains stop after 2,000 with the same MSE and coverage at a fraction
-        of the CPU time; where they would not, they run on (up to ``max_iter``) instead of reporting an
-        unconverged chain (``benchmarks/study_cost.py --auto-vs-fixed``, shown in ``10b_simulation_results``).
+        or ``max_iter`` iterations. Default: ``("dpmcmc",)`` at full effort, none in quick mode.
     target_ess, max_iter : int
         The stopping rule of ``until_converged``.
     max_mpsrf : float
@@ -174,9 +171,8 @@ class StudyConfig:
         return [(tuple(a), int(n), float(e)) for a in self.alpha_true for n in self.n for e in self.eps]
 
 
-# %% notebooks/10_simulation_study.py, cell 8: 1. The settings of a study
 def _check_config(c):
-    """Raise ValueError/TypeError naming the first bad setting of a StudyConfig."""
+    """Raise ValueError/TypeError naming the first bad setting of a StudyConfig (a helper of dplit._validate per rule)."""
     if not c.alpha_true:
         raise ValueError("alpha_true must list at least one parameter vector")
     for a in c.alpha_true:
@@ -216,7 +212,7 @@ def check_max_mpsrf(value, name="max_mpsrf"):
     return value
 
 
-# %% notebooks/10_simulation_study.py, cell 12: 2. Tasks, keys and seeds
+# %% notebooks/10_simulation_study.py, cell 10: 2. Tasks, keys and seeds
 KEY_VERSION = 1
 
 _DATA_FIELDS = ("alpha_true", "n", "eps", "replicate", "candidates", "tc", "split", "seed")
@@ -248,11 +244,9 @@ def derive_seed(obj):
 
 def _effort(config, method):
     """The settings of the config that the method's result depends on."""
-    fam = METHODS[method][0]
+    fam, chains = METHODS[method][0], ("n_iter", "n_warmup", "n_chains")
     keys = {"boots": ("n_boot",), "dpboots": ("n_boot",), "dpabc": ("n_accept", "accept_rate"),
-            "mcmc": ("n_iter", "n_warmup", "n_chains"), "dpmcmc": ("n_iter", "n_warmup", "n_chains"),
-            "dpremcmc": ("n_iter", "n_warmup", "n_chains", "b"),
-            "dpapprox": ("n_iter", "n_warmup", "n_chains")}[fam]
+            "dpremcmc": chains + ("b",)}.get(fam, chains)          # mcmc, dpmcmc, dpapprox: the chains' effort
     out = {k: getattr(config, k) for k in keys + ("n_pred", "n_true")}
     if fam in config.until_converged:   # the run's length is the stopping rule's, so the key holds the rule
         out.update(n_iter="auto", target_ess=config.target_ess, max_iter=config.max_iter)
@@ -276,7 +270,7 @@ def make_tasks(config):
     return out
 
 
-# %% notebooks/10_simulation_study.py, cell 16: 3. One replicate: the data set and its releases
+# %% notebooks/10_simulation_study.py, cell 14: 3. One replicate: the data set and its releases
 def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, threshold="dp", rng=None):
     """The unsplit and split releases of records ``X`` at budget ``eps`` (Sec. 5.1): dict ``unsplit``, ``split``.
 
@@ -316,11 +310,10 @@ def simulate_replicate(settings):
     return {"X": X, **rel}
 
 
-# %% notebooks/10_simulation_study.py, cell 20: 4. The measures: MSE and the predictive ellipsoid's coverage
+# %% notebooks/10_simulation_study.py, cell 18: 4. The measures: MSE and the predictive ellipsoid's coverage
 def mse(draws, truth):
     """Expected squared error over the draws, averaged over components: mean_j E[(draw_j - truth_j)^2]."""
-    draws = np.asarray(draws, float)
-    return float(np.mean((draws - np.asarray(truth, float)) ** 2))
+    return float(np.mean((np.asarray(draws, float) - np.asarray(truth, float)) ** 2))
 
 
 def predictive_coverage(alpha_draws, alpha_true, *, n_pred=3000, n_true=20000, level=0.95, rng=None):
@@ -347,7 +340,7 @@ def predictive_coverage(alpha_draws, alpha_true, *, n_pred=3000, n_true=20000, l
     return float(np.mean(np.einsum("ij,jk,ik->i", zt - m, prec, zt - m) <= q))
 
 
-# %% notebooks/10_simulation_study.py, cell 26: 5. One task: run a method on a replicate and measure it
+# %% notebooks/10_simulation_study.py, cell 24: 5. One task: run a method on a replicate and measure it
 def run_method(method, replicate, config_like, rng):
     """Run one method of :data:`METHODS` on a replicate; returns ``(alpha_draws (m, d), attrs dict)``.
 
@@ -416,7 +409,7 @@ def run_task(task):
     return out
 
 
-# %% notebooks/10_simulation_study.py, cell 30: 6. The store and the runner (notebook 10a)
+# %% notebooks/10_simulation_study.py, cell 28: 6. The store and the runner (notebook 10a)
 def run_study(config, store, *, executor=None, progress=True, workers=None, max_tasks=None):
     """Run every task of a study that is not in the store yet, writing each result as it finishes.
 
@@ -456,18 +449,15 @@ def _as_config(config):
     """A StudyConfig from a StudyConfig, a dict or a TOML path."""
     if isinstance(config, StudyConfig):
         return config
-    if isinstance(config, dict):
-        return StudyConfig.from_dict(config)
-    return StudyConfig.from_toml(config)
+    return StudyConfig.from_dict(config) if isinstance(config, dict) else StudyConfig.from_toml(config)
 
 
-# %% notebooks/10_simulation_study.py, cell 34: 7. From the store to the paper's figures
+# %% notebooks/10_simulation_study.py, cell 32: 7. From the store to the paper's figures
 def load_results(store):
     """A pandas DataFrame of a store: one row per task, its settings and measures (``alpha`` as a label)."""
     import pandas as pd
 
-    store = open_store(store)
-    df = pd.DataFrame(store.rows())
+    df = pd.DataFrame(open_store(store).rows())
     if len(df):
         df["alpha"] = df["alpha_true"].map(lambda a: "(" + ", ".join(f"{x:g}" for x in a) + ")")
         df["threshold"] = df["threshold"].astype(str)
@@ -531,9 +521,11 @@ def summarise(df, *, max_mpsrf=1.1, intervals=False, level=0.9, n_boot=1000, min
 
 def _bars(ax, sub, methods, value, *, log, base):
     """Grouped bars: one group per (eps, n), one bar per method; benchmarks wide and black."""
+    import matplotlib.pyplot as plt
+
     groups = sorted({(e, n) for e, n in zip(sub["eps"], sub["n"])})
     width = 0.8 / max(len(methods), 1)
-    colors = _colors(len(methods))
+    colors = [plt.get_cmap("tab20")(i % 20) for i in range(len(methods))]     # k distinct colours
     for k, m in enumerate(methods):
         bench = m in ("boots", "mcmc_p1")
         for gi, (e, n) in enumerate(groups):
@@ -553,36 +545,21 @@ def _bars(ax, sub, methods, value, *, log, base):
         ax.set_yscale("log")
 
 
-def _colors(k):
-    """k distinct colours from matplotlib's tab20."""
-    import matplotlib.pyplot as plt
-
-    return [plt.get_cmap("tab20")(i % 20) for i in range(k)]
-
-
-# %% notebooks/10_simulation_study.py, cell 36: 7. From the store to the paper's figures
+# %% notebooks/10_simulation_study.py, cell 33: 7. From the store to the paper's figures
 def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
     """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
-    import matplotlib.pyplot as plt
 
-    s = summary[summary["threshold"] == str(threshold)]
-    alphas = list(dict.fromkeys(s["alpha"]))
-    methods = [m for m in (methods or METHODS) if m in set(s["method"])]
-    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, 2.1 * len(alphas) + 1.0), squeeze=False)
-    for ax, al in zip(axes[:, 0], alphas):
-        sub = s[s["alpha"] == al].copy()
-        top = sub[metric].max()
+    def panel(ax, sub, methods):
+        sub, top = sub.copy(), sub[metric].max()
         sub["scaled"] = sub[metric] / top
         if f"{metric}_lo" in sub:
             sub["scaled_lo"], sub["scaled_hi"] = sub[f"{metric}_lo"] / top, sub[f"{metric}_hi"] / top
         _bars(ax, sub, methods, "scaled", log=True, base=1.0)
         ax.set_ylabel("rescaled median MSE", fontsize=9)
-        ax.set_title(f"alpha_true = {al}", fontsize=9)
-    _legend(fig, axes)
-    fig.suptitle({"mse_alpha": "Figure 1: MSE of alpha", "mse_mean": "Figure 2 (left): MSE of E[x | alpha]"}
-                 .get(metric, metric) + " (longer bar = smaller MSE)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    return fig
+
+    title = {"mse_alpha": "Figure 1: MSE of alpha", "mse_mean": "Figure 2 (left): MSE of E[x | alpha]"}
+    return _panels(summary, methods or METHODS, threshold, 2.1, panel,
+                   title.get(metric, metric) + " (longer bar = smaller MSE)")
 
 
 def figure_coverage(summary, *, methods=SELECTED, threshold="dp"):
@@ -592,32 +569,35 @@ def figure_coverage(summary, *, methods=SELECTED, threshold="dp"):
 
 def figure_convergence(summary, *, methods=None, threshold="dp"):
     """Figure S2: fraction of runs whose multivariate PSRF is at most the study's ``max_mpsrf``."""
-    methods = [m for m in (methods or METHODS) if METHODS[m][0] in ("mcmc", "dpmcmc", "dpremcmc", "dpapprox")]
+    methods = [m for m in (methods or METHODS) if METHODS[m][0] in CHAIN_FAMILIES]
     return _figure_level(summary, "converged", methods, threshold, 1.0, "Figure S2: fraction converged (MPSRF <= 1.1)")
 
 
 def _figure_level(summary, value, methods, threshold, ref, title):
+    def panel(ax, sub, methods):
+        _bars(ax, sub, methods, value, log=False, base=0.0)
+        ax.axhline(ref, c="r", ls="--", lw=1)
+        ax.set_ylim(0, 1.05)
+
+    return _panels(summary, methods, threshold, 2.0, panel, title)
+
+
+def _panels(summary, methods, threshold, height, panel, title):
+    """One panel per true alpha (``panel(ax, rows of that alpha, methods)``), a title and one legend under them."""
     import matplotlib.pyplot as plt
 
     s = summary[summary["threshold"] == str(threshold)]
     alphas = list(dict.fromkeys(s["alpha"]))
     methods = [m for m in methods if m in set(s["method"])]
-    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, 2.0 * len(alphas) + 1.0), squeeze=False)
+    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, height * len(alphas) + 1.0), squeeze=False)
     for ax, al in zip(axes[:, 0], alphas):
-        _bars(ax, s[s["alpha"] == al], methods, value, log=False, base=0.0)
-        ax.axhline(ref, c="r", ls="--", lw=1)
-        ax.set_ylim(0, 1.05)
+        panel(ax, s[s["alpha"] == al], methods)
         ax.set_title(f"alpha_true = {al}", fontsize=9)
-    _legend(fig, axes)
+    handles, labels = axes[0, 0].get_legend_handles_labels()     # one legend, in rows: the figure fits a column
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
-
-
-def _legend(fig, axes):
-    """One legend under the panels, in rows, so the figure fits a page column."""
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
 
 
 def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):

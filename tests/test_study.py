@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from dplit import study
+from dplit import study, study_store
 from dplit.study import ResultStore, SerialExecutor, StudyConfig, make_tasks, run_study, run_task
 
 SMALL = {"alpha_true": [[2.0, 2.0, 2.0]], "n": [200], "eps": [1.0], "methods": ["dpboots", "dpmcmc_p1"],
@@ -27,13 +27,16 @@ def test_config_from_issue_toml(tmp_path):
     p.write_text("[study]\nalpha_true = [[2.0, 2.0, 2.0]]\nn = [200]\neps = [1.0]\n"
                  "methods = [\"dpboots\", \"dpmcmc_p1\"]\nreplicates = 2\nseed = 1\nquick = true\n")
     c = StudyConfig.from_toml(p)
-    assert c.scenarios() == [((2.0, 2.0, 2.0), 200, 1.0)] and c.n_iter == 2000
-    assert len(StudyConfig().scenarios()) == 40
+    assert c.scenarios() == [((2.0, 2.0, 2.0), 200, 1.0)] and c.n_iter == 2000 and c.n_boot == 200
+    paper = StudyConfig()                   # the defaults are the paper's grid: 5 x 2 x 4 cells, 17 methods
+    assert len(paper.scenarios()) == 40 and len(paper.methods) == 17 and paper.n_iter == 20000
 
 
 @pytest.mark.parametrize("bad, word", [({"replicate": 2}, "replicate"), ({"methods": ["x"]}, "methods"),
+                                       ({"methods": ["dpmcmc_p2"]}, "methods"), ({"eps": [0.0]}, "eps"),
                                        ({"eps": [-1.0]}, "eps"), ({"alpha_true": [[1.0]]}, "alpha_true"),
-                                       ({"threshold": 1.5}, "threshold"), ({"n_iter": 0}, "n_iter")])
+                                       ({"threshold": 1.5}, "threshold"), ({"threshold": 2.0}, "threshold"),
+                                       ({"n_iter": 0}, "n_iter")])
 def test_config_bad_input_names_the_setting(bad, word):
     with pytest.raises((ValueError, TypeError), match=word):
         StudyConfig.from_dict(bad)
@@ -48,8 +51,60 @@ def test_keys_and_seeds_are_stable():
 
     expected = int.from_bytes(hashlib.sha256(b'{"a":1}').digest()[:8], "big") >> 1
     assert study.derive_seed({"a": 1}) == study.derive_seed('{"a":1}') == expected == 48799348328414486
-    big = StudyConfig.from_dict({**SMALL, "eps": [0.5, 1.0], "replicates": 3})
+    # the same task in a larger or reordered study has the same key, and so the same seeds
+    big = StudyConfig.from_dict({**SMALL, "methods": ["dpmcmc_p1", "dpabc_p4", "dpboots"], "eps": [0.5, 1.0],
+                                 "replicates": 3})
     assert {t.key for t in ts} <= {t.key for t in make_tasks(big)}
+    assert study.derive_seed({"b": 1, "a": 2}) == study.derive_seed({"a": 2, "b": 1})
+    assert all(getattr(study, name) is getattr(study_store, name) for name in study_store.__all__)
+
+
+def test_replicate_at_huge_eps_and_at_a_fixed_threshold():
+    from dplit.dirichlet import censored_stat
+
+    s0 = dict(make_tasks(StudyConfig.from_dict(SMALL))[0].settings)
+    big_eps = study.simulate_replicate({**s0, "eps": 1e10})       # no noise to speak of: the exact statistic
+    assert np.allclose(big_eps["unsplit"].s_L, censored_stat(big_eps["X"], big_eps["unsplit"].a), atol=1e-8)
+    fixed = study.simulate_replicate({**s0, "threshold": 1e-6})   # S5: no selection, the whole budget to Laplace
+    assert fixed["unsplit"].a == 1e-6 and fixed["unsplit"].eps1 == 1.0 and fixed["unsplit"].eps2 == 0.0
+    assert fixed["split"].a == 1e-6 and fixed["split"].eps1 == 1.0
+
+
+N_COVER, N_TRUE = 4000, 20000
+COVER_TOL = 3 * np.sqrt(0.95 * 0.05 * (1 / N_COVER + 1 / N_TRUE)) + 0.005
+
+
+@pytest.mark.parametrize("alpha", [[3.3, 4.4], [2.2, 3.3, 4.4], [2.2, 3.3, 4.4, 5.5, 6.6], [0.5, 0.5, 0.5]])
+def test_coverage_at_the_truth_is_095(alpha):
+    cov = study.predictive_coverage([alpha], alpha, n_pred=N_COVER, n_true=N_TRUE, rng=5)
+    assert abs(cov - 0.95) < COVER_TOL, cov
+
+
+def _coverage_centred_off(alpha_draws, alpha_true, shift, rng):
+    """The coverage with the ellipsoid centred ``shift`` away from the predictive mean (a planted bug)."""
+    g = np.random.default_rng(rng)
+    pred = g.dirichlet(alpha_draws[0], N_COVER)[:, :-1]
+    zt = g.dirichlet(alpha_true, N_TRUE)[:, :-1]
+    m, prec = pred.mean(0) + shift, np.linalg.inv(np.cov(pred, rowvar=False))
+    q = np.quantile(np.einsum("ij,jk,ik->i", pred - pred.mean(0), prec, pred - pred.mean(0)), 0.95)
+    return np.mean(np.einsum("ij,jk,ik->i", zt - m, prec, zt - m) <= q)
+
+
+def test_coverage_catches_a_shifted_ellipsoid_and_an_over_dispersed_posterior():
+    truth = np.array([2.2, 3.3, 4.4])
+    assert abs(_coverage_centred_off([truth], truth, 0.0, rng=1) - 0.95) < COVER_TOL     # the twin is right...
+    assert abs(_coverage_centred_off([truth], truth, 0.1, rng=1) - 0.95) > 5 * COVER_TOL  # ...and its bug is seen
+    wide = truth * np.exp(np.random.default_rng(2).normal(0, 0.8, (2000, 1)))     # alpha_0 far too uncertain
+    assert study.predictive_coverage(wide, truth, n_pred=N_COVER, rng=3) > 0.95 + COVER_TOL
+
+
+def test_every_family_runs_and_agrees_on_the_mean_at_huge_eps():
+    probe = StudyConfig(alpha_true=((2.2, 3.3, 4.4),), n=(500,), eps=(1e10,), replicates=1, quick=True,
+                        methods=("boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpapprox_p4"))
+    out = {t.settings["method"]: run_task(t) for t in make_tasks(probe)}
+    for m, o in out.items():
+        assert o["error"] is None and np.isfinite(o["mse_alpha"]) and 0.5 < o["coverage"] <= 1, (m, o)
+    assert max(o["se_mean"] for o in out.values()) < 1e-3        # every method recovers E[x] without noise
 
 
 def test_run_twice_writes_nothing(tmp_path):
