@@ -19,11 +19,13 @@
 # draw comes from a generator seeded here.
 
 # %%
+# %matplotlib inline
 import math
 import time
 import warnings
 
 import arviz as az
+import matplotlib.pyplot as plt
 import numpy as np
 from numba import njit
 from scipy import special, stats
@@ -38,6 +40,7 @@ warnings.filterwarnings("ignore", message="dapper_sample: .* did not compile", c
 SEED = 20261125
 rng = np.random.default_rng(SEED)
 n_sbc = size(full=300, quick=60)              # simulation-based calibration replicates
+n_fig = size(full=20_000, quick=2_000)        # kept iterations per chain of the first figure
 print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}")
 
 # %% [markdown]
@@ -86,6 +89,82 @@ print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}")
 # | (none) | `thin` | keep every `thin`-th iteration |
 #
 # Like dapper, every chain starts at `init_par` with records drawn by `latent_f(init_par)`.
+#
+# ## What it gives: a normal mean from a noisy release
+#
+# Before the derivation of the code, the result, from the finished module `dplit.augmentation`. A normal mean:
+# $n = 8$ records $x_i \sim N(\theta, 1)$, prior $\theta \sim N(0, 1)$, so that without privacy
+# $\theta \mid x \sim N(n\bar x/(n + 1), 1/(n + 1))$; the curator releases $s_{dp} = \bar x + $ Laplace noise of scale 0.5.
+# The four modules are five lines of numba: `latent_f` draws 8 records, `post_f` draws $\theta$ from the normal
+# posterior, `priv_f` is the Laplace log density and `st_f` a record's share $x_i/n$ of the mean. The exact posterior
+# given the release, $p(\theta \mid s_{dp}) \propto \phi(\theta)\int \tfrac{1}{2b}e^{-|s_{dp} - m|/b}\, N(m; \theta, 1/n)\,dm$, is a
+# one-dimensional integral here, so the sampler's draws can be held against it (left); the chains mix in a few
+# iterations (right).
+
+# %%
+n_small = 8
+
+
+@njit
+def nm_latent(theta, rng):
+    out = np.empty((n_small, 1))
+    for i in range(n_small):
+        out[i, 0] = theta[0] + rng.standard_normal()
+    return out
+
+
+@njit
+def nm_post(dmat, theta, rng):
+    s = dmat.sum()
+    return np.array([s / (n_small + 1.0) + rng.standard_normal() / np.sqrt(n_small + 1.0)])
+
+
+@njit
+def nm_priv(sdp, sx):                     # Laplace(scale 0.5) release of the mean
+    return -abs(sdp - sx) / 0.5
+
+
+@njit
+def nm_st(xi, sdp, i):
+    return xi[0] / n_small
+
+
+# NBVAL_IGNORE_OUTPUT
+import dplit.augmentation as aug
+
+theta_true = 1.0
+x_fig = rng.normal(theta_true, 1.0, n_small)                    # the confidential records
+s_fig = x_fig.mean() + rng.laplace(0.0, 0.5)                     # their released mean
+fig_res = aug.dapper_sample(aug.PrivacyModel(nm_latent, nm_post, nm_priv, nm_st, 1, ["mu"]), s_fig, [0.0],
+                            n_iter=n_fig, n_warmup=500, n_chains=2, rng=SEED, progress=False)
+grid = np.linspace(-2.5, 4.5, 1401)                             # theta, and the released mean's law given theta
+m = grid[:, None]
+like = (np.exp(-np.abs(s_fig - m) / 0.5) * stats.norm.pdf(m, grid[None, :], n_small**-0.5)).sum(axis=0)
+exact = stats.norm.pdf(grid) * like
+exact /= exact.sum() * (grid[1] - grid[0])
+mu_draws = fig_res.posterior["mu"].values
+exact_mean = float((grid * exact).sum() * (grid[1] - grid[0]))
+mc_se = mu_draws.std() / math.sqrt(float(az.ess(fig_res, var_names=["mu"])["mu"]))
+print(f"posterior mean: dapper {mu_draws.mean():.3f}, exact {exact_mean:.3f} (Monte Carlo error {mc_se:.3f})")
+assert abs(mu_draws.mean() - exact_mean) < 5 * mc_se
+
+fig, (ax, ax_tr) = plt.subplots(1, 2, figsize=(7, 2.8), width_ratios=[1.5, 1])
+ax.hist(mu_draws.ravel(), bins=60, density=True, color="C0", alpha=0.5, label="dapper_sample, given $s_{dp}$")
+ax.plot(grid, exact, "C0", lw=1.5, label="exact, given $s_{dp}$")
+ax.plot(grid, stats.norm.pdf(grid, n_small * x_fig.mean() / (n_small + 1), (n_small + 1) ** -0.5), "k--", lw=1,
+        label="without privacy, given $x$")
+ax.axvline(theta_true, color="C3", lw=1, label=r"true $\theta$")
+ax.set(xlim=(-1.5, 6.0), xlabel=r"$\theta$", ylabel="density")
+ax.legend(fontsize=9, loc="upper right", frameon=False)
+for c in range(mu_draws.shape[0]):
+    ax_tr.plot(mu_draws[c, :300], lw=0.7, label=f"chain {c + 1}")
+ax_tr.set(xlabel="iteration (after warm-up)", ylabel=r"$\theta$", title="the first 300 draws")
+for a in (ax, ax_tr):
+    a.tick_params(labelsize=9)
+    a.xaxis.label.set_size(10)
+    a.yaxis.label.set_size(10)
+ax_tr.title.set_size(10)
+fig.tight_layout()
 
 # %% [markdown]
 # ## The privacy model
@@ -354,37 +433,10 @@ for args, word in [((m_demo, 0.3, [0.0, 1.0]), "init_par"), ((m_demo, np.zeros(2
 # When "auto" does not reach `"numba"`, a one-line `EngineNotice` names the first module that did not compile and
 # numba's reason; `attrs["engine"]` says which engine ran.
 #
-# A small model for the checks below: $x_i \sim N(\theta, 1)$, $n = 8$, prior $N(0, 1)$, so
-# $\theta \mid x \sim N(\bar x \cdot n/(n + 1), 1/(n + 1))$, and a Laplace (scale 0.5) release of the mean, in numba modules.
+# The checks below use the normal model of the first figure (its numba modules `nm_latent`, `nm_post`, `nm_priv`,
+# `nm_st`), built with this notebook's `PrivacyModel`.
 
 # %%
-n_small = 8
-
-
-@njit
-def nm_latent(theta, rng):
-    out = np.empty((n_small, 1))
-    for i in range(n_small):
-        out[i, 0] = theta[0] + rng.standard_normal()
-    return out
-
-
-@njit
-def nm_post(dmat, theta, rng):
-    s = dmat.sum()
-    return np.array([s / (n_small + 1.0) + rng.standard_normal() / np.sqrt(n_small + 1.0)])
-
-
-@njit
-def nm_priv(sdp, sx):                     # Laplace(scale 0.5) release of the mean
-    return -abs(sdp - sx) / 0.5
-
-
-@njit
-def nm_st(xi, sdp, i):
-    return xi[0] / n_small
-
-
 nm_model = PrivacyModel(nm_latent, nm_post, nm_priv, nm_st, 1, ["mu"])
 
 # %% [markdown]
