@@ -31,21 +31,14 @@ from scipy import special
 
 from dplit import _validate as V
 
-# the moves of notebook 07a (one iteration: chain_kernel); the others are imported too, so that every kernel and
-# twin stays reachable as dplit.mcmc._<name> (tests/test_mcmc.py, benchmarks/bench_mcmc.py)
+# the moves of notebook 07a (one iteration: chain_kernel); the record sweep and slice kernels are imported too, as
+# dplit.mcmc._<name> (benchmarks/bench_mcmc.py, notebook 09); tests/test_mcmc.py reads the others from _mcmc_moves
 from dplit._mcmc_moves import UPDATE_JU as _UPDATE_JU
 from dplit._mcmc_moves import UPDATE_MODEL5 as _UPDATE_MODEL5
-from dplit._mcmc_moves import UPDATE_MODEL5_POWERED as _UPDATE_MODEL5_POWERED  # noqa: F401
-from dplit._mcmc_moves import ancillary_batch_kernel as _ancillary_batch_kernel  # noqa: F401
-from dplit._mcmc_moves import ancillary_batch_reference as _ancillary_batch_reference  # noqa: F401
 from dplit._mcmc_moves import chain_kernel as _chain_kernel
-from dplit._mcmc_moves import joint_move_kernel as _joint_move_kernel  # noqa: F401
-from dplit._mcmc_moves import joint_move_reference as _joint_move_reference  # noqa: F401
-from dplit._mcmc_moves import log_product_mul as _log_product_mul  # noqa: F401
 from dplit._mcmc_moves import record_sweep_kernel as _record_sweep_kernel  # noqa: F401
 from dplit._mcmc_moves import record_sweep_reference as _record_sweep_reference  # noqa: F401
 from dplit._mcmc_moves import slice_kernel as _slice_kernel  # noqa: F401
-from dplit._mcmc_moves import sweep_arguments as _sweep_arguments  # noqa: F401
 from dplit.bootstrap import truncated_statistic
 from dplit.dirichlet import in_stat_range, log_dirichlet_draws_reference
 from dplit.priors import (
@@ -98,8 +91,7 @@ class _Spec:
 def mode_theta(spec, s=None):
     """Posterior mode of log(alpha) under eq. (1) with the gamma part of the prior, given s (default spec.init_s).
 
-    Damped Newton (gradient ascent where the Hessian is not negative definite). It is where
-    every chain starts, before a random dispersion; the copula factor of p4 is left out.
+    Damped Newton (gradient ascent where the Hessian is not negative definite); p4's copula factor is left out.
     """
     n, v, w = spec.n_eff, spec.prior.shape, spec.prior.rate
     s = spec.init_s if s is None else s
@@ -147,11 +139,8 @@ def slice_transform(alpha, spec):
 def start_statistic(spec, rng, k=4):
     """The statistic whose posterior mode starts a chain: spec.init_s, or for latent blocks a plausible S0.
 
-    A released s_L often lies outside Range(S0); there (1) has no mode and Newton runs to the clip,
-    alpha = e^8, where the data augmentation can stay trapped. So each block's s_L is replaced by the
-    mean of k draws of S_L - noise truncated to Range(S0) (DPBoots step 1, notebook 05): one draw
-    sometimes sits in the corner by the boundary, where alpha_0 is huge. Range(S0) is convex, so the
-    means and their weighted mean lie in it.
+    Each block's s_L (often outside Range(S0), where (1) has no mode) is replaced by the mean of k draws of
+    S_L - noise truncated to Range(S0) (DPBoots step 1, notebook 05); see the notebook for why k = 4.
     """
     if spec.m.size == 0:
         return spec.init_s
@@ -161,7 +150,6 @@ def start_statistic(spec, rng, k=4):
     return (weight[:, None] * draws).sum(axis=0) / weight.sum()
 
 
-# %% notebooks/07_mcmc.py, cell 9: The chain as a `dplit.sampling.Sampler`
 @dataclass
 class _ChainState:
     """One chain's state: log alpha, the latent log records of all blocks, their sums, the slice map."""
@@ -209,8 +197,7 @@ def _sampler(spec):
                            dshift=_shift_map(np.exp(theta)), anc_base=base, anc_chol=base.copy(),
                            anc_centre=theta.copy())
 
-    n_joint = spec.n_joint if spec.joint else 0
-    n_anc = spec.n_anc if spec.joint else 0
+    n_joint, n_anc = (spec.n_joint, spec.n_anc) if spec.joint else (0, 0)
 
     def run_chain(st, n_steps, thin, rng):
         f = spec.prior
@@ -258,7 +245,7 @@ def _sampler(spec):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords={"component": np.arange(spec.d)})
 
 
-# %% notebooks/07_mcmc.py, cell 11: The public samplers
+# %% notebooks/07_mcmc.py, cell 10: The public samplers
 _PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
@@ -314,8 +301,6 @@ def resolve_prior(prior, release, d, rng):
     if isinstance(prior, Prior) and not prior.has_density:
         raise ValueError(f"prior {prior.name!r} is known only through draws and has no density, which MCMC "
                          "needs (for p5 pass prior='p5': DPMCMC_p5 is DPMCMC_p1 on both parts)")
-    if isinstance(prior, Prior) and prior.d != d:
-        raise ValueError(f"prior has d = {prior.d} components, the release has d = {d}")
     return prior, str(getattr(prior, "name", "")) == "p1"
 
 
@@ -355,23 +340,9 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
     prior : {"p1"} or Prior, default "p1"
         Independent Gamma(1, 0.1) priors, or a prior object with a kernel form
         (independent gammas, or a Gaussian copula with gamma marginals).
-    n_iter, n_warmup : int
-        Iterations kept (before thinning) and discarded per chain; each iteration is
-        ``n_slice`` cycles of the slice sampler.
-    n_chains : int, default 4
-        Independent chains (run in parallel threads when cores allow).
-    thin : int, default 1
-        Keep every ``thin``-th iteration.
-    n_slice : int, default 2
-        Slice-sampler cycles per iteration.
-    rng : None, int or numpy.random.Generator
-        Randomness; each chain gets a generator spawned from it (same seed, same draws).
-    progress : bool, default True
-        Show a progress bar.
-    n_jobs : int, optional
-        Threads to use; default ``min(n_chains, cpu_count)``. The draws do not depend on it.
-    target_ess, max_rhat, max_iter, max_time
-        The stopping rule of ``n_iter="auto"``, as in :func:`dp_mcmc`.
+    n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs, target_ess, max_rhat, max_iter, max_time
+        As in :func:`dp_mcmc`, with the defaults of a cheap exact chain: 2,000 iterations after 500 of
+        warm-up, no thinning, 2 slice cycles per iteration.
 
     Returns
     -------
@@ -403,8 +374,7 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
 
 def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs,
             method, until):
-    # until: the stopping rule of n_iter="auto" (target_ess, max_rhat, max_iter, max_time), passed to run
-    """Shared body of dp_mcmc and dp_remcmc."""
+    """Shared body of dp_mcmc and dp_remcmc (``until``: the stopping rule of ``n_iter="auto"``, passed to run)."""
     release = check_release(release)
     if thin is None:                            # see dp_mcmc's docstring
         thin = 1 if isinstance(n_iter, str) else 10
@@ -464,9 +434,8 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
         Chains, run in parallel threads when cores allow.
     thin : int, optional
         Keep every ``thin``-th iteration. Default: 10 with a fixed ``n_iter`` (2,000 draws per
-        chain at the default), 1 with ``n_iter="auto"``, where the run's length follows the ESS
-        and thinning would only discard information (an iteration's autocorrelation time is
-        about 2-15 iterations on the grid of ``benchmarks/bench_time_to_posterior.py``).
+        chain at the default), 1 with ``n_iter="auto"``, whose length follows the ESS, so that
+        thinning would only discard information.
     n_slice : int, default 20
         Slice cycles for alpha per iteration (the paper used 1000; 20 maximises ESS per second
         in ``benchmarks/bench_mcmc.py``).
@@ -542,7 +511,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
                    n_jobs, "DPreMCMC", until)
 
 
-# %% notebooks/07_mcmc.py, cell 19: Prior p5 (Guo et al., Sec. 4.2.1)
+# %% notebooks/07_mcmc.py, cell 18: Prior p5 (Guo et al., Sec. 4.2.1)
 def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=False,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
@@ -553,9 +522,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
         A split release (``n1 > 0``).
     n_draws : int, default 4000
         Number of draws kept (pooled over chains).
-    rng : None, int or numpy.random.Generator
-        Randomness of the sampler.
-    n_chains, thin, n_warmup, progress, **options
+    rng, n_chains, thin, n_warmup, progress, **options
         Passed to :func:`dp_mcmc` (``n_iter`` is set to give ``n_draws`` draws).
 
     Returns
@@ -577,15 +544,14 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     return DrawsPrior(draws, name="p5", source=f"DPMCMC_p1 on S_L(D1, a), n1 = {release.n1}")
 
 
-# %% notebooks/07_mcmc.py, cell 22: Simulation-based calibration of DPMCMC
+# %% notebooks/07_mcmc.py, cell 21: Simulation-based calibration of DPMCMC
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
                moves=True, prior_rate=0.1, monitor=None, rng=None):
     """Ranks of prior draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks), one column per monitored value.
 
     Data are simulated from the prior Gamma(1, ``prior_rate``) (p1 at the default rate) and the release of Guo et al.
-    (Laplace scale -d log(a) / (n eps));
-    the sampler is told a scale multiplied by ``scale_factor`` (1 = correct) and uses ``b`` latent
-    records (None = n, DPMCMC); ``moves=False`` leaves out steps (iii) and (iv) (the chain before them).
+    (Laplace scale -d log(a) / (n eps)); the sampler is told a scale multiplied by ``scale_factor`` (1 = correct) and
+    uses ``b`` latent records (None = n, DPMCMC); ``moves=False`` leaves out steps (iii) and (iv).
     ``monitor`` maps alpha, shape (k, d), to the monitored values, shape (k, m) (None: alpha itself).
     """
     watch = (lambda al: al) if monitor is None else monitor

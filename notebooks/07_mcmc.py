@@ -14,8 +14,8 @@
 # %% [markdown]
 # ## Parameters
 #
-# Every random draw comes from a seed set here. The runs below choose their own length (`n_iter="auto"`), so this
-# notebook runs the same at the test suite's quick size (`DPLIT_QUICK=1`).
+# Every random draw comes from a seed set here. The runs choose their own length (`n_iter="auto"`): the notebook
+# runs the same at the test suite's quick size (`DPLIT_QUICK=1`).
 
 # %%
 # %matplotlib inline
@@ -73,21 +73,17 @@ print(f"quick mode: {is_quick()}")
 #
 # **DPMCMC** alternates (i) $\boldsymbol\alpha \mid \mathbf D$ by slice sampling and (ii) a sweep of (ii) over every
 # record, plus joint moves of $\boldsymbol\alpha$ and all the records that cross the posterior's long ridge along which (i)-(ii)
-# crawl (steps (iii) and (iv) below). The latent records are stored as $\log \mathbf x_i$, drawn in log space (for $\alpha_j < 1$,
-# $\log G = \log G_{\alpha_j + 1} - E/\alpha_j$ with $G_{\alpha_j+1} \sim \mathrm{Gamma}(\alpha_j + 1)$ and $E \sim \mathrm{Exp}(1)$,
-# so that tiny entries cannot underflow to $\log 0$); the sweep keeps both $\sum_i \log\mathbf x_i$ (for (i)) and
-# $\mathbf C$ (for (ii)) and recomputes them exactly at the start of each sweep, so rounding cannot drift.
+# crawl (steps (iii) and (iv) below). The records are stored and drawn as $\log \mathbf x_i$, so that tiny entries cannot
+# underflow to $\log 0$, and the sweep's running sums are recomputed exactly at each sweep's start (notebook 07a).
 #
-# **Split releases (Table 1).** When the curator split the data ($n_1 > 0$), $\mathbf s_L^{(1)}$ of
-# $\mathbf D_1$ defines the prior (p3, p4: notebook 06) and $\mathbf s_L^{(2)}$ of $\mathbf D_2$ the likelihood,
-# model (4) with the $n_2$ records of $\mathbf D_2$ latent and scale $-d\log(a)/(n_2\epsilon_1)$. Under p1 a split
-# release is used whole: both $\mathbf D_1$ and $\mathbf D_2$ are latent, each with its own Laplace term, and the
-# target is $\pi(\boldsymbol\alpha \mid \mathbf s_L^{(1)}, \mathbf s_L^{(2)})$.
-# Prior **p5** is the p1 posterior given $\mathbf s_L^{(1)}$; since $\mathbf D_1$ and $\mathbf D_2$ are independent
+# **Split releases (Table 1).** When the curator split the data ($n_1 > 0$), $\mathbf s_L^{(1)}$ of $\mathbf D_1$ defines the
+# prior (p3, p4: notebook 06) and $\mathbf s_L^{(2)}$ of $\mathbf D_2$ the likelihood, model (4) with the $n_2$ records of
+# $\mathbf D_2$ latent and scale $-d\log(a)/(n_2\epsilon_1)$. Under p1 both parts are latent, each with its own Laplace
+# term: the target is $\pi(\boldsymbol\alpha \mid \mathbf s_L^{(1)}, \mathbf s_L^{(2)})$. Prior **p5** is the p1 posterior given
+# $\mathbf s_L^{(1)}$; since $\mathbf D_1$ and $\mathbf D_2$ are independent
 # given $\boldsymbol\alpha$ and carry independent noise, $\pi_{p5}(\boldsymbol\alpha)\,p(\mathbf s_L^{(2)} \mid \boldsymbol\alpha)
 # \propto \pi_{p1}(\boldsymbol\alpha)\,p(\mathbf s_L^{(1)} \mid \boldsymbol\alpha)\,p(\mathbf s_L^{(2)} \mid \boldsymbol\alpha)$:
-# **DPMCMC$_{p5}$ is exactly DPMCMC$_{p1}$ with both parts latent**, which is how `dp_mcmc(prior="p5")` runs it
-# (p5 has no density; `p5_prior` gives its draws for samplers that only need draws, such as ABC).
+# **DPMCMC$_{p5}$ is exactly DPMCMC$_{p1}$ with both parts latent**, which is how `dp_mcmc(prior="p5")` runs it.
 # (Like the paper we ignore that $a$ was chosen from all the data by a separate $\epsilon_2$ release.)
 #
 # **DPreMCMC, model (5).** To cut the cost of the sweep, the $n_2$ records of $\mathbf D_2$ are replaced by
@@ -98,32 +94,28 @@ print(f"quick mode: {is_quick()}")
 #   \prod_{i=1}^b p_{\mathrm{Dir}}(\mathbf x_i \mid \boldsymbol\alpha)^{n_2/b}\, \pi_0(\boldsymbol\alpha \mid \mathbf s_L^{(1)}), \qquad (5)$$
 #
 # where $\bar S_0 = b^{-1}\sum_{i \le b}\log\max(\mathbf x_i, a)$ is the censored statistic of the replicated data
-# (replication does not change a mean). (The paper writes $p_{\mathrm{Lap}}(s_0 \mid s_L, \cdot)$ with the
-# arguments swapped; the Laplace density is symmetric, so it is the same.) The $\boldsymbol\alpha$-update of (5) is (1)
-# with $n_2$ records and the mean log of the $b$ latent records.
+# (the paper's $p_{\mathrm{Lap}}(s_0 \mid s_L, \cdot)$ swaps the arguments of a symmetric density). The
+# $\boldsymbol\alpha$-update of (5) is (1) with $n_2$ records and the mean log of the $b$ latent records.
 #
-# **The record update with a power.** If (5) is read as a joint density of $(\boldsymbol\alpha, \mathbf x_1, \dots, \mathbf x_b)$,
-# the target of $\mathbf x_i$ carries the power $p = n_2/b$ and the proposal $\mathrm{Dirichlet}(\boldsymbol\alpha)$ does not, so the
-# Dirichlet terms no longer cancel:
+# **The record update with a power.** Read as a joint density of $(\boldsymbol\alpha, \mathbf x_1, \dots, \mathbf x_b)$, (5) gives
+# $\mathbf x_i$ the power $p = n_2/b$ that the proposal $\mathrm{Dirichlet}(\boldsymbol\alpha)$ lacks, and the Dirichlet terms stay:
 #
 # $$r = \Big[\frac{p_{\mathrm{Dir}}(\mathbf x_i^* \mid \boldsymbol\alpha)}{p_{\mathrm{Dir}}(\mathbf x_i \mid \boldsymbol\alpha)}\Big]^{p - 1}
 #   \times \text{(Laplace ratio)} = \exp\Big\{(p - 1)\sum_j(\alpha_j - 1)(\log x^*_{ij} - \log x_{ij})\Big\} \times \text{(Laplace ratio)}$$
 #
-# (the normalising constant $B(\boldsymbol\alpha)^{-p}$ cancels; with $p = 1$, $b = n_2$, this is DPMCMC). Since
-# $p_{\mathrm{Dir}}(\mathbf x\mid\boldsymbol\alpha)^p \propto \mathrm{Dirichlet}(\mathbf x \mid p(\boldsymbol\alpha - 1) + 1)$, the proposal
-# $\mathrm{Dirichlet}(p(\boldsymbol\alpha - 1) + 1)$ would make the ratio the Laplace ratio again; both are checked in notebook 07b.
+# ($B(\boldsymbol\alpha)^{-p}$ cancels; $p = 1$, $b = n_2$ is DPMCMC). The proposal $\mathrm{Dirichlet}(p(\boldsymbol\alpha - 1) + 1)
+# $\propto p_{\mathrm{Dir}}(\mathbf x\mid\boldsymbol\alpha)^p$ would make it the Laplace ratio again; notebook 07b checks both.
 #
 # **But the joint law (5) is not a usable posterior for large $p$.** Integrating out the records (leaving aside the
 # Laplace factor), $\int p_{\mathrm{Dir}}(\mathbf x \mid \boldsymbol\alpha)^p\,d\mathbf x = B(p(\boldsymbol\alpha - 1) + 1)/B(\boldsymbol\alpha)^p$,
-# which grows like $\alpha_0^{(p-1)(d-1)/2}$ as the concentration $\alpha_0 = \sum_j\alpha_j$ grows with fixed proportions:
-# the powered records crowd around the mode of the Dirichlet, look $p$ times less dispersed than Dirichlet data,
-# and pull $\boldsymbol\alpha$ up; with $b$ records the factor is $\alpha_0^{b(p-1)(d-1)/2}$, held back only by the prior and the
-# privacy term. Notebook 07c shows that exact sampling of (5) drifts to absurd $\boldsymbol\alpha$ (`record_update="model5"`).
-# The paper's sampler instead updates each record "with proposal Dirichlet($\boldsymbol\alpha^{t-1}$) as in Ju et al." and
-# reports sensible results for $b = 5$ (power 150-750), which only the **unpowered record update** can give: the
-# records are drawn from the model tilted by the privacy density (Ju et al.'s Laplace ratio) and the power enters
-# only the $\boldsymbol\alpha$-update. That is our default, `record_update="ju"`. It is a Gibbs-type sampler with two
-# conditionals that belong to no single joint law, an approximation (as the paper says) that equals DPMCMC at $b = n_2$.
+# which grows like $\alpha_0^{(p-1)(d-1)/2}$ as $\alpha_0 = \sum_j\alpha_j$ grows with fixed proportions: the powered records
+# crowd around the Dirichlet's mode and pull $\boldsymbol\alpha$ up (with $b$ records, $\alpha_0^{b(p-1)(d-1)/2}$, held back only by
+# the prior and the privacy term); notebook 07c shows exact sampling of (5) drifting to absurd $\boldsymbol\alpha$
+# (`record_update="model5"`). The paper's sampler instead updates each record "with proposal Dirichlet($\boldsymbol\alpha^{t-1}$)
+# as in Ju et al." and reports sensible results for $b = 5$ (power 150-750), which only the **unpowered record update**
+# can give: records from the model tilted by the privacy density, the power in the $\boldsymbol\alpha$-update only. That is our
+# default, `record_update="ju"`: a Gibbs-type sampler whose two conditionals belong to no single joint law, an
+# approximation (as the paper says) that equals DPMCMC at $b = n_2$.
 #
 # One kernel serves all three samplers: a list of latent **blocks** (records, released statistic, Laplace scale,
 # power), plus an optional exact part (for MCMC$_{p1}$, a block-free chain on (1)).
@@ -154,21 +146,14 @@ from scipy import special
 
 from dplit import _validate as V
 
-# the moves of notebook 07a (one iteration: chain_kernel); the others are imported too, so that every kernel and
-# twin stays reachable as dplit.mcmc._<name> (tests/test_mcmc.py, benchmarks/bench_mcmc.py)
+# the moves of notebook 07a (one iteration: chain_kernel); the record sweep and slice kernels are imported too, as
+# dplit.mcmc._<name> (benchmarks/bench_mcmc.py, notebook 09); tests/test_mcmc.py reads the others from _mcmc_moves
 from dplit._mcmc_moves import UPDATE_JU as _UPDATE_JU
 from dplit._mcmc_moves import UPDATE_MODEL5 as _UPDATE_MODEL5
-from dplit._mcmc_moves import UPDATE_MODEL5_POWERED as _UPDATE_MODEL5_POWERED  # noqa: F401
-from dplit._mcmc_moves import ancillary_batch_kernel as _ancillary_batch_kernel  # noqa: F401
-from dplit._mcmc_moves import ancillary_batch_reference as _ancillary_batch_reference  # noqa: F401
 from dplit._mcmc_moves import chain_kernel as _chain_kernel
-from dplit._mcmc_moves import joint_move_kernel as _joint_move_kernel  # noqa: F401
-from dplit._mcmc_moves import joint_move_reference as _joint_move_reference  # noqa: F401
-from dplit._mcmc_moves import log_product_mul as _log_product_mul  # noqa: F401
 from dplit._mcmc_moves import record_sweep_kernel as _record_sweep_kernel  # noqa: F401
 from dplit._mcmc_moves import record_sweep_reference as _record_sweep_reference  # noqa: F401
 from dplit._mcmc_moves import slice_kernel as _slice_kernel  # noqa: F401
-from dplit._mcmc_moves import sweep_arguments as _sweep_arguments  # noqa: F401
 from dplit.bootstrap import truncated_statistic
 from dplit.dirichlet import in_stat_range, log_dirichlet_draws_reference
 from dplit.priors import (
@@ -186,25 +171,22 @@ from dplit.testing import sbc_ranks
 # %% [markdown]
 # ### The chain as a `dplit.sampling.Sampler`
 #
-# Everything around the kernel (per-chain seeds, warm-up windows, thinning, threads, progress, ArviZ packaging and
-# the convergence report) is `dplit.sampling`'s (notebook 06b). What DPMCMC supplies is: a specification of the
-# target (`_Spec`: the blocks, the exact part, the prior's `KernelForm`), a starting state (`init`: the mode for a
-# plausible statistic, dispersed, records drawn from the model, the whitening map at the start), the transition
-# (`run_chain`: `_chain_kernel`), and the warm-up adaptation (`adapt`: refit the whitening map at the mean of
-# $\log\boldsymbol\alpha$ over the second half of the window).
+# Everything around the kernel (per-chain seeds, warm-up, thinning, threads, progress, ArviZ packaging, the
+# convergence report) is `dplit.sampling`'s (notebook 06b). DPMCMC supplies the target (`_Spec`: the blocks, the exact
+# part, the prior's `KernelForm`), a starting state (`init`, below), the transition (`run_chain`: `_chain_kernel`) and
+# the warm-up adaptation (`adapt`: the whitening map refit at the mean of $\log\boldsymbol\alpha$ over the window's second half).
 #
 # **Where a chain starts.** Near the mode of (1) for a plausible statistic, dispersed by $0.3$ in $\log\boldsymbol\alpha$, with
 # latent records drawn from the model. The released $\mathbf s_L$ itself will not do: it often lies outside
 # $\mathrm{Range}(S_0)$ (when the noise scale is comparable to the gap $1 - \sum_j e^{S_{0,j}}$), where (1) has no mode and
 # Newton runs off to the clip $\boldsymbol\alpha = e^8$; there the records are nearly identical, the record sweep keeps them so
-# (the Laplace term rewards a statistic near the boundary) and a chain can stay trapped for the whole run. So each
-# block's $\mathbf s_L$ is replaced by the mean of $k = 4$ draws of $S_L - \varepsilon$ truncated to $\mathrm{Range}(S_0)$
-# (DPBoots step 1, notebook 05); $\mathrm{Range}(S_0)$ is convex, so these means, and their weighted mean over blocks, lie
-# in it. Why four and not one: a single truncated draw lands, now and then, in the corner of the range next to its
-# boundary, where the mode has a huge $\alpha_0$ (on releases like those of Guo et al. S5, 1% of single-draw starts had
-# $\alpha_0 > 1000$ against a truth of 27.5, up to 9,600); the posterior's long right tail in $\alpha_0$ lets a chain started
-# there drift back only slowly. The mean of four draws keeps the starts dispersed (the 10-90% range of the starting
-# $\alpha_0$ stays about twofold) and removes those corner starts (largest 76 in the same experiment).
+# and a chain can stay trapped for the whole run. So each block's $\mathbf s_L$ is replaced by the mean of $k = 4$ draws of
+# $S_L - \varepsilon$ truncated to $\mathrm{Range}(S_0)$ (DPBoots step 1, notebook 05); the range is convex, so these means,
+# and their weighted mean over blocks, lie in it. Why four: a single truncated draw lands, now and then, in the corner
+# of the range next to its boundary, where the mode has a huge $\alpha_0$ (on releases like those of Guo et al. S5, 1% of
+# single-draw starts had $\alpha_0 > 1000$ against a truth of 27.5, up to 9,600), and a chain drifts back from there
+# only slowly; the mean of four keeps the starts dispersed (10-90% range of $\alpha_0$ about twofold) without those
+# corner starts (largest 76 in the same experiment).
 
 # %%
 #| export
@@ -244,8 +226,7 @@ class _Spec:
 def mode_theta(spec, s=None):
     """Posterior mode of log(alpha) under eq. (1) with the gamma part of the prior, given s (default spec.init_s).
 
-    Damped Newton (gradient ascent where the Hessian is not negative definite). It is where
-    every chain starts, before a random dispersion; the copula factor of p4 is left out.
+    Damped Newton (gradient ascent where the Hessian is not negative definite); p4's copula factor is left out.
     """
     n, v, w = spec.n_eff, spec.prior.shape, spec.prior.rate
     s = spec.init_s if s is None else s
@@ -293,11 +274,8 @@ def slice_transform(alpha, spec):
 def start_statistic(spec, rng, k=4):
     """The statistic whose posterior mode starts a chain: spec.init_s, or for latent blocks a plausible S0.
 
-    A released s_L often lies outside Range(S0); there (1) has no mode and Newton runs to the clip,
-    alpha = e^8, where the data augmentation can stay trapped. So each block's s_L is replaced by the
-    mean of k draws of S_L - noise truncated to Range(S0) (DPBoots step 1, notebook 05): one draw
-    sometimes sits in the corner by the boundary, where alpha_0 is huge. Range(S0) is convex, so the
-    means and their weighted mean lie in it.
+    Each block's s_L (often outside Range(S0), where (1) has no mode) is replaced by the mean of k draws of
+    S_L - noise truncated to Range(S0) (DPBoots step 1, notebook 05); see the notebook for why k = 4.
     """
     if spec.m.size == 0:
         return spec.init_s
@@ -307,8 +285,6 @@ def start_statistic(spec, rng, k=4):
     return (weight[:, None] * draws).sum(axis=0) / weight.sum()
 
 
-# %%
-#| export
 @dataclass
 class _ChainState:
     """One chain's state: log alpha, the latent log records of all blocks, their sums, the slice map."""
@@ -356,8 +332,7 @@ def _sampler(spec):
                            dshift=_shift_map(np.exp(theta)), anc_base=base, anc_chol=base.copy(),
                            anc_centre=theta.copy())
 
-    n_joint = spec.n_joint if spec.joint else 0
-    n_anc = spec.n_anc if spec.joint else 0
+    n_joint, n_anc = (spec.n_joint, spec.n_anc) if spec.joint else (0, 0)
 
     def run_chain(st, n_steps, thin, rng):
         f = spec.prior
@@ -410,9 +385,7 @@ def _sampler(spec):
 #
 # `mcmc` (MCMC$_{p1}$, the non-private benchmark on an exact $S_0(\mathbf D)$), `dp_mcmc` (DPMCMC) and `dp_remcmc`
 # (DPreMCMC) check their input, build the blocks of the table below, run the chains and package an ArviZ object
-# (posterior `alpha` and `mean_composition` $= \boldsymbol\alpha/\alpha_0 = E[\mathbf x \mid \boldsymbol\alpha]$ with dims
-# (chain, draw, component); sample stats `record_acceptance` and `slice_evaluations`; attrs with the method, prior,
-# $\epsilon_1$, $a$, $n$, seeds, runtime).
+# (posterior `alpha` and `mean_composition` $= \boldsymbol\alpha/\alpha_0 = E[\mathbf x \mid \boldsymbol\alpha]$, their docstrings say the rest).
 #
 # | release | prior | latent blocks | target |
 # |---|---|---|---|
@@ -481,8 +454,6 @@ def resolve_prior(prior, release, d, rng):
     if isinstance(prior, Prior) and not prior.has_density:
         raise ValueError(f"prior {prior.name!r} is known only through draws and has no density, which MCMC "
                          "needs (for p5 pass prior='p5': DPMCMC_p5 is DPMCMC_p1 on both parts)")
-    if isinstance(prior, Prior) and prior.d != d:
-        raise ValueError(f"prior has d = {prior.d} components, the release has d = {d}")
     return prior, str(getattr(prior, "name", "")) == "p1"
 
 
@@ -522,23 +493,9 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
     prior : {"p1"} or Prior, default "p1"
         Independent Gamma(1, 0.1) priors, or a prior object with a kernel form
         (independent gammas, or a Gaussian copula with gamma marginals).
-    n_iter, n_warmup : int
-        Iterations kept (before thinning) and discarded per chain; each iteration is
-        ``n_slice`` cycles of the slice sampler.
-    n_chains : int, default 4
-        Independent chains (run in parallel threads when cores allow).
-    thin : int, default 1
-        Keep every ``thin``-th iteration.
-    n_slice : int, default 2
-        Slice-sampler cycles per iteration.
-    rng : None, int or numpy.random.Generator
-        Randomness; each chain gets a generator spawned from it (same seed, same draws).
-    progress : bool, default True
-        Show a progress bar.
-    n_jobs : int, optional
-        Threads to use; default ``min(n_chains, cpu_count)``. The draws do not depend on it.
-    target_ess, max_rhat, max_iter, max_time
-        The stopping rule of ``n_iter="auto"``, as in :func:`dp_mcmc`.
+    n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs, target_ess, max_rhat, max_iter, max_time
+        As in :func:`dp_mcmc`, with the defaults of a cheap exact chain: 2,000 iterations after 500 of
+        warm-up, no thinning, 2 slice cycles per iteration.
 
     Returns
     -------
@@ -570,8 +527,7 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
 
 def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs,
             method, until):
-    # until: the stopping rule of n_iter="auto" (target_ess, max_rhat, max_iter, max_time), passed to run
-    """Shared body of dp_mcmc and dp_remcmc."""
+    """Shared body of dp_mcmc and dp_remcmc (``until``: the stopping rule of ``n_iter="auto"``, passed to run)."""
     release = check_release(release)
     if thin is None:                            # see dp_mcmc's docstring
         thin = 1 if isinstance(n_iter, str) else 10
@@ -631,9 +587,8 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
         Chains, run in parallel threads when cores allow.
     thin : int, optional
         Keep every ``thin``-th iteration. Default: 10 with a fixed ``n_iter`` (2,000 draws per
-        chain at the default), 1 with ``n_iter="auto"``, where the run's length follows the ESS
-        and thinning would only discard information (an iteration's autocorrelation time is
-        about 2-15 iterations on the grid of ``benchmarks/bench_time_to_posterior.py``).
+        chain at the default), 1 with ``n_iter="auto"``, whose length follows the ESS, so that
+        thinning would only discard information.
     n_slice : int, default 20
         Slice cycles for alpha per iteration (the paper used 1000; 20 maximises ESS per second
         in ``benchmarks/bench_mcmc.py``).
@@ -713,23 +668,20 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
 # ## Using the samplers
 #
 # A data set in the setting of the simulation study (Guo et al., Sec. 5.1: $\boldsymbol\alpha_3^{true} = (2.2, 3.3, 4.4)$,
-# $n = 1000$, candidates $10^{-1}, \dots, 10^{-6}$, $t_c = 0.01$), released by Algorithm 1 (notebook 04) once unsplit
-# with $\epsilon_1 = 1$ and once split ($\epsilon_1 = 0.75$, $n_1 = n/4$). Notebooks 07b and 07c draw the same data set and
-# releases from the same seed.
+# $n = 1000$, candidates $10^{-1}, \dots, 10^{-6}$, $t_c = 0.01$), released by Algorithm 1 (notebook 04) once unsplit with
+# $\epsilon_1 = 1$ and once split ($\epsilon_1 = 0.75$, $n_1 = n/4$); notebooks 07b and 07c draw the same from the same seed.
 
 # %%
 from dplit.release import Release, release  # noqa: E402
 
-alpha_true = np.array([2.2, 3.3, 4.4])
-n_demo = 1000
+alpha_true, n_demo = np.array([2.2, 3.3, 4.4]), 1000
 candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
 demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 07, 07b and 07c: the stream of SEED
 demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
 X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
 rel = release(X_demo, 1.0, 0.25, candidates, 0.01, rng=demo_rng, secure=False)
 rel_split = release(X_demo, 0.75, 0.25, candidates, 0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
-print(rel.summary())
-print(rel_split.summary())
+print(rel.summary(), rel_split.summary(), sep="\n")
 
 # %% [markdown]
 # DPMCMC$_{p1}$ on the unsplit release, and MCMC$_{p1}$ on the confidential statistic $S_0(\mathbf D)$ (what the posterior
@@ -740,8 +692,8 @@ print(rel_split.summary())
 kw_demo = dict(n_iter="auto", n_warmup=2000, n_chains=2, progress=False)
 post_dp = dp_mcmc(rel, prior="p1", rng=11, **kw_demo)
 post_np = mcmc(sufficient_stat(X_demo), n_demo, rng=10, **kw_demo)
-print("DPMCMC_p1:\n", az.summary(post_dp, var_names=["alpha", "mean_composition"]).iloc[:, :4])
-print("MCMC_p1 (no privacy):\n", az.summary(post_np, var_names=["alpha", "mean_composition"]).iloc[:, :4])
+summ_dp, summ_np = (az.summary(r, var_names=["alpha", "mean_composition"]) for r in (post_dp, post_np))
+print("DPMCMC_p1:\n", summ_dp.iloc[:, :4], "\nMCMC_p1 (no privacy):\n", summ_np.iloc[:, :4])
 assert post_dp.posterior.attrs["converged"] == 1 and post_np.posterior.attrs["converged"] == 1
 
 # %%
@@ -753,25 +705,20 @@ for k, (res, lab) in enumerate([(post_np, "MCMC_p1 (no privacy)"), (post_dp, "DP
     a0 = res.posterior["alpha"].values.sum(-1).ravel()
     axes[0].hist(a0, bins=a0_bins, weights=np.full(a0.size, 1.0 / a0.size), alpha=0.6, label=lab, color=f"C{k}")
     comp = res.posterior["mean_composition"].values.reshape(-1, 3)
-    parts = axes[1].violinplot(comp, positions=np.arange(1, 4) + (0.2 if k else -0.2), widths=0.35,
-                               showextrema=False)
+    parts = axes[1].violinplot(comp, positions=np.arange(1, 4) + (0.2 if k else -0.2), widths=0.35, showextrema=False)
     for body in parts["bodies"]:
         body.set_facecolor(f"C{k}")
 axes[0].axvline(alpha_true.sum(), c="k", ls="--", lw=0.8)
-axes[0].set_xlabel("concentration alpha_0 (cut at the 99.5th percentile)", fontsize=9)
-axes[0].set_ylabel("share of draws")
-axes[0].legend(fontsize=9)
+axes[0].set(xlabel="concentration alpha_0 (cut at the 99.5th percentile)", ylabel="share of draws")
 axes[1].scatter([1, 2, 3], alpha_true / alpha_true.sum(), c="k", marker="_", s=300, zorder=3, label="truth")
-axes[1].set_xticks([1, 2, 3], ["E[x_1]", "E[x_2]", "E[x_3]"])
-axes[1].set_ylabel("mean composition")
-axes[1].legend(fontsize=9)
+axes[1].set(xticks=[1, 2, 3], xticklabels=["E[x_1]", "E[x_2]", "E[x_3]"], ylabel="mean composition")
+for ax in axes:
+    ax.legend(fontsize=9)
 fig.tight_layout()
 
 # %%
-sd_dp = az.summary(post_dp, var_names=["alpha", "mean_composition"])["sd"]
-sd_np = az.summary(post_np, var_names=["alpha", "mean_composition"])["sd"]
-ratio_alpha = (sd_dp / sd_np).filter(like="alpha[").to_numpy()
-ratio_comp = (sd_dp / sd_np).filter(like="mean_composition").to_numpy()
+ratio_alpha = (summ_dp["sd"] / summ_np["sd"]).filter(like="alpha[").to_numpy()
+ratio_comp = (summ_dp["sd"] / summ_np["sd"]).filter(like="mean_composition").to_numpy()
 display(Markdown(
     f"Algorithm 1 chose $a = {rel.a:g}$ for the unsplit release, so the Laplace noise has scale {rel.scale:.4g} per "
     f"component. DPMCMC's posterior standard deviations of $\\alpha_j$ are {ratio_alpha.min():.1f}-{ratio_alpha.max():.1f} "
@@ -783,9 +730,8 @@ display(Markdown(
 # ## Prior p5 (Guo et al., Sec. 4.2.1)
 #
 # p5 is the p1 posterior given $\mathbf s^{(1)}_L$ alone, known only through draws. `p5_prior` runs DPMCMC$_{p1}$ on the
-# $\mathbf D_1$ part of a split release and wraps the pooled draws in `dplit.priors.DrawsPrior` (what
-# `make_prior("p5", release)` returns). Samplers that need only prior draws (ABC) use it; MCMC does not need it, since
-# DPMCMC$_{p5}$ is DPMCMC$_{p1}$ with both parts latent.
+# $\mathbf D_1$ part of a split release and wraps the pooled draws in `dplit.priors.DrawsPrior` (`make_prior("p5", release)`),
+# for samplers that need only prior draws (ABC); MCMC does not need it (DPMCMC$_{p5}$ = DPMCMC$_{p1}$ on both parts).
 
 # %%
 #| export
@@ -799,9 +745,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
         A split release (``n1 > 0``).
     n_draws : int, default 4000
         Number of draws kept (pooled over chains).
-    rng : None, int or numpy.random.Generator
-        Randomness of the sampler.
-    n_chains, thin, n_warmup, progress, **options
+    rng, n_chains, thin, n_warmup, progress, **options
         Passed to :func:`dp_mcmc` (``n_iter`` is set to give ``n_draws`` draws).
 
     Returns
@@ -832,9 +776,8 @@ assert p5.name == "p5" and p5.draws.shape == (2000, 3) and not p5.has_density
 # ## Simulation-based calibration of DPMCMC
 #
 # `_sbc_ranks` simulates $\boldsymbol\alpha$ from a Gamma(1, rate) prior, a data set and its release, runs one thinned DPMCMC
-# chain per replication and returns the ranks of the truth among the draws (`dplit.testing.sbc_ranks`); it can tell the
-# sampler a wrong Laplace scale. Notebook 07b runs it, with a planted error that must be caught, and
-# `tests/test_sbc_power.py` measures its power.
+# chain per replication and returns the ranks of the truth among the draws (`dplit.testing.sbc_ranks`), optionally with a
+# wrong Laplace scale. Notebook 07b runs it, with a planted error to catch; `tests/test_sbc_power.py` measures its power.
 
 # %%
 #| export
@@ -843,9 +786,8 @@ def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, 
     """Ranks of prior draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks), one column per monitored value.
 
     Data are simulated from the prior Gamma(1, ``prior_rate``) (p1 at the default rate) and the release of Guo et al.
-    (Laplace scale -d log(a) / (n eps));
-    the sampler is told a scale multiplied by ``scale_factor`` (1 = correct) and uses ``b`` latent
-    records (None = n, DPMCMC); ``moves=False`` leaves out steps (iii) and (iv) (the chain before them).
+    (Laplace scale -d log(a) / (n eps)); the sampler is told a scale multiplied by ``scale_factor`` (1 = correct) and
+    uses ``b`` latent records (None = n, DPMCMC); ``moves=False`` leaves out steps (iii) and (iv).
     ``monitor`` maps alpha, shape (k, d), to the monitored values, shape (k, m) (None: alpha itself).
     """
     watch = (lambda al: al) if monitor is None else monitor
@@ -871,9 +813,9 @@ def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, 
 # %% [markdown]
 # ## Explore
 #
-# Release the demo data at another budget $\epsilon_1$ (same threshold $a$) and look at the posterior of each $\alpha_j$
-# under DPMCMC ($b = 0$) or DPreMCMC ($b > 0$ latent records), next to MCMC$_{p1}$'s (no privacy) and the truth (dashed).
-# The callback is a plain function, `explore`; the widget calls it once with the defaults when it is displayed.
+# Release the demo data at another budget $\epsilon_1$ (same $a$) and look at the posterior of each $\alpha_j$ under DPMCMC
+# ($b = 0$) or DPreMCMC ($b > 0$ latent records), next to MCMC$_{p1}$'s (no privacy) and the truth (dashed). The
+# callback is a plain function, `explore`; the widget calls it once with the defaults when it is displayed.
 
 # %%
 def explore(eps1=1.0, n_iter=2000, b=0):
@@ -922,11 +864,10 @@ display(Markdown(f"""
   release above it reached a bulk ESS of {ess_dp:.0f} in {post_dp.posterior.attrs["runtime"]:.1f} s
   ({int(post_dp.posterior.attrs["n_iter"])} iterations per chain, {post_dp.posterior.sizes["chain"]} chains), with
   posterior standard deviations of $\\alpha_j$ {ratio_alpha.min():.1f}-{ratio_alpha.max():.1f} times those without
-  privacy. Use `n_iter="auto"`: it extends the chains until the convergence report passes (notebook 07c measures the
-  time this takes over the paper's grid). A very large $\\epsilon$ freezes the latent records, but not $\\boldsymbol\\alpha$.
-* **DPreMCMC** saves the sweep over $n_2$ records, but the sweep is cheap here, and the approximation is good only when
-  the Laplace noise is small against the sampling spread of $S_0$ (large $n$ and $\\epsilon$); with noisy releases it
-  inflates $\\boldsymbol\\alpha$ (notebook 07c). Prefer DPMCMC.
+  privacy. Use `n_iter="auto"`: it extends the chains until the convergence report passes (timed over the paper's
+  grid in notebook 07c). A very large $\\epsilon$ freezes the latent records, but not $\\boldsymbol\\alpha$.
+* **DPreMCMC** saves the sweep over $n_2$ records (cheap here); it is good only when the Laplace noise is small against
+  the spread of $S_0$ (large $n$ and $\\epsilon$), else it inflates $\\boldsymbol\\alpha$ (notebook 07c). Prefer DPMCMC.
 * **p3/p4** need a split release and use $\\mathbf D_2$ only in the likelihood; **p1 on a split release** (equivalently
   p5) uses both parts exactly. `p5_prior` gives p5 draws for samplers that need only draws (ABC, notebook 08).
 * `mcmc` (MCMC$_{{p1}}$) is the non-private benchmark: use it on confidential data or in simulation studies only.

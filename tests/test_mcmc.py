@@ -5,6 +5,7 @@ import pytest
 from _helpers import noisy_release as _release
 from scipy import integrate, special, stats
 
+from dplit import _mcmc_moves as MV
 from dplit import mcmc as M
 from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
 from dplit.priors import GammaPrior
@@ -87,9 +88,9 @@ def test_joint_move_kernel_equals_reference(steps):
     accepted = 0
     for seed in range(15):
         th1, th2, y1, y2 = np.log(alpha), np.log(alpha), logx.copy(), logx.copy()
-        k1 = M._joint_move_kernel(th1, y1, starts, s_L, np.log(1e-3), inv, *steps, dsh, f.kind, f.shape, f.rate,
+        k1 = MV.joint_move_kernel(th1, y1, starts, s_L, np.log(1e-3), inv, *steps, dsh, f.kind, f.shape, f.rate,
                                   f.prec, np.empty_like(y1), np.random.default_rng(seed))
-        k2 = M._joint_move_reference(th2, y2, starts, s_L, np.log(1e-3), inv, *steps, dsh,
+        k2 = MV.joint_move_reference(th2, y2, starts, s_L, np.log(1e-3), inv, *steps, dsh,
                                      lambda x: float(p1.logpdf(x)), np.random.default_rng(seed))
         assert k1 == k2 and np.allclose(th1, th2, atol=1e-12) and np.allclose(y1, y2, atol=1e-10)
         assert np.allclose(special.logsumexp(y1, axis=1), 0.0, atol=1e-12)
@@ -106,10 +107,10 @@ def test_ancillary_batch_kernel_equals_reference(shift):
     for seed in range(15):
         th1, th2, y1, y2 = np.log(alpha + shift), np.log(alpha + shift), logx.copy(), logx.copy()
         centre = np.log(alpha + (1.0 if seed % 2 else 20.0))       # the surrogate centred near, and far off
-        k1 = M._ancillary_batch_kernel(th1, y1, starts, s_L, np.log(1e-3), inv, P, 4, centre, f.kind, f.shape,
+        k1 = MV.ancillary_batch_kernel(th1, y1, starts, s_L, np.log(1e-3), inv, P, 4, centre, f.kind, f.shape,
                                        f.rate, f.prec, np.empty_like(y1), np.empty_like(y1),
                                        np.random.default_rng(seed))
-        k2 = M._ancillary_batch_reference(th2, y2, starts, s_L, np.log(1e-3), inv, P, 4, centre,
+        k2 = MV.ancillary_batch_reference(th2, y2, starts, s_L, np.log(1e-3), inv, P, 4, centre,
                                           lambda x: float(p1.logpdf(x)), np.random.default_rng(seed))
         assert k1 == k2 and np.allclose(th1, th2, atol=1e-12) and np.allclose(y1, y2, atol=1e-9)
         assert np.allclose(special.logsumexp(y1, axis=1), 0.0, atol=1e-12)
@@ -122,7 +123,7 @@ def test_log_product_matches_the_sum_of_logs():
     for v in (rng.uniform(1e-3, 1.0, 5000), rng.uniform(1.0, 50.0, 5000), 10.0 ** rng.uniform(-150, 150, 500)):
         P, L = 1.0, 0.0
         for x in v:
-            P, L = M._log_product_mul(P, L, x)
+            P, L = MV.log_product_mul(P, L, x)
         assert 1e-200 <= P <= 1e200 and np.isclose(L + np.log(P), np.log(v).sum(), rtol=1e-12, atol=1e-9)
 
 
@@ -150,19 +151,19 @@ def _ks_min_p(draws):
 def test_joint_and_ancillary_moves_keep_the_joint_law():
     # Geweke: (alpha, records, s_L) drawn from the model is a draw of the joint law; moves alone must keep alpha ~ p1
     def joint(th, y, st, s_L, la, inv, f, rng):
-        M._joint_move_kernel(th, y, st, s_L, la, inv, 0.7, 0.3, np.array([0.5, 0.7, 1.0]), f.kind, f.shape, f.rate,
+        MV.joint_move_kernel(th, y, st, s_L, la, inv, 0.7, 0.3, np.array([0.5, 0.7, 1.0]), f.kind, f.shape, f.rate,
                              f.prec, np.empty_like(y), rng)
 
     def ancillary(th, y, st, s_L, la, inv, f, rng):     # a batch of 3 proposals at one auxiliary draw
-        M._ancillary_batch_kernel(th, y, st, s_L, la, inv, 0.5 * np.eye(3), 3, np.full(3, 2.0), f.kind, f.shape,
+        MV.ancillary_batch_kernel(th, y, st, s_L, la, inv, 0.5 * np.eye(3), 3, np.full(3, 2.0), f.kind, f.shape,
                                   f.rate, f.prec, np.empty_like(y), np.empty_like(y), rng)
 
     def ancillary_wrong(th, y, st, s_L, la, inv, f, rng):   # ... without the map's Jacobian
-        M._ancillary_batch_reference(th, y, st, s_L, la, inv, 0.5 * np.eye(3), 3, np.full(3, 2.0),
+        MV.ancillary_batch_reference(th, y, st, s_L, la, inv, 0.5 * np.eye(3), 3, np.full(3, 2.0),
                                      lambda x: float(GammaPrior(1.0, 0.1, d=3).logpdf(x)), rng, jacobian=False)
 
     def wrong(th, y, st, s_L, la, inv, f, rng):      # the joint move without its Jacobian
-        M._joint_move_reference(th, y, st, s_L, la, inv, 1.0, 0.0, np.ones(3),
+        MV.joint_move_reference(th, y, st, s_L, la, inv, 1.0, 0.0, np.ones(3),
                                 lambda x: float(GammaPrior(1.0, 0.1, d=3).logpdf(x)), rng, jacobian=False)
 
     assert _ks_min_p(_geweke(joint, 2500, np.random.default_rng(60))) > 1e-3
@@ -202,7 +203,7 @@ def _one_record_ks(power, mode, forget, n_steps=20_000):
     logx = np.log(dirichlet_draws(alpha, 1, rng=rng))
     xs = np.empty(n_steps)
     for t in range(n_steps):
-        ap, coef = M._sweep_arguments(alpha, power, mode)
+        ap, coef = MV.sweep_arguments(alpha, power, mode)
         M._record_sweep_kernel(logx, ap, np.zeros(2) if forget else coef, s_L, np.log(a), 1 / scale, rng)
         xs[t] = np.exp(logx[0, 0])
     xs = np.sort(xs[::10])
@@ -219,7 +220,7 @@ def _one_record_ks(power, mode, forget, n_steps=20_000):
 
 
 @pytest.mark.parametrize("power,mode", [(1.0, M._UPDATE_JU), (4.0, M._UPDATE_MODEL5),
-                                        (4.0, M._UPDATE_MODEL5_POWERED)])
+                                        (4.0, MV.UPDATE_MODEL5_POWERED)])
 def test_record_sweep_has_the_right_stationary_law(power, mode):
     assert _one_record_ks(power, mode, forget=False) < 2.0
 
@@ -433,6 +434,10 @@ def test_bad_input_raises_clear_errors():
         M.mcmc([-1.0, -1.0], 10, prior="p3", **FAST)
     with pytest.raises(TypeError, match="prior must be"):
         M.mcmc([-1.0, -1.0], 10, prior=3.0, **FAST)
+    with pytest.raises(ValueError, match="prior has d = 2 components, the release has d = 3"):
+        M.dp_mcmc(rel, prior=GammaPrior(1.0, 0.1, d=2), **FAST)
+    with pytest.raises(ValueError, match="prior has d = 3 components"):
+        M.mcmc([-1.0, -1.0], 10, prior=GammaPrior(1.0, 0.1, d=3), **FAST)
 
 
 def test_auto_runs_until_alpha_and_mean_composition_converge():
