@@ -329,7 +329,7 @@ if cov_big is not None:
 # or downloaded into the user cache: its licence is unclear, so dplit does not ship it) stands in for the paper's
 # 2004 wave (15,636 people). The paper released 29 two-way tables chosen by PrivBayes with a quarter of the budget;
 # we release a data-independent set of 29 tables instead, the pairs $(j, j+1)$ and $(j, j+2)$, with the whole budget,
-# at $\epsilon \in \{0.5, 1, 2, 5\}$, and fit $k = 7$ classes (118 parameters for 116 counts, as in the paper). Then:
+# at $\epsilon \in \{0.5, 1, 2, 5\}$, and fit $k = 7$ classes (as in the paper, 118 parameters for 116 counts). Then:
 # the log ratio of estimated to true two-way probabilities of the released cells, sorted by the true count
 # (Fig. 4); posterior intervals (Table 5) and intervals from 20 synthetic data sets by the combining rules
 # (Table 6) for three margins at the positions of the paper's three (variables 4 x 13, 10 x 11, 2 x 9; the benchmark
