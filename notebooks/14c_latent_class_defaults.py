@@ -26,28 +26,17 @@ pairs5 = list(itertools.combinations(range(5), 2))     # all two-way margins of 
 #
 # `fit_latent_class(release, k=...)` uses `weight="auto"` and `a=0.1` (`DEFAULT_SETTINGS`); `paper=True` gives
 # Nixon et al.'s `weight=1` and `a=1` (`PAPER_SETTINGS`), and an argument given explicitly wins over both. The
-# defaults were chosen for intervals that cover, for two reasons:
-#
-# * **The composite likelihood (6) counts each record in several tables.** It multiplies the released tables'
-#   likelihoods as if they were independent samples, but every record is in all of them: with all two-way tables of
-#   five variables, each variable is in four, so its information is counted four times and the posterior sd of a
-#   cell comes out about $1/\sqrt{4} = 1/2$ of what the data support (Varin, Reid and Firth 2011 on composite
-#   likelihoods); nominal 95% intervals are too narrow. `weight="auto"` raises the composite likelihood to the power
-#   $1/$(the largest number of released tables sharing one variable), here $1/4$: a magnitude adjustment in the
-#   spirit of Ribatet, Cooley and Davison (2012). Notebook 14b checks the sd against the binomial one.
-# * **The uniform prior keeps rare cells away from 0.** Under $\Psi^{(j)}_h \sim$ Dirichlet$(1, \dots, 1)$ a class
-#   profile seldom puts almost no mass on a level, so the rarest cells (Table 3 lists cells of 0.1% and 0.2%) are
-#   pulled up. Where the noisy counts say little about such a cell (small $\epsilon$) that pull decides the interval,
-#   which then misses. A sparse Dirichlet$(0.1)$ lets a profile put almost no mass on a level.
+# defaults were chosen for intervals that cover; the figure shows how far, and the two reasons follow it.
 #
 # The coverage study (`benchmarks/bench_latent_class.py --coverage`) reruns Table 3's experiment (notebook 14b) on
 # two populations, the real ACS persons of 14 states and the reconstruction of the paper's population by
 # `ipf_table`, with three settings on the same samples and noise: the paper's, the magnitude adjustment alone
-# (`weight="auto"`, `a=1`) and the default. The tables give, for each $\epsilon$, the coverage of the 95% intervals
+# (`weight="auto"`, `a=1`) and the default. The figure and the tables give, for each $\epsilon$, the coverage of the 95% intervals
 # of the 40 population two-way probabilities averaged over the cells (the smallest cell's in brackets), and their
 # mean length, next to the paper's Table 3 averages.
 
 # %%
+# NBVAL_IGNORE_OUTPUT
 from _stored import stored as stored_result  # noqa: E402
 
 TABLE3_AVG_COVERAGE = {0.25: 0.839, 0.5: 0.896, 1.0: 0.945, np.inf: 0.969}   # Nixon et al., Table 3, averages
@@ -70,20 +59,6 @@ def md_table(header, rows):
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-head = ["population", "setting"] + [f"eps = {e}" for e in EPS_KEYS]
-print(f"stored study: {cov_study['reps']} samples of n = {cov_study['n']:,} per population, k = {cov_study['k']}, "
-      f"{cov_study['n_chains']} chains x {cov_study['n_iter']:,} iterations after {cov_study['n_warmup']:,} warm-up "
-      f"(command: {cov_study['command']})")
-display(Markdown("**Coverage of nominal 95% intervals: mean over the 40 cells (smallest cell)**\n\n" + md_table(
-    head, [["paper's population", "Table 3 (paper)"] + [f"{TABLE3_AVG_COVERAGE[float(e)]:.3f}" for e in EPS_KEYS]]
-    + [[POPS[p], SETTINGS[s]] + [f"{cov[p, s, e].mean():.3f} ({cov[p, s, e].min():.2f})" for e in EPS_KEYS]
-       for p in POPS for s in SETTINGS])))
-display(Markdown("**Mean length of the 95% intervals**\n\n" + md_table(
-    head, [["paper's population", "Table 3 (paper)"] + [f"{TABLE3_AVG_LENGTH[float(e)]:.3f}" for e in EPS_KEYS]]
-    + [[POPS[p], SETTINGS[s]] + [f"{length[p, s, e].mean():.3f}" for e in EPS_KEYS] for p in POPS for s in SETTINGS])))
-
-# %%
-# NBVAL_IGNORE_OUTPUT
 fig, axes = plt.subplots(1, 2, figsize=(7.5, 4.0), sharey=True)
 x_eps = np.arange(len(EPS_KEYS))
 for ax, p in zip(axes, POPS):
@@ -99,6 +74,34 @@ for ax, p in zip(axes, POPS):
 axes[0].set_ylabel("coverage of 95% intervals")
 fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=9)
 fig.tight_layout(rect=(0, 0.2, 1, 1))
+
+# %% [markdown]
+# Why the defaults differ from the paper's settings:
+#
+# * **The composite likelihood (6) counts each record in several tables.** It multiplies the released tables'
+#   likelihoods as if they were independent samples, but every record is in all of them: with all two-way tables of
+#   five variables, each variable is in four, so its information is counted four times and the posterior sd of a
+#   cell comes out about $1/\sqrt{4} = 1/2$ of what the data support (Varin, Reid and Firth 2011 on composite
+#   likelihoods); nominal 95% intervals are too narrow. `weight="auto"` raises the composite likelihood to the power
+#   $1/$(the largest number of released tables sharing one variable), here $1/4$: a magnitude adjustment in the
+#   spirit of Ribatet, Cooley and Davison (2012). Notebook 14b checks the sd against the binomial one.
+# * **The uniform prior keeps rare cells away from 0.** Under $\Psi^{(j)}_h \sim$ Dirichlet$(1, \dots, 1)$ a class
+#   profile seldom puts almost no mass on a level, so the rarest cells (Table 3 lists cells of 0.1% and 0.2%) are
+#   pulled up. Where the noisy counts say little about such a cell (small $\epsilon$) that pull decides the interval,
+#   which then misses. A sparse Dirichlet$(0.1)$ lets a profile put almost no mass on a level.
+
+# %%
+head = ["population", "setting"] + [f"eps = {e}" for e in EPS_KEYS]
+print(f"stored study: {cov_study['reps']} samples of n = {cov_study['n']:,} per population, k = {cov_study['k']}, "
+      f"{cov_study['n_chains']} chains x {cov_study['n_iter']:,} iterations after {cov_study['n_warmup']:,} warm-up "
+      f"(command: {cov_study['command']})")
+display(Markdown("**Coverage of nominal 95% intervals: mean over the 40 cells (smallest cell)**\n\n" + md_table(
+    head, [["paper's population", "Table 3 (paper)"] + [f"{TABLE3_AVG_COVERAGE[float(e)]:.3f}" for e in EPS_KEYS]]
+    + [[POPS[p], SETTINGS[s]] + [f"{cov[p, s, e].mean():.3f} ({cov[p, s, e].min():.2f})" for e in EPS_KEYS]
+       for p in POPS for s in SETTINGS])))
+display(Markdown("**Mean length of the 95% intervals**\n\n" + md_table(
+    head, [["paper's population", "Table 3 (paper)"] + [f"{TABLE3_AVG_LENGTH[float(e)]:.3f}" for e in EPS_KEYS]]
+    + [[POPS[p], SETTINGS[s]] + [f"{length[p, s, e].mean():.3f}" for e in EPS_KEYS] for p in POPS for s in SETTINGS])))
 
 # %% [markdown]
 # Where the default's coverage stays below 0.90, and why (computed from the stored study: each such cell, its
