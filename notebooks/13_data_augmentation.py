@@ -56,46 +56,12 @@ print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}")
 #    density cancels in the ratio, which is the ratio of the mechanism densities
 #    $\alpha = \min\{1, \eta(s_{dp} \mid x_i^*, x_{-i}) / \eta(s_{dp} \mid x)\}$.
 #
-# When the mechanism is **record additive**, $\eta(s_{dp} \mid x) = g\big(s_{dp}, \sum_i t_i(x_i, s_{dp})\big)$, a proposal
-# changes the sum by $t_i(x_i^*, s_{dp}) - t_i(x_i, s_{dp})$: an update that costs the size of $t_i$, not $n$.
-# dapper asks for four **modules**, in its argument order:
-#
-# | module | dapper | here | what it does |
-# |---|---|---|---|
-# | `latent_f(theta)` | the same | `latent_f(theta[, rng])` | draws a whole database $x \sim f(\cdot \mid \theta)$: an $n \times p$ matrix (the proposals of one sweep) |
-# | `post_f(dmat, theta)` | the same | `post_f(dmat, theta[, rng])` | one draw (or one valid MCMC step from `theta`) of $p(\theta \mid x)$ |
-# | `priv_f(sdp, sx)` | the same | the same | $\log g(s_{dp}, s)$, the log mechanism density given the statistic $s = \sum_i t_i$ |
-# | `st_f(xi, sdp, i)` | prose: `(i, xi, sdp)` | `st_f(xi, sdp, i)`, `i` 0-based | the term $t_i(x_i, s_{dp})$ |
-#
-# The paper's prose lists `st_f`'s arguments as `(i, xi, sdp)` but its code (and the package) calls
-# `st_f(xi, sdp, i)`; we follow the code, with Python's 0-based `i`. A module that also takes `rng` is handed the
-# chain's `numpy.random.Generator`, so that no module needs a global random state: runs are reproducible from one
-# seed, and chains run in parallel threads without sharing a stream.
-#
-# **Speed.** dapper calls the four R functions $\approx 3n$ times per iteration. Here the modules run in one of three
-# engines: the whole chain compiled (numba modules, or plain Python modules that numba compiles), the record sweep
-# compiled with `latent_f` and `post_f` in Python, or a Python loop; all three run the same arithmetic in the same
-# order, so the same seed gives the same draws (checked in notebook 13a).
-#
-# **Run settings.** `dapper_sample` runs on `dplit.sampling.run`; dapper's keywords map as follows:
-#
-# | dapper | dplit | note |
-# |---|---|---|
-# | `niter` (draws, warm-up included) | `n_iter + n_warmup` | `n_iter` counts kept iterations only |
-# | `warmup = floor(niter / 2)` | `n_warmup` (default 1000) | nothing is adapted: warm-up is burn-in; dapper's `niter = 2w` is `n_iter = n_warmup = w` |
-# | `chains` | `n_chains` | chains run in threads (`n_jobs`); compiled kernels release the GIL |
-# | `seed` (set outside, `furrr`) | `rng` | one seed spawns one stream per chain |
-# | `progressr` handlers | `progress=True` | a tqdm bar |
-# | (none) | `thin` | keep every `thin`-th iteration |
-#
-# Like dapper, every chain starts at `init_par` with records drawn by `latent_f(init_par)`.
-#
 # ## What it gives: a normal mean from a noisy release
 #
-# Before the derivation of the code, the result, from the finished module `dplit.augmentation`. A normal mean:
+# Before the modules and the code, the result, from the finished module `dplit.augmentation`. A normal mean:
 # $n = 8$ records $x_i \sim N(\theta, 1)$, prior $\theta \sim N(0, 1)$, so that without privacy
 # $\theta \mid x \sim N(n\bar x/(n + 1), 1/(n + 1))$; the curator releases $s_{dp} = \bar x + $ Laplace noise of scale 0.5.
-# The four modules are five lines of numba: `latent_f` draws 8 records, `post_f` draws $\theta$ from the normal
+# The four modules (in the cell below) are five lines of numba: `latent_f` draws 8 records, `post_f` draws $\theta$ from the normal
 # posterior, `priv_f` is the Laplace log density and `st_f` a record's share $x_i/n$ of the mean. The exact posterior
 # given the release, $p(\theta \mid s_{dp}) \propto \phi(\theta)\int \tfrac{1}{2b}e^{-|s_{dp} - m|/b}\, N(m; \theta, 1/n)\,dm$, is a
 # one-dimensional integral here, so the sampler's draws can be held against it (left); the chains mix in a few
@@ -165,6 +131,43 @@ for a in (ax, ax_tr):
     a.yaxis.label.set_size(10)
 ax_tr.title.set_size(10)
 fig.tight_layout()
+
+# %% [markdown]
+# ## The four modules, the engines and the run settings
+#
+# When the mechanism is **record additive**, $\eta(s_{dp} \mid x) = g\big(s_{dp}, \sum_i t_i(x_i, s_{dp})\big)$, a proposal
+# changes the sum by $t_i(x_i^*, s_{dp}) - t_i(x_i, s_{dp})$: an update that costs the size of $t_i$, not $n$.
+# dapper asks for four **modules**, in its argument order:
+#
+# | module | dapper | here | what it does |
+# |---|---|---|---|
+# | `latent_f(theta)` | the same | `latent_f(theta[, rng])` | draws a whole database $x \sim f(\cdot \mid \theta)$: an $n \times p$ matrix (the proposals of one sweep) |
+# | `post_f(dmat, theta)` | the same | `post_f(dmat, theta[, rng])` | one draw (or one valid MCMC step from `theta`) of $p(\theta \mid x)$ |
+# | `priv_f(sdp, sx)` | the same | the same | $\log g(s_{dp}, s)$, the log mechanism density given the statistic $s = \sum_i t_i$ |
+# | `st_f(xi, sdp, i)` | prose: `(i, xi, sdp)` | `st_f(xi, sdp, i)`, `i` 0-based | the term $t_i(x_i, s_{dp})$ |
+#
+# The paper's prose lists `st_f`'s arguments as `(i, xi, sdp)` but its code (and the package) calls
+# `st_f(xi, sdp, i)`; we follow the code, with Python's 0-based `i`. A module that also takes `rng` is handed the
+# chain's `numpy.random.Generator`, so that no module needs a global random state: runs are reproducible from one
+# seed, and chains run in parallel threads without sharing a stream.
+#
+# **Speed.** dapper calls the four R functions $\approx 3n$ times per iteration. Here the modules run in one of three
+# engines: the whole chain compiled (numba modules, or plain Python modules that numba compiles), the record sweep
+# compiled with `latent_f` and `post_f` in Python, or a Python loop; all three run the same arithmetic in the same
+# order, so the same seed gives the same draws (checked in notebook 13a).
+#
+# **Run settings.** `dapper_sample` runs on `dplit.sampling.run`; dapper's keywords map as follows:
+#
+# | dapper | dplit | note |
+# |---|---|---|
+# | `niter` (draws, warm-up included) | `n_iter + n_warmup` | `n_iter` counts kept iterations only |
+# | `warmup = floor(niter / 2)` | `n_warmup` (default 1000) | nothing is adapted: warm-up is burn-in; dapper's `niter = 2w` is `n_iter = n_warmup = w` |
+# | `chains` | `n_chains` | chains run in threads (`n_jobs`); compiled kernels release the GIL |
+# | `seed` (set outside, `furrr`) | `rng` | one seed spawns one stream per chain |
+# | `progressr` handlers | `progress=True` | a tqdm bar |
+# | (none) | `thin` | keep every `thin`-th iteration |
+#
+# Like dapper, every chain starts at `init_par` with records drawn by `latent_f(init_par)`.
 
 # %% [markdown]
 # ## The privacy model
