@@ -209,7 +209,7 @@ def _datasynthesizer_session(seed):
         np.random.set_state(saved[3])  # noqa: NPY002 (the peer's global state)
 
 
-# %% notebooks/15b_peers.py, cell 15: PrivBayes through `DataSynthesizer`
+# %% notebooks/15b_peers.py, cell 14: PrivBayes through `DataSynthesizer`
 def _parse_key(key):
     """Parent levels from a DataSynthesizer key such as '[0, 1]' or '[np.int64(0), np.int64(1)]'."""
     return tuple(int(v) for v in ast.literal_eval(re.sub(r"np\.\w+\((-?\d+)\)", r"\1", key)))
@@ -299,7 +299,7 @@ def privbayes_fit(records, eps, *, levels=None, degree=2, rng=None, names=()):
                                     "conditional tables (Laplace, sensitivity 2)": 2 * eps / 3}})
 
 
-# %% notebooks/15b_peers.py, cell 18: Our model as a peer, and the errors we compare
+# %% notebooks/15b_peers.py, cell 17: Our model as a peer, and the errors we compare
 def latent_class_estimate(release, *, k=10, weight="auto", a=1.0, n_iter=2000, n_warmup=1000, n_chains=2, rng=None,
                           max_draws=300):
     """Our latent-class model as a peer: posterior mean of the full table, with the fit in ``details["fit"]``.
@@ -359,7 +359,7 @@ def estimate_errors(estimate, truth, *, margins=None, level=0.95):
     return out
 
 
-# %% notebooks/15b_peers.py, cell 21: One comparison, end to end
+# %% notebooks/15b_peers.py, cell 20: One comparison, end to end
 METHODS = ("latent_class", "pgm", "privbayes")
 
 

@@ -111,6 +111,12 @@ def test_bn_table_is_the_product_of_conditionals():
     assert np.allclose(_bn_table(net, cond, (2, 3, 2), ("a", "b", "c")), joint)
     del cond["c"]["[np.int64(2), np.int64(1)]"]          # a parent configuration the package left out: uniform
     assert np.allclose(_bn_table(net, cond, (2, 3, 2), ("a", "b", "c"))[1, 2], joint[1, 2].sum() / 2)
+    # the root is the last variable and the parents are listed in another order than the variables
+    net_c = [("a", ["c"]), ("b", ["a", "c"])]
+    cond_c = {"c": joint.sum(axis=(0, 1)).tolist(),
+              "a": {f"[{k}]": (joint[:, :, k].sum(axis=1) / joint[:, :, k].sum()).tolist() for k in range(2)},
+              "b": {f"[{i}, {k}]": (joint[i, :, k] / joint[i, :, k].sum()).tolist() for i in range(2) for k in range(2)}}
+    assert np.allclose(_bn_table(net_c, cond_c, (2, 3, 2), ("a", "b", "c")), joint)
 
 
 @needs_pgm
@@ -199,10 +205,26 @@ def test_latent_class_estimate_and_errors():
     uniform = PeerEstimate("u", 1.0, (2,) * 4, np.full((2,) * 4, 1 / 16))
     assert estimate_errors(uniform, truth)["full_tv"] > err["full_tv"]       # the score can tell them apart
     assert "coverage" not in estimate_errors(uniform, truth)
-    with pytest.raises(ValueError, match="truth"):
-        estimate_errors(est, truth[:1])
+    for bad_truth in (truth[:1], np.ones((2,) * 4)):     # the wrong shape; not summing to 1
+        with pytest.raises(ValueError, match="truth"):
+            estimate_errors(est, bad_truth)
     with pytest.raises(TypeError, match="MarginRelease"):
         latent_class_estimate(x)
+
+
+def test_latent_class_mean_is_the_mean_of_the_per_draw_tables():
+    from dplit.latent_class import latent_params, table_probs
+
+    x = _records(1500)
+    est = latent_class_estimate(release_margins(x, all_pairs(4), eps=np.inf), k=2, n_iter=200, n_warmup=200, rng=2,
+                                max_draws=120)
+    pi, Psi, _ = latent_params(est.details["fit"])
+    pi, Psi = pi.reshape(-1, 2), Psi.reshape(-1, 2, 4, 2)
+    kept = np.unique(np.linspace(0, pi.shape[0] - 1, 120).astype(int))
+    per_draw = np.mean([table_probs(pi[i] / pi[i].sum(), Psi[i], (2,) * 4) for i in kept], axis=0)
+    assert est.details["draws_in_mean"] == kept.size
+    np.testing.assert_allclose(est.table, per_draw, rtol=0, atol=1e-12)
+    assert all_pairs(3) == [(0, 1), (0, 2), (1, 2)]
 
 
 def test_compare_methods_runs_what_is_installed():
@@ -211,5 +233,6 @@ def test_compare_methods_runs_what_is_installed():
     assert set(out["estimates"]) | set(out["skipped"]) == {"latent_class", "pgm", "privbayes"}
     assert "latent_class" in out["estimates"] and out["release"].margins == tuple(itertools.combinations(range(4), 2))
     assert all(r["seconds"] >= 0 and 0 <= r["full_tv"] <= 1 for r in out["errors"])
-    with pytest.raises(ValueError, match="methods"):
-        compare_methods(x, 1.0, methods=())
+    for bad in ((), ("lcm",)):
+        with pytest.raises(ValueError, match="methods"):
+            compare_methods(x, 1.0, methods=bad)
