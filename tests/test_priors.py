@@ -69,6 +69,9 @@ def test_fit_gamma_matches_scipy_and_recovers_parameters():
     assert abs(v - 3.7) < 0.15 and abs(w - 0.6) < 0.03
     shapes, rates = fit_gammas(np.random.default_rng(4).gamma([2.0, 50.0], 1.0, size=(20000, 2)))
     assert np.allclose(shapes, [2.0, 50.0], rtol=0.05) and np.allclose(rates, 1.0, rtol=0.05)
+    for shape in (200.0, 0.05):          # very peaked and very skewed samples: Newton from Minka's start converges
+        v_big, _ = fit_gamma(np.random.default_rng(5).gamma(shape, 1.0, size=20000))
+        assert abs(v_big / shape - 1) < 0.1, (shape, v_big)
     with pytest.raises(ValueError, match="constant"):
         fit_gamma(np.full(10, 2.0))
     with pytest.raises(ValueError, match="> 0"):
@@ -103,6 +106,10 @@ def test_copula_marginals_correlation_and_density():
     y = GammaPrior(shape, rate).sample(20000, 8)
     wgt = np.exp(cop.logpdf(y) - GammaPrior(shape, rate).logpdf(y))
     assert abs(wgt.mean() - 1) < 5 * wgt.std() / np.sqrt(len(wgt))
+    # with R = I the copula is the independent gammas; far in the tails the density stays finite
+    indep = GaussianCopulaPrior(shape, rate, np.eye(3))
+    assert np.allclose(indep.logpdf(x[:20]), GammaPrior(shape, rate).logpdf(x[:20]))
+    assert np.isfinite(cop.logpdf([200.0, 1e-8, 50.0]))
     # a wrong correlation is visible
     assert np.abs(normal_scores_correlation(x) - np.eye(3)).max() > 0.5
     with pytest.raises(ValueError, match="positive definite"):
@@ -196,6 +203,20 @@ def test_kernel_density_equals_logpdf_for_every_prior_kind(split_release, p2_sam
         assert kernel_logpdf(form, -pts[0]) == -np.inf
 
 
+def test_a_prior_without_a_kernel_form_is_refused_not_guessed():
+    class MyPrior(Prior):
+        """A user's prior with a density but no kernel form."""
+        has_density = True
+
+        def _logpdf(self, alpha):
+            return -alpha.sum(axis=1)
+
+    mine = MyPrior(3, name="mine")
+    assert np.isclose(mine.logpdf([1.0, 2.0, 3.0]), -6.0)
+    with pytest.raises(TypeError, match="no kernel form"):
+        mine.kernel_form()
+
+
 def test_priors_are_picklable(split_release, p2_sample):
     priors = [make_prior("p1", d=3)] + [make_prior(n, split_release, draws=p2_sample) for n in ("p2", "p3", "p4")]
     priors.append(DrawsPrior(p2_sample[:50], name="p5", source="stand-in"))
@@ -206,3 +227,6 @@ def test_priors_are_picklable(split_release, p2_sample):
         if p.has_density:
             pts = p.sample(4, 13)
             assert np.allclose(q.logpdf(pts), p.logpdf(pts))
+        else:
+            with pytest.raises(NoDensityError):
+                q.logpdf(np.ones(3))
