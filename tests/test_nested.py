@@ -319,8 +319,9 @@ def test_synthesize_households():
         synthesize_households(res, 10, 10**9)
     with pytest.raises(ValueError, match="n_households"):
         synthesize_households(res, 0, 2)
-    with pytest.raises(TypeError, match="fit_nested"):
-        synthesize_households(res.posterior, 10, 2)
+    for not_a_result in (res.posterior, res.posterior.attrs):
+        with pytest.raises(TypeError, match="fit_nested"):
+            synthesize_households(not_a_result, 10, 2)
 
 
 # --- plausibility: counts no households give under the stated noise (issue 28, item 1) ---
