@@ -844,19 +844,19 @@ assert summaries[("selected 29", 1.0)]["mae_used"] < summaries[("all 120", 1.0)]
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True, sharey=True)
+fig, axes = plt.subplots(2, 2, figsize=(7.5, 7), sharex=True, sharey=True)
 for ax, ((name, weight), rep) in zip(axes.ravel(), reports.items()):
     for mask, lab, mk in [(used, "cells of the 29 selected margins", "o"), (~used, "held-out cells", "x")]:
         ax.errorbar(rep.truth[mask], rep.mean[mask], yerr=[rep.mean[mask] - rep.lower[mask], rep.upper[mask] - rep.mean[mask]],
                     fmt=mk, ms=3, lw=0.6, alpha=0.7, label=lab)
     ax.plot([1e-3, 1], [1e-3, 1], "k:", lw=0.8)
-    ax.set(xscale="log", yscale="log", title=f"{name}, weight {weight}, eps = {EPS_LIVE}")
-for ax in axes[1]:
-    ax.set_xlabel("true two-way proportion")
-for ax in axes[:, 0]:
-    ax.set_ylabel("posterior mean (95% interval)")
-axes[0, 0].legend(fontsize=8)
-fig.tight_layout()
+    ax.set(xscale="log", yscale="log")
+    ax.set_title(f"{name}, weight {weight}", fontsize=10)
+plt.setp(axes[1], xlabel="true two-way proportion")
+plt.setp(axes[:, 0], ylabel="posterior mean (95% interval)")
+fig.suptitle(f"Two-way proportions of the NLTCS at eps = {EPS_LIVE}", fontsize=11)
+fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=9, frameon=False)
+fig.tight_layout(rect=(0, 0.05, 1, 1))     # the legend sits below the panels, clear of the data
 
 # %% [markdown]
 # The synthetic data of the selected pipeline (Sec. 5.3: 20 data sets of $n$ records at random posterior draws)
