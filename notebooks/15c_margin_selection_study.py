@@ -121,7 +121,7 @@ assert all(np.all(np.array(stored["results"][e]["selected"]["n_margins"]) == 29)
 # %%
 # NBVAL_IGNORE_OUTPUT
 eps_num = [float(e) for e in eps_keys]
-fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True)
+fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.6), sharex=True)
 styles = {"selected": ("C0", "-"), "all": ("C1", "-"), "selected_wauto": ("C0", "--"), "all_wauto": ("C1", "--")}
 for pipeline, (color, ls) in styles.items():
     if pipeline not in stored["results"][eps_keys[0]]:
@@ -131,14 +131,17 @@ for pipeline, (color, ls) in styles.items():
                 label=PIPELINES[pipeline])
 for ax, title in zip(axes.ravel(), ("error, cells of the selected margins", "error, held-out cells",
                                     "coverage, cells of the selected margins", "coverage, held-out cells")):
-    ax.set(xscale="log", title=title)
+    ax.set(xscale="log")
+    ax.set_xticks(eps_num, [f"{e:g}" for e in eps_num], minor=False)     # the study's eps, not log-axis minor ticks
+    ax.set_xticks([], minor=True)
+    ax.set_title(title, fontsize=10)
 for ax in axes[0]:
     ax.set(yscale="log", ylabel="mean |posterior mean - truth|")
 for ax in axes[1]:
     ax.axhline(0.95, color="k", lw=0.8, ls=":")
     ax.set(xlabel="total eps", ylabel="coverage of 95% intervals", ylim=(0, 1.02))
-axes[0, 0].legend(fontsize=7)
-fig.tight_layout()
+fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=9, frameon=False)
+fig.tight_layout(rect=(0, 0.09, 1, 1))     # the legend sits below the panels, clear of the data
 
 # %% [markdown]
 # ## Explore: budget, share and seed
@@ -158,20 +161,21 @@ def explore_selection(eps=1.0, share=0.25, seed=1):
                                n_warmup=size(full=500, quick=200), n_chains=1, rng=seed, progress=False)
     rep = two_way_report(fit, nltcs, sel.pairs)
     summary = rep.summary() | {"mi_captured": float(sum(MI_PAIRS[a, b] for a, b in sel.pairs))}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 4))
     axes[0].imshow(MI_PAIRS, cmap="Greys")
-    axes[0].scatter([b for a, b in sel.pairs], [a for a, b in sel.pairs], marker="s", s=40, facecolors="none",
+    axes[0].scatter([b for a, b in sel.pairs], [a for a, b in sel.pairs], marker="s", s=25, facecolors="none",
                     edgecolors="C3", label="selected edge")
-    axes[0].set(title=f"pairwise MI; 29 edges hold {summary['mi_captured']:.2f} nats", xlabel="variable", ylabel="variable")
-    axes[0].legend(loc="lower left", fontsize=7)
-    for mask, lab in [(rep.used, "used"), (~rep.used, "held out")]:
+    axes[0].set(xlabel="variable", ylabel="variable")
+    axes[0].set_title(f"pairwise MI; 29 edges hold {summary['mi_captured']:.2f} nats", fontsize=10)
+    for mask, lab in [(rep.used, "cells used"), (~rep.used, "cells held out")]:
         axes[1].plot(rep.truth[mask], rep.mean[mask], "o", ms=3, alpha=0.7, label=lab)
     axes[1].plot([1e-3, 1], [1e-3, 1], "k:", lw=0.8)
-    axes[1].set(xscale="log", yscale="log", xlabel="true proportion", ylabel="posterior mean",
-                title=f"eps = {eps:g}, share {share:.2f}: MAE {summary['mae_used']:.4f} used, "
-                      f"{summary['mae_held_out']:.4f} held out")
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
+    axes[1].set(xscale="log", yscale="log", xlabel="true proportion", ylabel="posterior mean")
+    axes[1].set_title(f"eps = {eps:g}, share {share:.2f}\nMAE {summary['mae_used']:.4f} used, "
+                      f"{summary['mae_held_out']:.4f} held out", fontsize=10)
+    handles = [h for ax in axes for h in ax.get_legend_handles_labels()[0]]
+    fig.legend(handles, [h.get_label() for h in handles], loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))     # the legend sits below the panels, clear of the data
     return fig, summary
 
 
