@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/07_mcmc.py, cell 6: The moves of an iteration (notebook 07a)
+# %% notebooks/07_mcmc.py, cell 9: The moves of an iteration (notebook 07a)
 import math
 from dataclasses import dataclass
 
@@ -54,7 +54,7 @@ from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 
 
-# %% notebooks/07_mcmc.py, cell 8: The chain as a `dplit.sampling.Sampler`
+# %% notebooks/07_mcmc.py, cell 11: The chain as a `dplit.sampling.Sampler`
 @dataclass
 class _Spec:
     """What a chain needs: latent blocks, the exact part, the prior's kernel form and sampler settings."""
@@ -245,7 +245,7 @@ def _sampler(spec):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords={"component": np.arange(spec.d)})
 
 
-# %% notebooks/07_mcmc.py, cell 10: The public samplers
+# %% notebooks/07_mcmc.py, cell 13: The public samplers
 _PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
@@ -511,7 +511,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
                    n_jobs, "DPreMCMC", until)
 
 
-# %% notebooks/07_mcmc.py, cell 18: Prior p5 (Guo et al., Sec. 4.2.1)
+# %% notebooks/07_mcmc.py, cell 17: Prior p5 (Guo et al., Sec. 4.2.1)
 def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=False,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
@@ -544,7 +544,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     return DrawsPrior(draws, name="p5", source=f"DPMCMC_p1 on S_L(D1, a), n1 = {release.n1}")
 
 
-# %% notebooks/07_mcmc.py, cell 21: Simulation-based calibration of DPMCMC
+# %% notebooks/07_mcmc.py, cell 20: Simulation-based calibration of DPMCMC
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
                moves=True, prior_rate=0.1, monitor=None, rng=None):
     """Ranks of prior draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks), one column per monitored value.

@@ -32,6 +32,68 @@ rng = np.random.default_rng(SEED)
 print(f"quick mode: {is_quick()}")
 
 # %% [markdown]
+# ## What it gives: the posterior of $\boldsymbol\alpha$ given a release
+#
+# Before the derivation, the result, from the finished module `dplit.mcmc`. A data set in the setting of the simulation
+# study (Guo et al., Sec. 5.1: $\boldsymbol\alpha_3^{true} = (2.2, 3.3, 4.4)$, $n = 1000$, candidates
+# $10^{-1}, \dots, 10^{-6}$, $t_c = 0.01$) is released by Algorithm 1 (notebook 04) with $\epsilon_1 = 1$ (and once split,
+# $\epsilon_1 = 0.75$, $n_1 = n/4$, for prior p5 below; notebooks 07b and 07c draw the same from the same seed).
+# DPMCMC$_{p1}$ samples the posterior given the release, MCMC$_{p1}$ the posterior given the confidential statistic
+# $S_0(\mathbf D)$, i.e. without privacy; two chains each, run until the convergence report passes. The figure shows both
+# with the truth: the concentration $\alpha_0 = \sum_j \alpha_j$ (left) and the mean composition
+# $E[\mathbf x \mid \boldsymbol\alpha] = \boldsymbol\alpha/\alpha_0$ (right). Checked: both converged, DPMCMC's posterior mean
+# composition is within two of its posterior standard deviations of MCMC's, and its $\alpha_j$ are less certain.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import dplit.mcmc as finished          # the module this notebook derives and exports below
+from dplit.release import Release, release
+
+alpha_true, n_demo = np.array([2.2, 3.3, 4.4]), 1000
+candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
+demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 07, 07b and 07c: the stream of SEED
+demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
+X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
+rel = release(X_demo, 1.0, 0.25, candidates, 0.01, rng=demo_rng, secure=False)
+rel_split = release(X_demo, 0.75, 0.25, candidates, 0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
+kw_demo = dict(n_iter="auto", n_warmup=2000, n_chains=2, progress=False)
+post_dp = finished.dp_mcmc(rel, prior="p1", rng=11, **kw_demo)
+post_np = finished.mcmc(sufficient_stat(X_demo), n_demo, rng=10, **kw_demo)
+summ_dp, summ_np = (az.summary(r, var_names=["alpha", "mean_composition"]) for r in (post_dp, post_np))
+comp_dp, comp_np = (s.filter(like="mean_composition", axis=0) for s in (summ_dp, summ_np))
+print(f"E[x | alpha]: DPMCMC_p1 {comp_dp['mean'].to_numpy()}, MCMC_p1 {comp_np['mean'].to_numpy()}")
+assert post_dp.posterior.attrs["converged"] == 1 and post_np.posterior.attrs["converged"] == 1
+assert np.all(np.abs(comp_dp["mean"] - comp_np["mean"]) < 2 * comp_dp["sd"])
+assert np.all(summ_dp["sd"].filter(like="alpha[") > summ_np["sd"].filter(like="alpha["))
+
+fig, axes = plt.subplots(1, 2, figsize=(7, 2.8))
+a0_all = np.concatenate([r.posterior["alpha"].values.sum(-1).ravel() for r in (post_np, post_dp)])
+a0_bins = np.linspace(*np.quantile(a0_all, [0.001, 0.995]), 60)     # the long right tail is cut
+for k, (res, lab) in enumerate([(post_np, "MCMC$_{p1}$ (no privacy)"), (post_dp, "DPMCMC$_{p1}$")]):
+    a0 = res.posterior["alpha"].values.sum(-1).ravel()
+    axes[0].hist(a0, bins=a0_bins, weights=np.full(a0.size, 1.0 / a0.size), alpha=0.6, label=lab, color=f"C{k}")
+    comp = res.posterior["mean_composition"].values.reshape(-1, 3)
+    parts = axes[1].violinplot(comp, positions=np.arange(1, 4) + (0.2 if k else -0.2), widths=0.35, showextrema=False)
+    for body in parts["bodies"]:
+        body.set(facecolor=f"C{k}", alpha=0.6)
+axes[0].axvline(alpha_true.sum(), c="k", ls="--", lw=0.8, label="truth")
+axes[0].set(xlabel=r"concentration $\alpha_0$ (cut at the 99.5th pct.)", ylabel="share of draws")
+axes[1].scatter([1, 2, 3], alpha_true / alpha_true.sum(), c="k", marker="_", s=300, zorder=3)
+axes[1].set(xticks=[1, 2, 3], xticklabels=["$E[x_1]$", "$E[x_2]$", "$E[x_3]$"], ylabel="mean composition")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", ncol=3, fontsize=9, frameon=False)
+fig.tight_layout(rect=(0, 0, 1, 0.9))
+
+# %%
+ratio_alpha = (summ_dp["sd"] / summ_np["sd"]).filter(like="alpha[").to_numpy()
+ratio_comp = (summ_dp["sd"] / summ_np["sd"]).filter(like="mean_composition").to_numpy()
+display(Markdown(
+    f"Algorithm 1 chose $a = {rel.a:g}$ for the unsplit release, so the Laplace noise has scale {rel.scale:.4g} per "
+    f"component. DPMCMC's posterior standard deviations of $\\alpha_j$ are {ratio_alpha.min():.1f}-{ratio_alpha.max():.1f} "
+    f"times MCMC$_{{p1}}$'s: that is the price of privacy here. Those of the proportions "
+    f"$E[\\mathbf x \\mid \\boldsymbol\\alpha] = \\boldsymbol\\alpha/\\alpha_0$ are {ratio_comp.min():.1f}-{ratio_comp.max():.1f} "
+    f"times MCMC$_{{p1}}$'s (right): the release pins the composition better than the concentration $\\alpha_0$ (left)."))
+
+# %% [markdown]
 # ## The target (Guo et al., Sec. 4.2, eq. 1-2, 4-5)
 #
 # The confidential data $\mathbf D = (\mathbf x_1, \dots, \mathbf x_n)$ are compositions,
@@ -667,64 +729,13 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
 # %% [markdown]
 # ## Using the samplers
 #
-# A data set in the setting of the simulation study (Guo et al., Sec. 5.1: $\boldsymbol\alpha_3^{true} = (2.2, 3.3, 4.4)$,
-# $n = 1000$, candidates $10^{-1}, \dots, 10^{-6}$, $t_c = 0.01$), released by Algorithm 1 (notebook 04) once unsplit with
-# $\epsilon_1 = 1$ and once split ($\epsilon_1 = 0.75$, $n_1 = n/4$); notebooks 07b and 07c draw the same from the same seed.
+# The releases and runs of the first figure in detail: what Algorithm 1 chose for each release, and the posterior
+# summaries. With `n_iter="auto"` each run extended its chains until the convergence report passed (bulk and tail ESS
+# and $\hat R$ of every coordinate of $\boldsymbol\alpha$ and $E[\mathbf x \mid \boldsymbol\alpha]$).
 
 # %%
-from dplit.release import Release, release  # noqa: E402
-
-alpha_true, n_demo = np.array([2.2, 3.3, 4.4]), 1000
-candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
-demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 07, 07b and 07c: the stream of SEED
-demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
-X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
-rel = release(X_demo, 1.0, 0.25, candidates, 0.01, rng=demo_rng, secure=False)
-rel_split = release(X_demo, 0.75, 0.25, candidates, 0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
 print(rel.summary(), rel_split.summary(), sep="\n")
-
-# %% [markdown]
-# DPMCMC$_{p1}$ on the unsplit release, and MCMC$_{p1}$ on the confidential statistic $S_0(\mathbf D)$ (what the posterior
-# would be without privacy), two chains each. With `n_iter="auto"` each run extends its chains until the convergence
-# report passes (bulk and tail ESS and $\hat R$ of every coordinate of $\boldsymbol\alpha$ and $E[\mathbf x \mid \boldsymbol\alpha]$):
-
-# %%
-kw_demo = dict(n_iter="auto", n_warmup=2000, n_chains=2, progress=False)
-post_dp = dp_mcmc(rel, prior="p1", rng=11, **kw_demo)
-post_np = mcmc(sufficient_stat(X_demo), n_demo, rng=10, **kw_demo)
-summ_dp, summ_np = (az.summary(r, var_names=["alpha", "mean_composition"]) for r in (post_dp, post_np))
 print("DPMCMC_p1:\n", summ_dp.iloc[:, :4], "\nMCMC_p1 (no privacy):\n", summ_np.iloc[:, :4])
-assert post_dp.posterior.attrs["converged"] == 1 and post_np.posterior.attrs["converged"] == 1
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 2.8))
-a0_all = np.concatenate([r.posterior["alpha"].values.sum(-1).ravel() for r in (post_np, post_dp)])
-a0_bins = np.linspace(*np.quantile(a0_all, [0.001, 0.995]), 60)     # the long right tail is cut
-for k, (res, lab) in enumerate([(post_np, "MCMC_p1 (no privacy)"), (post_dp, "DPMCMC_p1")]):
-    a0 = res.posterior["alpha"].values.sum(-1).ravel()
-    axes[0].hist(a0, bins=a0_bins, weights=np.full(a0.size, 1.0 / a0.size), alpha=0.6, label=lab, color=f"C{k}")
-    comp = res.posterior["mean_composition"].values.reshape(-1, 3)
-    parts = axes[1].violinplot(comp, positions=np.arange(1, 4) + (0.2 if k else -0.2), widths=0.35, showextrema=False)
-    for body in parts["bodies"]:
-        body.set_facecolor(f"C{k}")
-axes[0].axvline(alpha_true.sum(), c="k", ls="--", lw=0.8)
-axes[0].set(xlabel="concentration alpha_0 (cut at the 99.5th percentile)", ylabel="share of draws")
-axes[1].scatter([1, 2, 3], alpha_true / alpha_true.sum(), c="k", marker="_", s=300, zorder=3, label="truth")
-axes[1].set(xticks=[1, 2, 3], xticklabels=["E[x_1]", "E[x_2]", "E[x_3]"], ylabel="mean composition")
-for ax in axes:
-    ax.legend(fontsize=9)
-fig.tight_layout()
-
-# %%
-ratio_alpha = (summ_dp["sd"] / summ_np["sd"]).filter(like="alpha[").to_numpy()
-ratio_comp = (summ_dp["sd"] / summ_np["sd"]).filter(like="mean_composition").to_numpy()
-display(Markdown(
-    f"Algorithm 1 chose $a = {rel.a:g}$ for the unsplit release, so the Laplace noise has scale {rel.scale:.4g} per "
-    f"component. DPMCMC's posterior standard deviations of $\\alpha_j$ are {ratio_alpha.min():.1f}-{ratio_alpha.max():.1f} "
-    f"times MCMC$_{{p1}}$'s: that is the price of privacy here. Those of the proportions "
-    f"$E[\\mathbf x \\mid \\boldsymbol\\alpha] = \\boldsymbol\\alpha/\\alpha_0$ are {ratio_comp.min():.1f}-{ratio_comp.max():.1f} "
-    f"times MCMC$_{{p1}}$'s (right): the release pins the composition better than the concentration $\\alpha_0$ (left)."))
 
 # %% [markdown]
 # ## Prior p5 (Guo et al., Sec. 4.2.1)
