@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/08_abc.py, cell 6: 1. Simulating $S_0(\tilde{\mathbf D}, a)$ without storing the records
+# %% notebooks/08_abc.py, cell 8: 1. Simulating $S_0(\tilde{\mathbf D}, a)$ without storing the records
 import math
 import time
 
@@ -77,7 +77,7 @@ def _censored_stat_sim_reference(alpha, n, a, rng):
     return np.log(np.maximum(X, a)).mean(axis=0)
 
 
-# %% notebooks/08_abc.py, cell 10: 2. A block of simulated releases
+# %% notebooks/08_abc.py, cell 12: 2. A block of simulated releases
 BLOCK_SIZE = 256    # simulations per block of map_blocks (fixed: results do not depend on n_jobs)
 
 
@@ -141,7 +141,7 @@ def simulate_releases(alphas, n_parts, scales, a, *, rng=None, n_jobs=None, prog
     return np.concatenate(blocks)
 
 
-# %% notebooks/08_abc.py, cell 14: 3. Rejection at a fixed acceptance rate, and the local-linear adjustment
+# %% notebooks/08_abc.py, cell 16: 3. Rejection at a fixed acceptance rate, and the local-linear adjustment
 def _reject(dist, n_accept):
     """Indices (in simulation order) of the n_accept smallest finite distances, and delta = the largest kept."""
     dist = np.where(np.isfinite(dist), dist, np.inf)
@@ -167,7 +167,7 @@ def _loclinear(theta, stats, s_obs, dist, delta):
     return theta - X @ coef[1:], w
 
 
-# %% notebooks/08_abc.py, cell 18: 4. The prior and the parts (Table 1)
+# %% notebooks/08_abc.py, cell 20: 4. The prior and the parts (Table 1)
 def _abc_prior(prior, release, rng):
     """(Prior, parts) for a prior name or object: parts are the release parts simulated (see the table)."""
     if isinstance(prior, str):
@@ -205,7 +205,7 @@ def _prior_draws(prior, size, d, rng):
     return draws
 
 
-# %% notebooks/08_abc.py, cell 21: 5. `dp_abc`
+# %% notebooks/08_abc.py, cell 23: 5. `dp_abc`
 ADJUSTMENTS = (None, "loclinear")
 
 

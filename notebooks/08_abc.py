@@ -38,6 +38,67 @@ n_iter_mcmc = size(full=20_000, quick=3_000)   # DPMCMC iterations per chain
 print(f"quick mode: {is_quick()}; rates {rates_conv}, {n_accept_conv} accepted draws each")
 
 # %% [markdown]
+# ## What it gives: DPABC against DPMCMC on one release
+#
+# Before the derivation, the result, from the finished module `dplit.abc`: the comparison of section 7. A data set of the
+# simulation study (Guo et al., Sec. 5.1) released at $\epsilon = 1$, split. DPABC$_{p4}$ keeps the 10% of prior draws (p4,
+# learnt from $\mathbf D_1$) whose simulated releases fall closest to the released one; DPMCMC$_{p1}$ (notebook 07) is the exact
+# posterior given both parts, DPMCMC$_{p4}$ that of DPABC$_{p4}$'s own target. Posterior means and 90% intervals of the mean
+# composition $E[\mathbf x \mid \boldsymbol\alpha]$ (left), medians and 90% intervals of the concentration $\alpha_0 = \sum_j\alpha_j$
+# (right): ABC gets the composition, but its tolerance spreads $\alpha_0$ out; a smaller rate or the local-linear adjustment
+# (section 3) brings it towards DPMCMC$_{p4}$. Checked: DPABC$_{p4}$'s mean composition is within two posterior sds of DPMCMC$_{p1}$'s.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import dplit.abc as finished            # the module this notebook derives and exports below
+from dplit.mcmc import dp_mcmc
+from dplit.priors import make_prior
+from dplit.release import release
+
+alpha_true = np.array([2.2, 3.3, 4.4])
+n_demo = 1000
+candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
+X_demo = dirichlet_draws(alpha_true, n_demo, rng=SEED + 1)
+rel = release(X_demo, 0.75, 0.25, candidates, 0.01, rng=SEED + 2, secure=False)                     # eps = 1, unsplit
+rel_split = release(X_demo, 0.75, 0.25, candidates, 0.01, n1=n_demo // 4, rng=SEED + 3, secure=False)  # eps = 1, split
+p4_split = make_prior("p4", rel_split, rng=31)
+kw_mc = dict(n_iter=n_iter_mcmc, n_warmup=2000, n_chains=2, thin=10, progress=False)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    cmp_runs = {"DPMCMC_p1": dp_mcmc(rel_split, prior="p1", rng=32, **kw_mc),
+                "DPMCMC_p4": dp_mcmc(rel_split, prior=p4_split, rng=33, **kw_mc)}
+kw_abc = dict(prior=p4_split, n_accept=size(full=1000, quick=300), progress=False)
+cmp_runs["DPABC_p4"] = finished.dp_abc(rel_split, accept_rate=0.1, rng=34, **kw_abc)
+cmp_runs["DPABC_p4 rate 0.01"] = finished.dp_abc(rel_split, accept_rate=0.01, rng=35, **kw_abc)
+cmp_runs["DPABC_p4 loclinear"] = finished.dp_abc(rel_split, accept_rate=0.1, rng=34, adjust="loclinear", **kw_abc)
+comp = {k: r.posterior["mean_composition"].values.reshape(-1, 3) for k, r in cmp_runs.items()}
+m_abc, m_mc, s_mc = comp["DPABC_p4"].mean(0), comp["DPMCMC_p1"].mean(0), comp["DPMCMC_p1"].std(0)
+print("DPABC_p4 - DPMCMC_p1 in DPMCMC_p1 posterior sds:", ((m_abc - m_mc) / s_mc).round(2))
+assert np.all(np.abs(m_abc - m_mc) < 2 * s_mc)         # within the spread of DPMCMC_p1's posterior
+
+fig, (ax_m, ax_a) = plt.subplots(1, 2, figsize=(7, 2.8), sharey=True, width_ratios=[1.4, 1])
+labels = {"DPMCMC_p1": "DPMCMC$_{p1}$", "DPMCMC_p4": "DPMCMC$_{p4}$", "DPABC_p4": "DPABC$_{p4}$",
+          "DPABC_p4 rate 0.01": "DPABC$_{p4}$, rate 0.01", "DPABC_p4 loclinear": "DPABC$_{p4}$, adjusted"}
+for i, (name, res) in enumerate(cmp_runs.items()):
+    y = len(cmp_runs) - 1 - i
+    for j in range(3):
+        mj, (lo, hi) = comp[name][:, j].mean(), np.quantile(comp[name][:, j], [0.05, 0.95])
+        ax_m.errorbar(mj, y + 0.2 * (1 - j), xerr=[[mj - lo], [hi - mj]], fmt="o", ms=3, color=f"C{j}",
+                      label=f"$E[x_{j + 1}]$" if i == 0 else None)
+    a0 = res.posterior["alpha"].values.reshape(-1, 3).sum(1)
+    q = np.quantile(a0, [0.05, 0.5, 0.95])
+    ax_a.errorbar(q[1], y, xerr=[[q[1] - q[0]], [q[2] - q[1]]], fmt="o", ms=3, color="k")
+for j in range(3):
+    ax_m.axvline(alpha_true[j] / alpha_true.sum(), color=f"C{j}", ls="--", lw=0.8)
+ax_a.axvline(alpha_true.sum(), color="k", ls="--", lw=0.8, label="truth")
+ax_m.set(yticks=range(len(cmp_runs)), yticklabels=[labels[k] for k in reversed(list(cmp_runs))],
+         xlabel=r"mean composition $E[\mathbf{x} \mid \alpha]$")
+ax_a.set(xscale="log", xlabel=r"concentration $\alpha_0$")
+fig.legend(*[sum(h, []) for h in zip(ax_m.get_legend_handles_labels(), ax_a.get_legend_handles_labels())],
+           loc="upper center", ncol=4, fontsize=9, frameon=False)
+fig.tight_layout(rect=(0, 0, 1, 0.9))
+
+# %% [markdown]
 # ## Why ABC (Guo et al., Sec. 4.2.2-4.2.3)
 #
 # The curator publishes $\mathbf s_L = S_0(\mathbf D, a) + \boldsymbol\varepsilon^L$, the mean of the censored logs
@@ -432,15 +493,7 @@ def _prior_draws(prior, size, d, rng):
 
 
 # %%
-from dplit.release import release  # noqa: E402
-
-alpha_true = np.array([2.2, 3.3, 4.4])
-n_demo = 1000
-candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
-X_demo = dirichlet_draws(alpha_true, n_demo, rng=SEED + 1)
-rel = release(X_demo, 0.75, 0.25, candidates, 0.01, rng=SEED + 2, secure=False)                     # eps = 1, unsplit
-rel_split = release(X_demo, 0.75, 0.25, candidates, 0.01, n1=n_demo // 4, rng=SEED + 3, secure=False)  # eps = 1, split
-print(rel_split.summary())
+print(rel_split.summary())                  # the split release of the first figure
 
 assert _abc_prior("p1", rel, 1)[1] == ["D"] and _abc_prior("p1", rel_split, 1)[1] == ["D1", "D2"]
 p3_chk, parts_chk = _abc_prior("p3", rel_split, 1)
@@ -618,7 +671,7 @@ for bad, err in [(dict(accept_rate=0.0), ValueError), (dict(accept_rate=1.5), Va
 # posterior standard deviations, worst component of $\boldsymbol\alpha$.
 
 # %%
-from dplit.mcmc import dp_mcmc, mcmc  # noqa: E402
+from dplit.mcmc import mcmc  # noqa: E402
 from dplit.release import laplace_scale  # noqa: E402
 
 a_inf, n1_demo = 1e-6, n_demo // 4
@@ -689,66 +742,23 @@ fig.tight_layout()
 # %% [markdown]
 # ## 7. DPABC against DPMCMC on one release ($\epsilon = 1$)
 #
-# The split release above ($\boldsymbol\alpha_3^{true} = (2.2, 3.3, 4.4)$, $n = 1000$, $\epsilon = 1$: $\epsilon_1 = 0.75$, $\epsilon_2 = 0.25$,
-# $n_1 = 250$), the paper's choice of representatives (Sec. 5.1): DPMCMC$_{p1}$ (both parts latent) and DPABC$_{p4}$ at the paper's
-# rate 0.1. To see *why* they differ we add DPMCMC$_{p4}$, the exact sampler of DPABC$_{p4}$'s target (same prior object,
-# model 4): DPABC$_{p4}$ differs from it only by its tolerance, and DPMCMC$_{p4}$ from DPMCMC$_{p1}$ only by the prior and the
-# use of $\mathbf D_1$. And DPABC$_{p4}$ at rate 0.01 and adjusted.
+# The runs of the first figure, in numbers: the split release of the demo data ($\boldsymbol\alpha_3^{true} = (2.2, 3.3, 4.4)$,
+# $n = 1000$, $\epsilon_1 = 0.75$, $\epsilon_2 = 0.25$, $n_1 = 250$), the paper's representatives (Sec. 5.1) DPMCMC$_{p1}$ (both
+# parts latent) and DPABC$_{p4}$ at the paper's rate 0.1. DPMCMC$_{p4}$ is the exact sampler of DPABC$_{p4}$'s target (same prior
+# object, model 4): DPABC$_{p4}$ differs from it only by its tolerance, and DPMCMC$_{p4}$ from DPMCMC$_{p1}$ only by the prior and
+# the use of $\mathbf D_1$.
 
 # %%
-p4_split = make_prior("p4", rel_split, rng=31)
 print(p4_split.describe())
-kw_mc = dict(n_iter=n_iter_mcmc, n_warmup=2000, n_chains=2, thin=10, progress=False)
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    cmp_runs = {"DPMCMC_p1": dp_mcmc(rel_split, prior="p1", rng=32, **kw_mc),
-                "DPMCMC_p4": dp_mcmc(rel_split, prior=p4_split, rng=33, **kw_mc)}
-n_cmp = size(full=1000, quick=300)
-cmp_runs["DPABC_p4"] = dp_abc(rel_split, prior=p4_split, n_accept=n_cmp, accept_rate=0.1, rng=34, progress=False)
-cmp_runs["DPABC_p4 rate 0.01"] = dp_abc(rel_split, prior=p4_split, n_accept=n_cmp, accept_rate=0.01, rng=35,
-                                        progress=False)
-cmp_runs["DPABC_p4 loclinear"] = dp_abc(rel_split, prior=p4_split, n_accept=n_cmp, accept_rate=0.1, rng=34,
-                                        progress=False, adjust="loclinear")
-
-
-def summary_row(res):
-    """Posterior mean and sd of E[x] = alpha / alpha_0, and median and 90% interval of alpha_0."""
-    m = res.posterior["mean_composition"].values.reshape(-1, 3)
-    a0 = res.posterior["alpha"].values.reshape(-1, 3).sum(1)
-    return m.mean(0), m.std(0), np.quantile(a0, [0.05, 0.5, 0.95])
-
-
-print(f"{'method':20s} {'E[x] posterior mean':>24s} {'sd':>22s} {'alpha_0: 5%, 50%, 95%':>24s}  delta / time")
-cmp_rows = {}
+print(f"{'method':20s} {'E[x] posterior mean':>24s} {'sd':>22s} {'alpha_0: 5%, 50%, 95%':>24s}  tolerance / time")
 for name, res in cmp_runs.items():
-    cmp_rows[name] = summary_row(res)
-    m, s, q = cmp_rows[name]
+    m, s = comp[name].mean(0), comp[name].std(0)          # E[x] = alpha / alpha_0; then alpha_0's 90% interval
+    q = np.quantile(res.posterior["alpha"].values.reshape(-1, 3).sum(1), [0.05, 0.5, 0.95])
     at = res.posterior.attrs
-    extra = f"delta {at['delta']:.3f}" if "delta" in at else f"R-hat {at['rhat_max']:.3f}"
+    extra = f"tolerance {at['tolerance']:.3f}" if "tolerance" in at else f"R-hat {at['rhat_max']:.3f}"
     print(f"{name:20s} {np.array2string(m, precision=3):>24s} {np.array2string(s, precision=3):>22s} "
           f"{np.array2string(q, precision=1):>24s}  {extra}, {at['runtime']:.1f} s")
 print("true E[x]:", (alpha_true / alpha_true.sum()).round(3), " true alpha_0:", alpha_true.sum())
-m_abc, m_mc, s_mc = cmp_rows["DPABC_p4"][0], cmp_rows["DPMCMC_p1"][0], cmp_rows["DPMCMC_p1"][1]
-print("DPABC_p4 - DPMCMC_p1 in DPMCMC_p1 posterior sds:", ((m_abc - m_mc) / s_mc).round(2))
-assert np.all(np.abs(m_abc - m_mc) < 2 * s_mc)         # within the spread of DPMCMC_p1's posterior
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 4, figsize=(13, 3.2))
-for name, res in cmp_runs.items():
-    m = res.posterior["mean_composition"].values.reshape(-1, 3)
-    a0 = res.posterior["alpha"].values.reshape(-1, 3).sum(1)
-    for j in range(3):
-        axes[j].hist(m[:, j], bins=40, density=True, histtype="step", lw=1.3, label=name)
-    axes[3].hist(np.log10(a0), bins=40, density=True, histtype="step", lw=1.3, label=name)
-for j in range(3):
-    axes[j].axvline(alpha_true[j] / alpha_true.sum(), c="k", ls="--", lw=0.8)
-    axes[j].set_xlabel(f"E[x_{j + 1}]")
-axes[3].axvline(np.log10(alpha_true.sum()), c="k", ls="--", lw=0.8)
-axes[3].set_xlabel("log10 alpha_0")
-axes[0].legend(fontsize=7)
-fig.suptitle("eps = 1, n = 1000: posteriors of E[x] and of the concentration; dashed: truth")
-fig.tight_layout()
 
 # %% [markdown]
 # Reading the table (full-size run): see the printed rows. DPMCMC$_{p4}$ and DPMCMC$_{p1}$ are close in $E[\mathbf x]$, so the prior
@@ -851,7 +861,7 @@ def explore(accept_rate=0.1, eps=1.0, n_accept=500, adjust=None):
     axes[1].set_xlabel("log10 alpha_0")
     axes[0].legend(fontsize=8)
     at = res.posterior.attrs
-    fig.suptitle(f"eps = {eps:g}: delta = {at['delta']:.3g}, {at['n_simulations']} simulations, {at['runtime']:.1f} s")
+    fig.suptitle(f"eps = {eps:g}: delta = {at['tolerance']:.3g}, {at['n_simulations']} simulations, {at['runtime']:.1f} s")
     fig.tight_layout()
     return res, fig
 
