@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/09_asymptotic_gibbs.py, cell 6: A Gaussian with covariance "diagonal minus rank one"
+# %% notebooks/09_asymptotic_gibbs.py, cell 8: A Gaussian with covariance "diagonal minus rank one"
 import math
 import warnings
 from dataclasses import dataclass
@@ -62,7 +62,7 @@ def _log_normal_kernel(y, mu, dvec, t):
     return -0.5 * (quad + t * s_x * s_x / g + logdet + math.log(g) + d * math.log(2.0 * math.pi))
 
 
-# %% notebooks/09_asymptotic_gibbs.py, cell 10: Step 3: $\boldsymbol\alpha$ by random-walk Metropolis on $\log\boldsymbol\alpha$
+# %% notebooks/09_asymptotic_gibbs.py, cell 12: Step 3: $\boldsymbol\alpha$ by random-walk Metropolis on $\log\boldsymbol\alpha$
 @njit(cache=True, nogil=True)
 def _log_alpha_kernel(theta, y, n, c, kind, shape, rate, prec):
     """log prod_k N(y_k | mu_alpha, Sigma_alpha / n_k + diag(c_k)) + log prior, in theta = log alpha (Jacobian in)."""
@@ -107,7 +107,7 @@ def _alpha_mh_kernel(theta, n_steps, step, chol, y, n, c, kind, shape, rate, pre
     return accepted
 
 
-# %% notebooks/09_asymptotic_gibbs.py, cell 14: Step 1: the scaled residual $\boldsymbol\rho = (\mathbf s_L - S_0)/b_L$
+# %% notebooks/09_asymptotic_gibbs.py, cell 16: Step 1: the scaled residual $\boldsymbol\rho = (\mathbf s_L - S_0)/b_L$
 @njit(cache=True, nogil=True)
 def _residual_kernel(alpha, s_L, n, b, v, rng):
     """Draw rho = (s_L - S0) / b from N(Q^-1 h, Q^-1), Q = b^2 n Sigma^-1 + diag(1/v), h = b n Sigma^-1 (s_L - mu)."""
@@ -149,7 +149,7 @@ def _residual_kernel(alpha, s_L, n, b, v, rng):
     return rho
 
 
-# %% notebooks/09_asymptotic_gibbs.py, cell 18: Step 2: the mixing variances, an inverse Gaussian draw
+# %% notebooks/09_asymptotic_gibbs.py, cell 20: Step 2: the mixing variances, an inverse Gaussian draw
 @njit(cache=True, nogil=True)
 def _mixing_kernel(rho, v, rng):
     """In place: 1/v_j ~ InverseGaussian(mean 1/|rho_j|, shape 1) (Park and Casella 2008, in noise units)."""
@@ -164,7 +164,7 @@ def _mixing_kernel(rho, v, rng):
         v[j] = max(1.0 / x, 1e-300)
 
 
-# %% notebooks/09_asymptotic_gibbs.py, cell 22: One chain: the kernel
+# %% notebooks/09_asymptotic_gibbs.py, cell 24: One chain: the kernel
 @njit(cache=True, nogil=True)
 def _approx_chain_kernel(theta, rho, v, s_L, n, b, blocked, n_iter, thin, n_mh, step, chol,
                          kind, shape, rate, prec, rng):
@@ -195,7 +195,7 @@ def _approx_chain_kernel(theta, rho, v, s_L, n, b, blocked, n_iter, thin, n_mh, 
     return draws, acc
 
 
-# %% notebooks/09_asymptotic_gibbs.py, cell 24: The chain as a `dplit.sampling.Sampler`
+# %% notebooks/09_asymptotic_gibbs.py, cell 26: The chain as a `dplit.sampling.Sampler`
 _UPDATES = ("blocked", "gibbs")
 
 
@@ -244,7 +244,7 @@ def _approx_sampler(blocks, a, form, update="blocked", n_mh=5):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords={"component": np.arange(d)})
 
 
-# %% notebooks/09_asymptotic_gibbs.py, cell 26: The public sampler
+# %% notebooks/09_asymptotic_gibbs.py, cell 28: The public sampler
 MIN_N = 50    # below this many records in a part, the CLT approximation is unreliable (see the notebook)
 
 
@@ -349,7 +349,7 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
     return name_components(result, release.names)
 
 
-# %% notebooks/09_asymptotic_gibbs.py, cell 28: Exactness for its own model: simulation-based calibration
+# %% notebooks/09_asymptotic_gibbs.py, cell 30: Exactness for its own model: simulation-based calibration
 def _sbc_ranks(n_rep, *, n, d, a, eps, update="blocked", L=19, thin=20, n_warmup=400, n_told=None,
                scale_factor=1.0, rng=None):
     """Ranks (n_rep, d) of p1 draws among L thinned DPapprox draws, data simulated from model (6).
