@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/05_dpboots.py, cell 6: Step 1: the truncated noise (notebook 05a)
+# %% notebooks/05_dpboots.py, cell 8: Step 1: the truncated noise (notebook 05a)
 import math
 import os
 import time
@@ -69,7 +69,7 @@ TRUNCATION_METHODS = ("auto", "rejection", "gibbs")
 OUT_OF_RANGE = ("redraw", "nan", "uncensored")
 
 
-# %% notebooks/05_dpboots.py, cell 8: Step 1: the truncated noise (notebook 05a)
+# %% notebooks/05_dpboots.py, cell 10: Step 1: the truncated noise (notebook 05a)
 def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_acceptance=0.01,
                         n_pilot=2000, thin=None, burn_in=None, return_info=False):
     """Draw ``S_L - noise`` with Laplace noise truncated to Range(S0) (Guo et al., Alg. 2 i-ii).
@@ -155,7 +155,7 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
     return (draws, info) if return_info else draws
 
 
-# %% notebooks/05_dpboots.py, cell 13: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 14: Steps 2-4: the bootstrap loop
 @njit(cache=True, nogil=True)
 def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     """Steps iii-v for every row of s_tilde; returns (alpha (B, d), out-of-range events per replicate, n_failed).
@@ -234,7 +234,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     return out, n_out, n_failed
 
 
-# %% notebooks/05_dpboots.py, cell 16: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 17: Steps 2-4: the bootstrap loop
 def min_replicates(level):
     """Fewest valid replicates for a percentile interval at ``level``: ``ceil(2 / (1 - level))`` (40 at 95%).
 
@@ -378,7 +378,7 @@ class BootResult:
                    n_replicates_out_of_range=int(at["n_replicates_out_of_range"]), n_failed=int(at["n_failed"]))
 
 
-# %% notebooks/05_dpboots.py, cell 19: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 20: Steps 2-4: the bootstrap loop
 def _seed_label(rng):
     """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
     without a seed sequence."""
@@ -458,7 +458,7 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=False, n_jobs
                          attrs={"seeds": seeds, "runtime": time.perf_counter() - t0})
 
 
-# %% notebooks/05_dpboots.py, cell 21: Steps 2-4: the bootstrap loop
+# %% notebooks/05_dpboots.py, cell 22: Steps 2-4: the bootstrap loop
 def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_jobs=None, method="auto",
              out_of_range="redraw", max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
@@ -532,7 +532,7 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_job
     return res.to_result(method="DPBoots", privacy=privacy_attrs(release), attrs=attrs, names=release.names)
 
 
-# %% notebooks/05_dpboots.py, cell 23: Intervals and the two-sample test (Sec. 5.2)
+# %% notebooks/05_dpboots.py, cell 24: Intervals and the two-sample test (Sec. 5.2)
 @dataclass(frozen=True)
 class TwoSampleTest:
     """Result of :func:`two_sample_test` (one entry per component j).

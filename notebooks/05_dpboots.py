@@ -28,6 +28,51 @@ rng = np.random.default_rng(SEED)
 print(f"quick mode: {is_quick()}")
 
 # %% [markdown]
+# ## What it gives
+#
+# The result first, from the finished module `dplit.bootstrap` (its code is derived below). $n = 1{,}000$ records
+# from $\mathrm{Dirichlet}(2.2, 3.3, 4.4)$ are released at $\epsilon = 1$ by Alg. 1 ($\epsilon_1 = 0.75$ for the
+# noisy censored statistic, $\epsilon_2 = 0.25$ for the choice of the threshold $a$); DPBoots (Alg. 2) turns the
+# release alone into bootstrap draws of $E[x] = \alpha / \sum_j \alpha_j$. Beside it, Boots, the non-private
+# bootstrap from the records themselves (the benchmark of Sec. 5.1). Both are centred near the truth; the privacy
+# noise makes the DPBoots law, and so its 95% intervals, wider.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import dplit.bootstrap as bootstrap
+from dplit.dirichlet import dirichlet_draws
+from dplit.release import release as make_release
+
+g_fig = np.random.default_rng(SEED + 1)       # its own stream: the draws below do not depend on this cell
+alpha_fig, n_fig, b_fig = np.array([2.2, 3.3, 4.4]), 1000, size(full=2000, quick=400)
+X_fig = dirichlet_draws(alpha_fig, n_fig, rng=g_fig)
+cands = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]                                 # Alg. 1's candidate thresholds
+rel_fig = make_release(X_fig, 0.75, 0.25, cands, 0.01, rng=g_fig, secure=False)
+dp_fig = bootstrap.BootResult.of(bootstrap.dp_boots(rel_fig, n_boot=b_fig, rng=g_fig))
+bo_fig = bootstrap.BootResult.of(bootstrap.boots(X_fig, n_boot=b_fig, rng=g_fig))
+truth_fig = alpha_fig / alpha_fig.sum()
+ci_dp, ci_bo = dp_fig.interval(), bo_fig.interval()
+for j in range(3):
+    print(f"E[x_{j + 1}] = {truth_fig[j]:.4f}: DPBoots [{ci_dp[j, 0]:.4f}, {ci_dp[j, 1]:.4f}], "
+          f"Boots [{ci_bo[j, 0]:.4f}, {ci_bo[j, 1]:.4f}]")
+assert np.all((ci_dp[:, 0] < truth_fig) & (truth_fig < ci_dp[:, 1]))     # the private intervals cover the truth
+assert np.all(np.diff(ci_dp).ravel() > np.diff(ci_bo).ravel())            # and are wider than the non-private ones
+
+fig, ax = plt.subplots(figsize=(7, 2.8))
+bins = np.linspace(0.18, 0.50, 97)
+for j in range(3):
+    ax.hist(dp_fig.draws()[:, j], bins=bins, density=True, color=f"C{j}", alpha=0.45,
+            label="DPBoots (the release, $\\epsilon = 1$)" if j == 0 else None)
+    ax.hist(bo_fig.draws()[:, j], bins=bins, density=True, histtype="step", color="0.2", lw=1,
+            label="Boots (the records, no privacy)" if j == 0 else None)
+    ax.axvline(truth_fig[j], color="C3", lw=1.2, ls="--", label="true $E[x_j]$" if j == 0 else None)
+    ax.text(truth_fig[j], 1.02, f"$E[x_{j + 1}]$", transform=ax.get_xaxis_transform(), ha="center", fontsize=9)
+ax.set(xlim=(0.18, 0.75), xlabel="bootstrap draws of $E[x_j]$", ylabel="density")
+ax.tick_params(labelsize=9)
+ax.legend(fontsize=9, loc="center right", frameon=False)   # right of the data
+fig.tight_layout()
+
+# %% [markdown]
 # ## What is released, and what we want (Guo et al., Sec. 2.2, 3.1, 4.1)
 #
 # Records $x_i \in \Delta_{d-1}$ are iid $\mathrm{Dirichlet}(\alpha)$. The sufficient statistic is
@@ -232,6 +277,9 @@ def truncated_statistic(s_L, scale, size, *, rng=None, method="auto", min_accept
 # **Step 1 at work**, with $d = 2$, where $R$ is the region below the curve $e^{s_1} + e^{s_2} = 1$: a statistic inside
 # $R$ and one outside it (scale $m = 0.05$). Inside, most proposals land in $R$ and rejection keeps them; outside, the
 # law piles up along the boundary, the pilot's acceptance rate is low, and the Gibbs chain supplies the draws.
+# Notebook 05b checks that both samplers draw the same law where rejection is feasible, that the Gibbs chain meets an
+# independent exact sampler when $S_L$ lies far outside $R$, and why rejection cannot finish in Guo et al.'s S5 setting
+# ($a = 0.1$, $\alpha = (2, 20, 2)$) while the Gibbs chain does.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -253,11 +301,6 @@ axes[0].set_xlim(-1.6, -0.2)
 axes[0].set_ylim(-1.2, -0.2)
 axes[1].legend(fontsize=9, loc="lower left")
 fig.tight_layout()
-
-# %% [markdown]
-# Notebook 05b checks that both samplers draw the same law where rejection is feasible, that the Gibbs chain meets an
-# independent exact sampler when $S_L$ lies far outside $R$, and why rejection cannot finish in Guo et al.'s S5 setting
-# ($a = 0.1$, $\alpha = (2, 20, 2)$) while the Gibbs chain does.
 
 # %% [markdown]
 # ## Steps 2-4: the bootstrap loop
@@ -523,10 +566,8 @@ class BootResult:
 
 
 # %% [markdown]
-# Check: an interval at level $L$ needs replicates in its tails. With $B$ valid replicates each tail of a percentile
-# interval holds $B (1 - L) / 2$ of them; below one, the ends are the extreme draws whatever $L$ is, and one replicate
-# gives an interval of width zero. So fewer than 2 replicates are refused and fewer than $\lceil 2 / (1 - L) \rceil$
-# (40 at 95%) warn.
+# Check: each tail of a percentile interval at level $L$ holds $B (1 - L) / 2$ of the $B$ valid replicates, so fewer
+# than 2 replicates are refused and fewer than $\lceil 2 / (1 - L) \rceil$ (40 at 95%) warn.
 
 # %%
 toy = np.random.default_rng(0).gamma(5.0, size=(40, 3))
@@ -843,17 +884,12 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
 #
 # Two populations that differ in $\alpha_3$ (so in every component of $E[x]$, most in the third), each released at
 # $\epsilon = 1$ ($\epsilon_1 = 0.75$ for the statistic, $\epsilon_2 = 0.25$ for Alg. 1's choice of the threshold
-# among six candidates), each bootstrapped with DPBoots. A difference
-# far larger than $\delta$ is detected; a release compared with itself is not declared different; the p-value and the
-# interval rule agree.
+# among the six candidates of the first figure), each bootstrapped with DPBoots. A difference far larger than $\delta$
+# is detected; a release compared with itself is not declared different; the p-value and the interval rule agree.
 
 # %%
-from dplit.dirichlet import dirichlet_draws
-from dplit.release import release as make_release
-
 alpha_true, alpha_b = np.array([2.2, 3.3, 4.4]), np.array([2.2, 3.3, 5.0])
 n_rec, n_boot = 5000, size(full=2000, quick=500)
-cands = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
 XA, XB = dirichlet_draws(alpha_true, n_rec, rng=rng), dirichlet_draws(alpha_b, n_rec, rng=rng)
 rA = BootResult.of(dp_boots(make_release(XA, 0.75, 0.25, cands, 0.01, rng=rng, secure=False), n_boot=n_boot, rng=rng))
 rB = BootResult.of(dp_boots(make_release(XB, 0.75, 0.25, cands, 0.01, rng=rng, secure=False), n_boot=n_boot, rng=rng))
@@ -866,19 +902,15 @@ same = two_sample_test(rA, rA, delta=0.0)
 assert not same.reject.any() and np.all(same.p_value == 1.0)
 
 # %% [markdown]
-# Notebook 05b holds the checks of this estimator as a whole: Boots against the asymptotic law of the MLE, DPBoots
-# against Boots where privacy vanishes, the test's size over repeated releases, the coverage of the intervals over
-# repeated releases (Sec. 5.1's design), and the Explore widget.
-
-# %% [markdown]
 # ## When to use this
 #
 # DPBoots is the fast frequentist answer to "what does this release tell me about $\alpha$ and $E[x]$": one chain of
 # the noise step, then $B$ independent replicates, each a simulation of $n$ records and one MLE. It is exactly the
 # non-private bootstrap when $\epsilon$ is large. Use `method="auto"` (the default): it keeps the paper's rejection
-# step when that is cheap and switches to the exact Gibbs sampler when it is not, so it never hangs; read
-# `result.method` and `result.noise`. Watch `n_out_of_range` and `n_failed`: many out-of-range events mean the
-# threshold $a$ censors so much that the censored MLE barely exists (the S5 situation); prefer a smaller $a$ (the DP
-# threshold selection of Alg. 1 does this) rather than trusting such intervals. Notebook 05b measures the coverage of
-# the intervals over repeated releases. For small $n\epsilon$, or when prior information is available, the Bayesian
-# methods of notebooks 07-09 are the better tools.
+# step when that is cheap and switches to the exact Gibbs sampler when it is not, so it never hangs (`attrs` say which
+# ran: `noise_method`). Watch `n_out_of_range` and `n_failed`: many out-of-range events mean the threshold $a$ censors
+# so much that the censored MLE barely exists (the S5 situation); prefer a smaller $a$ (Alg. 1's DP threshold
+# selection does this) rather than trusting such intervals. Notebook 05b checks the estimator as a whole (Boots
+# against the MLE's asymptotic law, DPBoots against Boots where privacy vanishes, the test's size and the intervals'
+# coverage over repeated releases as in Sec. 5.1) and holds the Explore widget. For small $n\epsilon$, or when prior
+# information is available, the Bayesian methods of notebooks 07-09 are the better tools.
