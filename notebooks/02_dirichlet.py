@@ -8,11 +8,7 @@
 # Reading order: this notebook sets up the model; notebook 02a derives the maximum-likelihood estimator (and the
 # numba special functions it needs), notebook 02b the fast Dirichlet draws. `dplit.dirichlet` gathers all three:
 # import from there.
-
-# %%
-#| default_exp dirichlet
-
-# %% [markdown]
+#
 # Every compositional method in dplit (the release, DPBoots, the MCMC samplers, ABC, the asymptotic
 # Gibbs sampler, the simulation study) stands on this notebook and its two companions. It follows Guo, Barrientos
 # & Peña ("Guo et al."), Sec. 2.2 (the model), 3.1 (the censored statistic) and 4.2.4 (the moments of $\log x$).
@@ -26,11 +22,51 @@ import numpy as np
 from IPython.display import Markdown, display
 from scipy import special, stats
 
-from dplit.config import is_quick
+from dplit.config import is_quick, size
 
 SEED = 20261123
 rng = np.random.default_rng(SEED)
-print(f"quick mode: {is_quick()}")
+n_rep = size(full=2_000, quick=300)            # replicated data sets in the first figure
+print(f"quick mode: {is_quick()}; n_rep = {n_rep}")
+
+# %% [markdown]
+# ## What it gives
+#
+# The result first, from the finished module `dplit.dirichlet`: `n_rep` data sets of $n = 100$ records from
+# $\mathrm{Dirichlet}(2, 5, 3)$, each reduced to the $d = 3$ numbers of its statistic $S_0$ (the mean logs, Sec. 2.2), which
+# carry all it says about $\boldsymbol\alpha$. Left: $S_0$ of each data set (two of its three coordinates) around the
+# exact mean $\boldsymbol\mu_\alpha$, with the 90% ellipse of the normal law $N(\boldsymbol\mu_\alpha, \boldsymbol\Sigma_\alpha/n)$ of
+# Sec. 4.2.4; the checks: the replicates average to $\boldsymbol\mu_\alpha$ and the ellipse holds about 90% of them. Right:
+# the maximum-likelihood estimate from each $S_0$ (notebook 02a): spread along the rays $\alpha_1/\alpha_2 =$ const,
+# since $n = 100$ records pin down the mean composition sooner than the precision $\alpha_0$ (section 5).
+
+# %%
+import dplit.dirichlet as dd
+
+alpha_fig, n_fig, fig_rng = np.array([2.0, 5.0, 3.0]), 100, np.random.default_rng(SEED + 1)
+s_rep = np.array([dd.sufficient_stat(dd.dirichlet_draws(alpha_fig, n_fig, rng=fig_rng)) for _ in range(n_rep)])
+mu_fig, cov_fig = dd.logx_mean(alpha_fig), dd.logx_cov(alpha_fig) / n_fig
+z = np.abs(s_rep.mean(axis=0) - mu_fig) / np.sqrt(np.diag(cov_fig) / n_rep)
+dev = s_rep[:, :2] - mu_fig[:2]
+inside = np.mean(np.einsum("ij,jk,ik->i", dev, np.linalg.inv(cov_fig[:2, :2]), dev) <= stats.chi2(2).ppf(0.9))
+print(f"mean of S0 from mu_alpha, in standard errors: {np.round(z, 2)}; inside the 90% ellipse: {inside:.3f}")
+assert np.all(z < 5) and abs(inside - 0.9) < 5 * np.sqrt(0.09 / n_rep)
+a_rep = np.array([dd.dirichlet_mle(s) for s in s_rep])
+fig, (ax, ax_mle) = plt.subplots(1, 2, figsize=(7, 2.8))
+ax.plot(s_rep[:, 0], s_rep[:, 1], ".", ms=2, alpha=0.4)
+vals, vecs = np.linalg.eigh(cov_fig[:2, :2])
+t = np.linspace(0, 2 * np.pi, 200)
+ell = mu_fig[:2, None] + vecs @ (np.sqrt(vals * stats.chi2(2).ppf(0.9))[:, None] * np.stack([np.cos(t), np.sin(t)]))
+ax.plot(*ell, "k", lw=1.2)
+ax.plot(*mu_fig[:2], "k+", ms=10, mew=2)
+ax.set(xlabel=r"$S_{0,1}$ (mean $\log x_1$)", ylabel=r"$S_{0,2}$ (mean $\log x_2$)")
+ax.set_title("$S_0$ of each data set, its exact mean (+)\n" r"and the 90% ellipse of $N(\mu_\alpha, \Sigma_\alpha/n)$", fontsize=10)
+ax_mle.plot(a_rep[:, 0], a_rep[:, 1], ".", ms=2, alpha=0.4, color="C1")
+ax_mle.plot(*alpha_fig[:2], "*", c="k", ms=11)
+ax_mle.set(xlabel=r"$\hat\alpha_1$", ylabel=r"$\hat\alpha_2$")
+ax_mle.set_title("the MLE of each data set\n" r"and the true $(\alpha_1, \alpha_2)$ (star)", fontsize=10)
+fig.tight_layout()
+plt.show()
 
 # %% [markdown]
 # ## 1. The model (Guo et al., Sec. 2.2)
@@ -70,6 +106,7 @@ print(f"quick mode: {is_quick()}")
 # $\alpha_0$ is huge): that is notebook 02a. Drawing from the model, fast and inside numba, is notebook 02b.
 
 # %%
+#| default_exp dirichlet
 #| export
 import math
 
