@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/04_release.py, cell 5: 1. Why censor: the sensitivity of $S_0$ (Sec. 3.1)
+# %% notebooks/04_release.py, cell 7: 1. Why censor: the sensitivity of $S_0$ (Sec. 3.1)
 import numpy as np
 from scipy.special import digamma
 
@@ -37,7 +37,7 @@ from dplit.release_record import noisy_censoring_rates as noisy_censoring_rates
 from dplit.release_record import select_threshold as select_threshold
 
 
-# %% notebooks/04_release.py, cell 9: 2. Choosing the threshold under DP (Sec. 3.2)
+# %% notebooks/04_release.py, cell 11: 2. Choosing the threshold under DP (Sec. 3.2)
 def _counts(X, cands):
     """Counts s_m of records with a_{m-1} <= min_j x_ij < a_m, m = 1..M+1 (cands sorted increasingly)."""
     bins = np.searchsorted(cands, X.min(axis=1), side="right")
@@ -64,7 +64,7 @@ def censoring_counts(X, candidates):
     return _counts(X, check_candidates(candidates))
 
 
-# %% notebooks/04_release.py, cell 17: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
+# %% notebooks/04_release.py, cell 19: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
 def _split(n, n1, rng):
     """Indices of D1 (n1 records) and D2 (the rest), a uniformly random partition."""
     perm = rng.permutation(n)
@@ -155,7 +155,7 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     return rel
 
 
-# %% notebooks/04_release.py, cell 21: 4. The bias-variance trade-off in $a$
+# %% notebooks/04_release.py, cell 23: 4. The bias-variance trade-off in $a$
 def release_mse(alpha, a, n, eps1):
     """Mean squared error of ``S_L(D, a)`` as an estimate of ``E[log x]`` for ``x ~ Dirichlet(alpha)``.
 

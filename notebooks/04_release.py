@@ -40,6 +40,49 @@ PAPER_ALPHAS = {
     "alpha5": np.array([2.2, 3.3, 4.4, 5.5, 6.6]),
 }
 print(f"quick mode: {is_quick()}; n_rel = {n_rel}, n_rep = {n_rep}")
+
+# %% [markdown]
+# ## What it gives
+#
+# The result first, from the finished module `dplit.release` (sections 1-4 derive it). A release censors every entry
+# at a threshold $a$ and adds Laplace noise to the censored log statistic $S_0(\mathbf D, a)$ (Sec. 3.1), so $a$ trades
+# censoring bias (large $a$) against noise (small $a$: the scale is $-d\log a/(n\epsilon_1)$). The curves are the
+# mean squared error of the released statistic as an estimate of $E[\log\mathbf x]$ (section 4's formula) over $a$,
+# for three of the paper's parameters (Sec. 5.1) and $n = 1000$ records; each dot is the threshold that Algorithm 1's
+# DP rule (Sec. 3.2, the paper's candidates, $t_c = 0.01$, $\epsilon_2 = \epsilon_1/3$) picks most often in 50 releases.
+# The check: every curve has its minimum inside the grid (the trade-off is real), and a smaller $\epsilon_1$ never
+# moves it to a smaller $a$.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import dplit.release as dpr
+
+g_fig = np.random.default_rng(SEED + 1)   # its own stream: the draws below do not depend on this cell
+a_grid = np.geomspace(1e-8, 0.3, size(full=40, quick=12))
+fig_alphas = ("alpha2", "alpha3", "alpha4")
+curves = {(k, e): np.array([dpr.release_mse(PAPER_ALPHAS[k], a_, 1000, e) for a_ in a_grid])
+          for k in fig_alphas for e in (0.25, 1.0)}
+for (k, e), c in curves.items():
+    i = int(np.argmin(c))
+    assert 0 < i < a_grid.size - 1, (k, e)  # an interior optimum: the trade-off is real
+for k in fig_alphas:  # a smaller budget pushes the optimum to larger a
+    assert a_grid[np.argmin(curves[(k, 0.25)])] >= a_grid[np.argmin(curves[(k, 1.0)])]
+
+fig, ax = plt.subplots(1, len(fig_alphas), figsize=(7, 2.8))
+for axis, k in zip(ax, fig_alphas):
+    Xk = g_fig.dirichlet(PAPER_ALPHAS[k], size=1000)
+    for e, ls in ((0.25, "-"), (1.0, "--")):
+        axis.plot(a_grid, curves[(k, e)], ls=ls, label=f"$\\epsilon_1$ = {e}")
+        a_dp = [dpr.release(Xk, e, e / 3, CANDIDATES, TC, rng=g_fig, secure=False).a for _ in range(50)]
+        vals, cnt = np.unique(a_dp, return_counts=True)
+        a_mode = vals[np.argmax(cnt)]
+        axis.plot([a_mode], [dpr.release_mse(PAPER_ALPHAS[k], a_mode, 1000, e)], "o", c=axis.lines[-1].get_color())
+    axis.set(xscale="log", yscale="log", xlabel="threshold $a$", xticks=[1e-8, 1e-5, 1e-2])
+    axis.set_title(f"{k}, n = 1000", fontsize=10)
+    axis.tick_params(labelsize=9)
+ax[0].set_ylabel("MSE of $S_L$ for $E[\\log x]$")
+ax[0].legend(fontsize=9)
+fig.tight_layout()
 # %% [markdown]
 # ## 1. Why censor: the sensitivity of $S_0$ (Sec. 3.1)
 #
@@ -392,11 +435,11 @@ print(r1.summary())
 # $$\mathrm{MSE}(a) = \sum_{j=1}^d \Big(b_j(a)^2 + \frac{\mathrm{Var}(\log\tilde x_j)}{n}\Big) + d \cdot 2\Big(\frac{-d\log a}{n\epsilon_1}\Big)^2,$$
 #
 # with the censoring bias $b_j(a)$ and the variance of the censored logs from `dplit.censoring` (Supplement S1).
-# The bias grows with $a$, the noise term shrinks like $(\log a)^2$: the curves below have a minimum, which moves to
-# larger $a$ as $\epsilon_1$ or $n$ shrink. The dots mark the threshold the DP rule picks most often with
+# The bias grows with $a$, the noise term shrinks like $(\log a)^2$: the curves of the first figure have a minimum,
+# which moves to larger $a$ as $\epsilon_1$ or $n$ shrink. Its dots mark the threshold the DP rule picks most often with
 # $t_c = 0.01$ and $\epsilon_2 = \epsilon_1/3$ (the paper's 3:1 division of the budget). The rule targets a censoring rate,
 # not the MSE, and at small budgets the clamped count noise pushes it far below the MSE optimum (notebook 04b, section 1): it
-# trades a little bias for a lot of noise. A Monte Carlo check of the formula comes first.
+# trades a little bias for a lot of noise. A Monte Carlo check of the formula:
 
 # %%
 #| export
@@ -444,35 +487,6 @@ sq = np.array(sq)
 mse = release_mse(alpha, a, n, eps1)
 assert abs(sq.mean() - mse) < 5 * sq.std() / np.sqrt(sq.size), (sq.mean(), mse)
 print(f"MSE formula {mse:.4f}, Monte Carlo {sq.mean():.4f} +- {sq.std() / np.sqrt(sq.size):.4f}")
-
-# %%
-a_grid = np.geomspace(1e-8, 0.3, size(full=40, quick=12))
-fig_alphas = ("alpha2", "alpha3", "alpha4")
-curves = {(k, e): np.array([release_mse(PAPER_ALPHAS[k], a_, 1000, e) for a_ in a_grid])
-          for k in fig_alphas for e in (0.25, 1.0)}
-for (k, e), c in curves.items():
-    i = int(np.argmin(c))
-    assert 0 < i < a_grid.size - 1, (k, e)  # an interior optimum: the trade-off is real
-for k in fig_alphas:  # a smaller budget pushes the optimum to larger a
-    assert a_grid[np.argmin(curves[(k, 0.25)])] >= a_grid[np.argmin(curves[(k, 1.0)])]
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, ax = plt.subplots(1, len(fig_alphas), figsize=(8, 3.0), sharey=False)
-for axis, k in zip(ax, fig_alphas):
-    Xk = rng.dirichlet(PAPER_ALPHAS[k], size=1000)
-    for e, ls in ((0.25, "-"), (1.0, "--")):
-        c = curves[(k, e)]
-        axis.plot(a_grid, c, ls=ls, label=f"eps1 = {e}")
-        a_dp = [release(Xk, e, e / 3, CANDIDATES, TC, rng=rng, secure=False).a for _ in range(50)]
-        vals, cnt = np.unique(a_dp, return_counts=True)
-        a_mode = vals[np.argmax(cnt)]
-        axis.plot([a_mode], [release_mse(PAPER_ALPHAS[k], a_mode, 1000, e)], "o", c=axis.lines[-1].get_color())
-    axis.set(xscale="log", yscale="log", xlabel="threshold a")
-    axis.set_title(f"{k}, n = 1000", fontsize=10)
-ax[0].set_ylabel("MSE of S_L for E[log x]")
-ax[0].legend(fontsize=9)
-fig.tight_layout()
 
 # %% [markdown]
 # ## 5. Theorem 1 in pictures
