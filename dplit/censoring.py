@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/03_censoring.py, cell 5: 1. Censored entries (S1)
+# %% notebooks/03_censoring.py, cell 7: 1. Censored entries (S1)
 import numpy as np
 from scipy import integrate, special
 
@@ -63,7 +63,7 @@ def expected_censored_proportion(alpha, a):
     return out[()] if out.ndim == 0 else out
 
 
-# %% notebooks/03_censoring.py, cell 8: 2. Records with at least one censored entry
+# %% notebooks/03_censoring.py, cell 10: 2. Records with at least one censored entry
 def _record_prob_d3(alpha, a):
     """Exact P(min_j x_j < a) for d = 3 and a < 1/3 (one-dimensional quadrature)."""
     a1, a2, a3 = alpha
@@ -120,7 +120,7 @@ def record_censoring_prob(alpha, a, *, method="auto", n_mc=200_000, rng=None):
     return float(hits), float(np.sqrt(max(hits * (1 - hits), 1.0 / n_mc) / n_mc))
 
 
-# %% notebooks/03_censoring.py, cell 11: 3. Bias of the censored statistic
+# %% notebooks/03_censoring.py, cell 13: 3. Bias of the censored statistic
 def _tail_integral(p, q, a, weight):
     """Integral over u in (0, inf) of weight(u) * I_{a exp(-u)}(p, q)."""
     val, _ = integrate.quad(lambda u: weight(u) * special.betainc(p, q, a * np.exp(-u)),
@@ -171,7 +171,7 @@ def censored_logx_moments(alpha, a):
     return mean, var
 
 
-# %% notebooks/03_censoring.py, cell 14: 4. Bernstein-type bounds (S1, after Skorski 2023)
+# %% notebooks/03_censoring.py, cell 16: 4. Bernstein-type bounds (S1, after Skorski 2023)
 def _beta_lower_tail_bound(p, q, a):
     """Bernstein-type bound on P(Beta(p, q) < a) (Skorski 2023, lower tail; S1 with corrected c)."""
     p, q, a = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float), np.asarray(a, float))

@@ -46,6 +46,51 @@ PAPER_ALPHAS = {
 }
 
 # %% [markdown]
+# ## What it gives
+#
+# The result first, from the finished module `dplit.censoring` (sections 1-4 derive it): our version of Figure S1 of
+# Guo et al., exact curves (incomplete beta functions and one-dimensional integrals, no simulation) against the
+# threshold $a$ for the five $\boldsymbol\alpha$ of the simulation study (Sec. 5.1). (a) The expected proportion of
+# censored entries, $\frac1d\sum_j P(x_j < a)$; (b) the bias of the censored statistic, $E[\log\tilde x_j] - E[\log x_j]$
+# averaged over the $d$ components. Both rise with $a$, slowly while $a$ is far below every $E[x_j]$; the small
+# $\alpha_0$ of $\boldsymbol\alpha_2$ pays most. The check: at $a = 0.1$ (the paper's largest candidate) both curves
+# meet a Monte Carlo average over simulated records (within 5 standard errors), both increase in $a$, and
+# $\boldsymbol\alpha_2$ has the largest bias everywhere. Section "Figure S1" below compares them with the paper's text.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import dplit.censoring as cens
+
+g_fig = np.random.default_rng(20261124)   # its own stream: the draws below do not depend on this cell
+a_fig = np.geomspace(1e-6, 0.3, n_grid)
+prop = {k: cens.expected_censored_proportion(v, a_fig) for k, v in PAPER_ALPHAS.items()}
+avg_bias = {k: cens.censoring_bias(v, a_fig).mean(axis=1) for k, v in PAPER_ALPHAS.items()}
+for k, v in PAPER_ALPHAS.items():
+    assert np.all(np.diff(prop[k]) >= 0) and np.all(np.diff(avg_bias[k]) > 0)
+    x = g_fig.dirichlet(v, size=n_mc)         # the truth at a = 0.1, by simulation
+    cut, gap = x < 0.1, np.log(np.maximum(x, 0.1)) - np.log(x)
+    se_p, se_b = cut.mean(axis=1).std() / np.sqrt(n_mc), gap.mean(axis=1).std() / np.sqrt(n_mc)
+    assert abs(cut.mean() - cens.expected_censored_proportion(v, 0.1)) < 5 * se_p, k
+    assert abs(gap.mean() - cens.censoring_bias(v, 0.1).mean()) < 5 * se_b, k
+# alpha2 (sum 1.5) is censored far more often than alpha5 (sum 22) at small a, and has a larger bias.
+i_small = np.searchsorted(a_fig, 1e-3)
+assert prop["alpha2"][i_small] > 10 * prop["alpha5"][i_small]
+assert all(np.all(avg_bias["alpha2"] > avg_bias[k]) for k in PAPER_ALPHAS if k != "alpha2")
+
+fig, axes = plt.subplots(1, 2, figsize=(7, 2.8))
+for k, v in PAPER_ALPHAS.items():
+    label = f"$\\boldsymbol{{\\alpha}}_{k[-1]}$, $\\alpha_0$ = {v.sum():g}"
+    axes[0].plot(a_fig, prop[k], label=label)
+    axes[1].plot(a_fig, avg_bias[k], label=label)
+axes[0].set(xscale="log", xlabel="threshold $a$", ylabel="censored entries")
+axes[1].set(xscale="log", yscale="log", xlabel="threshold $a$", ylabel="average bias")
+for axis, title in zip(axes, ("(a) expected proportion", "(b) bias of the censored statistic")):
+    axis.set_title(title, fontsize=10)
+    axis.tick_params(labelsize=9)
+axes[1].legend(fontsize=9, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+fig.tight_layout()
+
+# %% [markdown]
 # ## 1. Censored entries (S1)
 #
 # An entry is censored when $x_j < a$. Its probability is the regularised incomplete beta function,
@@ -453,39 +498,14 @@ else:
 #
 # S1 plots (a) the expected proportion of censored entries and (b) the bias averaged over the $d$
 # components, against $a$, for several $\boldsymbol\alpha$. The text does not list the $\boldsymbol\alpha$'s of the
-# figure, so we use the five of the simulation study. The paper's observations, which the checks below
-# confirm on these curves: both curves increase in $a$; for larger $\alpha_0$ the proportion stays low
+# figure, so the first figure of this notebook ("What it gives") uses the five of the simulation study. The paper's
+# observations, which the checks of that cell confirm on these curves: both curves increase in $a$; for larger $\alpha_0$ the proportion stays low
 # for small $a$ and then rises faster; the bias is largest for the small $\alpha_0$ of $\boldsymbol\alpha_2$ ($\alpha_0 = 1.5$).
 # "The bias decreases in $\alpha_0$" holds along a family of fixed shape; across shapes it is the smallest
 # $\alpha_j$ and $B(\alpha_j, \beta_j)$ that matter: at small $a$ the bias behaves like
 # $a^{\alpha_j}/(\alpha_j^2 B(\alpha_j,\beta_j))$ (first term of the series above), which for $\alpha_j = 2.2$ is
 # *larger* in $\boldsymbol\alpha_5$ ($\beta_j = 19.8$) than in $\boldsymbol\alpha_3$ ($\beta_j = 7.7$).
 
-# %%
-a_fig = np.geomspace(1e-6, 0.3, n_grid)
-prop = {k: expected_censored_proportion(v, a_fig) for k, v in PAPER_ALPHAS.items()}
-avg_bias = {k: censoring_bias(v, a_fig).mean(axis=1) for k, v in PAPER_ALPHAS.items()}
-for k in PAPER_ALPHAS:
-    assert np.all(np.diff(prop[k]) >= 0) and np.all(np.diff(avg_bias[k]) > 0)
-# alpha2 (sum 1.5) is censored far more often than alpha5 (sum 22) at small a, and has a larger bias.
-i_small = np.searchsorted(a_fig, 1e-3)
-assert prop["alpha2"][i_small] > 10 * prop["alpha5"][i_small]
-assert all(np.all(avg_bias["alpha2"] > avg_bias[k]) for k in PAPER_ALPHAS if k != "alpha2")
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-for k, v in PAPER_ALPHAS.items():
-    label = f"{k} = {tuple(v.tolist())}"
-    axes[0].plot(a_fig, prop[k], label=label)
-    axes[1].plot(a_fig, avg_bias[k], label=label)
-axes[0].set(xscale="log", xlabel="threshold a", ylabel="expected proportion of censored entries",
-            title="(a) censored entries")
-axes[1].set(xscale="log", yscale="log", xlabel="threshold a", ylabel="average bias of the censored statistic",
-            title="(b) bias")
-axes[0].legend(fontsize=7)
-fig.suptitle("Figure S1 (Guo et al.), for the five alphas of the simulation study")
-fig.tight_layout()
 
 # %% [markdown]
 # ## Explore
