@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/13_data_augmentation.py, cell 7: The privacy model
+# %% notebooks/13_data_augmentation.py, cell 8: The privacy model
 import inspect
 import math
 import warnings
@@ -137,7 +137,7 @@ class PrivacyModel:
         return f(*args, rng=rng) if self.takes_rng[name] else f(*args)
 
 
-# %% notebooks/13_data_augmentation.py, cell 11: The first call: what dapper checks before the loop
+# %% notebooks/13_data_augmentation.py, cell 12: The first call: what dapper checks before the loop
 def _first_call(model, sdp, init_par):
     """Check the modules at init_par as the sampler will call them; returns (sdp, init_par) in checked form."""
     if not isinstance(model, PrivacyModel):
@@ -171,7 +171,7 @@ def _first_call(model, sdp, init_par):
     return sdp, theta
 
 
-# %% notebooks/13_data_augmentation.py, cell 16: The sampler on the core: `dapper_sample`
+# %% notebooks/13_data_augmentation.py, cell 17: The sampler on the core: `dapper_sample`
 _ENGINES = ("auto", "python", "sweep", "numba")
 
 
@@ -331,7 +331,7 @@ def _check_acceptance(result):
                       UserWarning, stacklevel=3)
 
 
-# %% notebooks/13_data_augmentation.py, cell 18: The sampler on the core: `dapper_sample`
+# %% notebooks/13_data_augmentation.py, cell 19: The sampler on the core: `dapper_sample`
 def summary(result, var_names=None):
     """dapper's posterior summary: mean, median, sd, mad, q5, q95, rhat, ess_bulk, ess_tail.
 
