@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/11_atus.py, cell 7: 2. Which filter gives the paper's 7125
+# %% notebooks/11_atus.py, cell 9: 2. Which filter gives the paper's 7125
 import numpy as np
 
 from dplit import _validate as V
@@ -72,7 +72,7 @@ def atus_compositions(table, *, rule="paper"):
     return {"male": X[keep & (table.tesex == 1)], "female": X[keep & (table.tesex == 2)]}
 
 
-# %% notebooks/11_atus.py, cell 11: 3. Tests of H0: |E[x_j | male] - E[x_j | female]| <= 0.01
+# %% notebooks/11_atus.py, cell 13: 3. Tests of H0: |E[x_j | male] - E[x_j | female]| <= 0.01
 def h0_probability(mu_a, mu_b, *, delta=0.01, rng=None):
     """P(|mu_a,j - mu_b,j| <= delta) per component from independent draws (rows), paired at random."""
     g = V.rng(rng)
@@ -130,7 +130,7 @@ def analyse(groups, method, eps, *, effort=None, rng=None, delta=0.01, return_dr
     return out
 
 
-# %% notebooks/11_atus.py, cell 16: 4. Table 2
+# %% notebooks/11_atus.py, cell 18: 4. Table 2
 def table2(runs):
     """Table 2 from repeated :func:`analyse` results: ``{method: [result, ...]}`` -> pandas DataFrame."""
     import pandas as pd
@@ -152,7 +152,7 @@ def table2(runs):
     return pd.DataFrame(rows)
 
 
-# %% notebooks/11_atus.py, cell 39: 6. Posterior predictive densities (S6, Figures S4-S5)
+# %% notebooks/11_atus.py, cell 41: 6. Posterior predictive densities (S6, Figures S4-S5)
 def predictive_density(alpha_draws, grid, j, *, max_draws=500):
     """Posterior predictive density of x_j on ``grid``: the average of Beta(alpha_j, alpha_0 - alpha_j) densities."""
     from scipy.stats import beta
