@@ -594,7 +594,7 @@ assert p_s3 > 1e-3 and p_s3_bug < 1e-4
 # alone, $\exp\{w \sum_c M_c (\log P^*_c - \log P_c)\}$: a nearly empty class changes $P$ by little and is
 # redrawn at almost every iteration; a class that carries the data is almost never replaced, at a cost of one pass
 # over the cells. The move keeps the joint law of $(\eta_h, \Psi_h)$ given the rest invariant, so it adds to S1-S3
-# without changing the target (Tierney 1994, Sec. 2.3.3).
+# without changing the target (an independence sampler, Tierney 1994).
 
 # %%
 #| export
