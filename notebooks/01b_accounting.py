@@ -6,11 +6,7 @@
 # * **For:** keeping track of the budget over several releases, and converting Rényi DP or zCDP into an (epsilon, delta) statement.
 # * **You need:** the mechanisms you ran, each with its budget or Rényi/zCDP parameters.
 # * **You get:** a ledger of the budget spent and the (epsilon, delta) of the whole, including the exact epsilon of the discrete Gaussian.
-
-# %%
-#| default_exp accounting
-
-# %% [markdown]
+#
 # ## Parameters
 #
 # This notebook follows `01_mechanisms` (the noise it accounts for). Sizes come from the size
@@ -23,6 +19,44 @@ import matplotlib.pyplot as plt
 
 from dplit.config import size
 from dplit.mechanisms import discrete_gaussian_logpmf, laplace_logpdf, two_sided_geometric_logpmf
+
+# %% [markdown]
+# ## What it gives: the budget of dapper's census release (dapper, Example 2)
+#
+# Before the derivation, the result, from the finished module `dplit.accounting`. dapper's Example 2 adds discrete
+# Gaussian noise of scale $\sigma$ to counts and states its budget through zCDP: $\rho = \Delta^2/(2\sigma^2)$, converted
+# to $(\epsilon, \delta)$ at $\delta = 10^{-10}$. The figure shows the $\epsilon$ that conversion gives (blue) against the
+# exact $\epsilon$ of the discrete Gaussian (red), for dapper's sensitivity $\Delta = 2$ (solid) and for the corrected
+# one, one record moving between two cells, $\Delta_2 = \sqrt 2$ (dashed). The dotted line is $2\log 3$, the budget of
+# randomized response in Example 1, which dapper matched with $\sigma = 6.32$ (grey): the exact accounting spends less
+# at every $\sigma$, and the corrected sensitivity less again.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from dplit.accounting import discrete_gaussian_epsilon as dg_epsilon, gaussian_zcdp_rho as zcdp_rho, zcdp_to_dp as to_dp
+
+sigmas = np.linspace(2.0, 12.0, size(full=60, quick=12))
+cases = [("$\\Delta = 2$ (dapper)", 2.0, [2], "-"), ("$\\Delta_2 = \\sqrt{2}$ (corrected)", np.sqrt(2), [1, 1], "--")]
+eps_fig = {lab: (np.array([to_dp(zcdp_rho(s, l2), 1e-10) for s in sigmas]),
+                 np.array([dg_epsilon(s, 1e-10, shift=shift) for s in sigmas])) for lab, l2, shift, _ in cases}
+# dapper's own figure: sigma = 6.32 with Delta = 2 spends 2 log 3 by the standard conversion
+print(f"sigma = 6.32, Delta = 2: standard {to_dp(zcdp_rho(6.32, 2.0), 1e-10):.4f}, 2 log 3 = {2 * np.log(3):.4f}, "
+      f"exact {dg_epsilon(6.32, 1e-10, shift=[2]):.4f}")
+assert abs(to_dp(zcdp_rho(6.32, 2.0), 1e-10) - 2 * np.log(3)) < 2e-3
+assert all(np.all(ex < st) for st, ex in eps_fig.values())       # the exact epsilon is below the conversion
+
+fig, ax = plt.subplots(figsize=(7, 2.8))
+for lab, _, _, ls in cases:
+    st, ex = eps_fig[lab]
+    ax.plot(sigmas, st, ls, c="C0", label=f"{lab}: zCDP conversion")
+    ax.plot(sigmas, ex, ls, c="C3", label=f"{lab}: exact")
+ax.axhline(2 * np.log(3), c="k", ls=":", lw=1)
+ax.axvline(6.32, c="grey", lw=0.8)
+ax.set_xlabel(r"$\sigma$ of the discrete Gaussian", fontsize=10)
+ax.set_ylabel(r"$\epsilon$ at $\delta = 10^{-10}$", fontsize=10)
+ax.tick_params(labelsize=9)
+ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+fig.tight_layout()
 
 # %% [markdown]
 # ## A ledger for pure DP (Guo et al., Sec. 2.1, Prop. 1-3)
@@ -39,6 +73,7 @@ from dplit.mechanisms import discrete_gaussian_logpmf, laplace_logpdf, two_sided
 # slack of $10^{-12}$ so that a budget split into exact parts can be spent in full.
 
 # %%
+#| default_exp accounting
 #| export
 import math
 from dataclasses import dataclass
@@ -711,28 +746,7 @@ assert np.isclose(discrete_gaussian_delta(e_ex, sigma_census, shift=[2]), delta_
 # %% [markdown]
 # ## Reproduced figures
 #
-# **dapper, Example 2**: the $\epsilon$ spent at $\delta = 10^{-10}$ as a function of $\sigma$, with dapper's
-# sensitivity and the corrected one, by the standard conversion (dapper's) and exactly. The dotted line is
-# $2\log 3$, the budget of randomized response in Example 1, which dapper matched with $\sigma = 6.32$.
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-sigmas = np.linspace(2.0, 12.0, size(full=60, quick=12))
-fig, ax = plt.subplots(figsize=(6.5, 3.8))
-for (label, l2, shift), ls in zip([("Delta = 2 (dapper)", 2.0, [2]), ("Delta_2 = sqrt 2 (corrected)", np.sqrt(2), [1, 1])], ["-", "--"]):
-    ax.plot(sigmas, [zcdp_to_dp(gaussian_zcdp_rho(s, l2), delta_census) for s in sigmas], ls, c="C0",
-            label=f"{label}: standard zCDP conversion")
-    ax.plot(sigmas, [discrete_gaussian_epsilon(s, delta_census, shift=shift) for s in sigmas], ls, c="C3",
-            label=f"{label}: exact")
-ax.axhline(2 * np.log(3), c="k", ls=":", lw=1)
-ax.axvline(6.32, c="grey", lw=0.8)
-ax.set_xlabel("sigma of the discrete Gaussian")
-ax.set_ylabel("epsilon at delta = 1e-10")
-ax.legend(fontsize=7)
-fig.tight_layout()
-
-# %% [markdown]
-# **Dirichlet-mechanism paper, Figure 7**: $\hat\epsilon$ of eq. 10 against $r$ for $\lambda \in \{2, 10, 50, 200\}$,
+# dapper's Example 2 is the first figure of this notebook. **Dirichlet-mechanism paper, Figure 7**: $\hat\epsilon$ of eq. 10 against $r$ for $\lambda \in \{2, 10, 50, 200\}$,
 # $\delta = 10^{-5}$, $\Delta_2^2 = 2$, $\Delta_\infty = 1$ (the histogram sensitivities used in their Sec. 5). The RDP
 # guarantee of Algorithm 1 is written here in two lines for the figure only; notebook 12 implements the
 # mechanism. We check that `rdp_to_dp` of it is eq. 10 term for term.
