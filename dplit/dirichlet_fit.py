@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/02a_dirichlet_fit.py, cell 4: Parameters
+# %% notebooks/02a_dirichlet_fit.py, cell 4: What it gives: the MLE in a few steps, also at the boundary
 import math
 from dataclasses import dataclass
 

@@ -7,11 +7,7 @@
 #
 # Reading order: after notebook 02 (the model, the statistics and the likelihood); notebook 02b draws from the model.
 # Everything here is importable from `dplit.dirichlet`.
-
-# %%
-#| default_exp dirichlet_fit
-
-# %% [markdown]
+#
 # ## Parameters
 
 # %%
@@ -29,7 +25,68 @@ rng = np.random.default_rng(SEED)
 n_random_stats = size(full=400, quick=60)     # random statistics in the scipy comparison
 print(f"quick mode: {is_quick()}; n_random_stats={n_random_stats}")
 
+# %% [markdown]
+# ## What it gives: the MLE in a few steps, also at the boundary
+#
+# Before the derivation, the result, from the finished `dplit.dirichlet`. Guo et al. (Sec. 2.2, 4.1) fit the Dirichlet
+# parameter with Minka's (2000) fixed point; near the boundary of the statistic's range, where a noisy or censored
+# statistic often lands (Supplement S4-S5), its step count grows like the concentration $\alpha_0 \approx (d-1)/(2\delta)$,
+# with $\delta = 1 - \sum_j e^{s_j}$ the distance to the boundary (eq. 4.2 below). `dirichlet_mle` solves a
+# one-dimensional Newton problem in $1/\alpha_0$ instead (section 4.2). The figure counts the steps of both for
+# statistics $\delta = 10^{-1}, \dots, 10^{-10}$ inside the boundary ($d = 3$, mean $(0.2, 0.3, 0.5)$); each Newton answer
+# is checked against the exact score equations $\boldsymbol\mu_{\hat\alpha} = \mathbf s$ (4.1). The fixed point runs
+# only where it finishes in seconds (capped at 20,000 steps).
+
 # %%
+from dplit.dirichlet import dirichlet_mle as fit_mle
+
+
+def minka_fixed_point(s, tol=1e-10, max_iter=20_000):
+    """Minka's (2000) fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j), for comparison only."""
+    alpha = np.ones_like(s)
+    for it in range(1, max_iter + 1):
+        y = special.digamma(alpha.sum()) + s
+        x = np.where(y >= -2.22, np.exp(y) + 0.5, -1 / (y - special.digamma(1.0)))
+        for _ in range(5):
+            x = x - (special.digamma(x) - y) / special.polygamma(1, x)
+        if np.max(np.abs(x - alpha) / alpha) < tol:
+            return x, it
+        alpha = x
+    return alpha, max_iter
+
+
+m_conv = np.array([0.2, 0.3, 0.5])
+deltas = np.logspace(-1, -10, 19)
+newton_steps = []
+for delta in deltas:
+    s = np.log(m_conv) + np.log1p(-delta)                # sum(exp(s)) = 1 - delta
+    a_hat, info = fit_mle(s, return_info=True)
+    # the score equations (4.1) hold as far as the rounded statistic allows
+    assert info.converged and np.allclose(logx_mean(a_hat), s, rtol=0, atol=1e-13)
+    newton_steps.append(info.n_iter)
+fp_deltas = deltas[deltas >= size(full=1e-3, quick=1e-2)]
+fp_steps = [minka_fixed_point(np.log(m_conv) + np.log1p(-delta))[1] for delta in fp_deltas]
+assert max(newton_steps) <= 6
+# the fixed point needs ~ alpha_0 steps: its step count grows at least tenfold per decade of delta
+assert fp_steps[-1] > 5 * fp_steps[-3]
+print("delta:        ", " ".join(f"{x:8.0e}" for x in deltas[::3]))
+print("Newton steps: ", " ".join(f"{x:8d}" for x in newton_steps[::3]))
+print("fixed point (delta = " + ", ".join(f"{x:.0e}" for x in fp_deltas) + "):", fp_steps)
+
+fig, ax = plt.subplots(figsize=(7, 2.8))
+ax.loglog(deltas, newton_steps, "o-", label="dirichlet_mle (Newton in $1/\\alpha_0$)")
+ax.loglog(fp_deltas, fp_steps, "s-", label="Minka's fixed point")
+ax.loglog(fp_deltas, (len(m_conv) - 1) / (2 * fp_deltas), "k:", lw=0.8, label=r"$\alpha_0 \approx (d-1)/(2\delta)$")
+ax.set_xlabel(r"$\delta = 1 - \sum_j e^{s_j}$ (distance of $\mathbf{s}$ from the boundary)", fontsize=10)
+ax.set_ylabel("steps", fontsize=10)
+ax.set_ylim(0.8, 1e6)
+ax.invert_xaxis()
+ax.tick_params(labelsize=9)
+ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+fig.tight_layout()
+
+# %%
+#| default_exp dirichlet_fit
 #| export
 import math
 from dataclasses import dataclass
@@ -358,7 +415,7 @@ assert np.allclose(logx_cov_kernel(alpha_m), logx_cov(alpha_m), rtol=1e-13)
 # along the precision: for large arguments $\Psi^{-1}(y) \approx e^{y} + 1/2$ and $\Psi(c) \approx \log(c - 1/2)$, so one step
 # maps $c = \alpha_0^{\text{old}}$ to $\sum_j\big[(c - \tfrac12)e^{s_j} + \tfrac12\big] = (1-\delta)\,c + \text{const}$.
 # The error in $c$ shrinks by the factor $1 - \delta$ per step: reaching a relative tolerance `tol` takes about
-# $\log(1/\mathtt{tol})/\delta$ steps, some 20,000 at $\delta = 10^{-3}$ (section 5 counts them). This is the
+# $\log(1/\mathtt{tol})/\delta$ steps, some 20,000 at $\delta = 10^{-3}$ (the first figure counts them). This is the
 # regime DPBoots enters when $a$ is large (Guo et al., S5).
 #
 # ### 4.2 A one-dimensional Newton problem
@@ -733,23 +790,9 @@ print(f"largest relative difference: scipy.optimize {worst_scipy:.1e}, reference
 # Then exact answers at huge concentrations: for $\boldsymbol\alpha = c\,\mathbf m$ with $c$ up to $10^{10}$ we compute
 # $\boldsymbol\mu_\alpha$ without cancellation, $\mu_j = \log m_j + \tilde\Psi(\alpha_j) - \tilde\Psi(c)$, and ask for
 # $\boldsymbol\alpha$ back within the precision the rounded statistic carries, $20\,\varepsilon/\delta$ relative.
-# Minka's plain fixed point is shown for contrast (capped at 20,000 steps).
+# Minka's plain fixed point (`minka_fixed_point` of the first figure) is shown for contrast.
 
 # %%
-def minka_fixed_point(s, tol=1e-10, max_iter=20_000):
-    """Minka's (2000) fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j), for comparison only."""
-    alpha = np.ones_like(s)
-    for it in range(1, max_iter + 1):
-        y = special.digamma(alpha.sum()) + s
-        x = np.where(y >= -2.22, np.exp(y) + 0.5, -1 / (y - special.digamma(1.0)))
-        for _ in range(5):
-            x = x - (special.digamma(x) - y) / special.polygamma(1, x)
-        if np.max(np.abs(x - alpha) / alpha) < tol:
-            return x, it
-        alpha = x
-    return alpha, max_iter
-
-
 rows = []
 for delta in [1e-2, 1e-3, 1e-4, 1e-6, 1e-8]:
     for d in [2, 5, 10]:
@@ -770,11 +813,11 @@ for c in [1e2, 1e4, 1e6, 1e8, 1e10]:
                                                      for a in alpha])
         a_hat, info = dirichlet_mle(mu, return_info=True)
         assert info.n_iter <= 4 and np.allclose(a_hat, alpha, rtol=20 * np.finfo(float).eps / info.distance + 1e-12, atol=0)
-fp_steps = {delta: minka_fixed_point(np.log([0.3, 0.7]) + np.log1p(-delta))[1] for delta in [1e-2, 1e-3]}
+fp_steps_d2 = {delta: minka_fixed_point(np.log([0.3, 0.7]) + np.log1p(-delta))[1] for delta in [1e-2, 1e-3]}
 print("delta      d   alpha_0          Newton steps")
 for delta, d, a0, it in rows:
     print(f"{delta:7.0e} {d:3d}   {a0:14.6g}   {it}")
-print("Minka's fixed point, d = 2:", {k: f"{v} steps" for k, v in fp_steps.items()})
+print("Minka's fixed point, d = 2:", {k: f"{v} steps" for k, v in fp_steps_d2.items()})
 
 # %% [markdown]
 # Bad input: a statistic outside the range must raise (no MLE exists), as must malformed options.
@@ -793,60 +836,33 @@ assert not info_cap.converged and np.isnan(a_cap).all()
 assert raises(RuntimeError, dirichlet_mle, logx_mean(np.array([1.0, 2.0, 3.0])), max_iter=1)
 
 # %% [markdown]
-# ## 5. How many steps the MLE takes, and why
+# ## 5. Why Newton in $1/c$
 #
-# The number of Newton steps for statistics from $10^{-1}$ down to $10^{-10}$ inside the boundary ($d = 3$), next to
-# Minka's fixed point, whose step count grows like $1/\delta$, i.e. like $\alpha_0 \approx (d-1)/(2\delta)$, as predicted
-# at the start of section 4 (run only where it finishes in seconds). The right panel shows why Newton in $w = 1/c$ is the right tool near
-# the boundary: $H$ is a hyperbola in $c$ and a straight line in $1/c$. (The time per call is a benchmark, not part of
-# this tutorial: `benchmarks/bench_dirichlet.py` measures the kernel against the readable twin and SciPy.)
-
-# %%
-m_conv = np.array([0.2, 0.3, 0.5])
-deltas = np.logspace(-1, -10, 19)
-newton_steps = []
-for delta in deltas:
-    s = np.log(m_conv) + np.log1p(-delta)
-    a_hat, info = dirichlet_mle(s, return_info=True)
-    assert info.converged
-    newton_steps.append(info.n_iter)
-fp_deltas = deltas[deltas >= size(full=1e-3, quick=1e-2)]
-fp_steps = [minka_fixed_point(np.log(m_conv) + np.log1p(-delta))[1] for delta in fp_deltas]
-assert max(newton_steps) <= 6
-# the fixed point needs ~ alpha_0 steps: its step count grows at least tenfold per decade of delta
-assert fp_steps[-1] > 5 * fp_steps[-3]
-print("delta:        ", " ".join(f"{x:8.0e}" for x in deltas[::3]))
-print("Newton steps: ", " ".join(f"{x:8d}" for x in newton_steps[::3]))
-print("fixed point (delta = " + ", ".join(f"{x:.0e}" for x in fp_deltas) + "):", fp_steps)
+# The first figure counts the steps: at most a handful for `dirichlet_mle` from $\delta = 10^{-1}$ down to $10^{-10}$, where
+# Minka's fixed point grows like $1/\delta$, i.e. like $\alpha_0 \approx (d-1)/(2\delta)$, as predicted at the start of section 4.
+# This figure shows why Newton in $w = 1/c$ is the right tool near the boundary: $H$ is a hyperbola in $c$ and a straight
+# line in $1/c$. (The time per call is a benchmark, not part of this tutorial: `benchmarks/bench_dirichlet.py` measures
+# the kernel against the readable twin and SciPy.)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, ax = plt.subplots(1, 2, figsize=(8, 3.4))
-ax[0].loglog(deltas, newton_steps, "o-", label="Newton on the precision")
-ax[0].loglog(fp_deltas, fp_steps, "s-", label="Minka's fixed point")
-ax[0].loglog(fp_deltas, (len(m_conv) - 1) / (2 * fp_deltas), "k:", lw=0.8,
-             label=r"$\alpha_0 \approx (d-1)/(2\delta)$")
-ax[0].set_xlabel(r"$\delta = 1 - \sum_j e^{s_j}$")
-ax[0].set_ylabel("steps")
-ax[0].set_ylim(0.8, 1e6)
-ax[0].invert_xaxis()
-ax[0].legend(fontsize=9)
+fig, ax1 = plt.subplots(figsize=(7, 3.2))
 s_b = np.log(m_conv) + np.log1p(-1e-3)
 c_hat = dirichlet_mle(s_b).sum()
 cs = c_hat * np.logspace(-1.5, 1.5, 200)
 r_tmp = np.empty(3)
 Hs = np.array([_profile_kernel(s_b, c, r_tmp)[0] for c in cs])
-ax[1].plot(1 / cs, Hs, label=r"$H$ against $w = 1/c$")
-ax[1].axhline(0, c="k", lw=0.6)
-ax[1].axvline(1 / c_hat, c="k", ls=":", lw=0.8)
-ax[1].set_xlabel(r"$w = 1/c$")
-ax[1].set_ylabel(r"$H(c) = \sum_j r_j(c) - 1$")
-ax1b = ax[1].twiny()
+ax1.plot(1 / cs, Hs, label=r"$H$ against $w = 1/c$")
+ax1.axhline(0, c="k", lw=0.6)
+ax1.axvline(1 / c_hat, c="k", ls=":", lw=0.8)
+ax1.set_xlabel(r"$w = 1/c$")
+ax1.set_ylabel(r"$H(c) = \sum_j r_j(c) - 1$")
+ax1b = ax1.twiny()
 ax1b.plot(cs, Hs, "C1", alpha=0.7)
 ax1b.set_xlabel(r"$c$ (orange)", color="C1")
-for axis in (ax[1], ax1b):
+for axis in (ax1, ax1b):
     axis.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
-ax[1].set_title(r"$\delta = 10^{-3}$", fontsize=10)
+ax1.set_title(r"$\delta = 10^{-3}$", fontsize=10)
 fig.tight_layout()
 
 # %% [markdown]
@@ -857,7 +873,7 @@ i_fp = len(fp_deltas) - 1
 display(Markdown(f"""
 * **Estimating**: `dirichlet_mle(s)` for one statistic (with `return_info=True` for the convergence report); inside
   numba loops (bootstrap, ABC) call `dirichlet_mle_kernel(s, tol, max_iter)` and test the result with `np.isnan`.
-  Over the statistics of section 5 ($\\delta$ from $10^{{-1}}$ to $10^{{-10}}$) it took at most {max(newton_steps)} Newton
+  Over the statistics of the first figure ($\\delta$ from $10^{{-1}}$ to $10^{{-10}}$) it took at most {max(newton_steps)} Newton
   steps, where Minka's fixed point, which Guo et al. cite, took {fp_steps[i_fp]:,} steps at
   $\\delta = 10^{{{np.log10(fp_deltas[i_fp]):.0f}}}$: do not use the fixed point near the boundary.
 * **Before estimating from a noisy statistic** check `in_stat_range(s)` (or `in_stat_range_kernel`): outside the range
