@@ -6,11 +6,7 @@
 # * **For:** running any Bayesian sampler of dplit, or writing a new one, with reproducible chains and a convergence check.
 # * **You need:** a model's state, transition and warm-up (or one of dplit's samplers).
 # * **You get:** an ArviZ posterior with seeds per chain, thinning, progress, and a convergence report (R-hat, ESS, MPSRF).
-
-# %%
-#| default_exp sampling
-
-# %% [markdown]
+#
 # ## Parameters
 #
 # Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite).
@@ -27,7 +23,63 @@ from dplit.testing import rank_uniformity_pvalues, sbc_ranks
 
 SEED = 20261124
 n_sbc = size(full=400, quick=100)   # SBC replicates of the example sampler
+n_fig = size(full=5000, quick=1000)  # kept draws per chain of the first figure
 print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}")
+
+# %% [markdown]
+# ## What it gives
+#
+# The result first, from the finished module `dplit.sampling`: a random-walk Metropolis step in Python on the mean
+# $\mu$ of $k = 20$ observations $y_i \sim N(\mu, 1)$, prior $N(0, 1)$ (exact posterior $N(\sum_i y_i/(k+1), 1/(k+1))$);
+# `run` gives four chains from one seed, tunes the step in warm-up, and returns an ArviZ posterior with its
+# convergence report (Guo et al., S5). Left: the draws against the exact posterior; right: the first 200 draws.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import dplit.sampling as dps
+
+y_demo = np.random.default_rng(SEED).normal(1.5, 1.0, size=20)
+post_prec = y_demo.size + 1.0                      # posterior N(sum(y) / post_prec, 1 / post_prec)
+
+
+def rwm_step(state, rng):
+    """One random-walk Metropolis step on mu; state = (mu, proposal sd)."""
+    logp = lambda mu: mu * y_demo.sum() - 0.5 * post_prec * mu * mu  # noqa: E731
+    mu, sd = state
+    prop = mu + sd * rng.standard_normal()
+    ok = np.log(rng.random()) < logp(prop) - logp(mu)
+    mu = prop if ok else mu
+    return (mu, sd), {"mu": mu}, {"acceptance": float(ok)}
+
+
+def rwm_adapt(state, draws, stats):                # proposal sd 2.4 x the posterior sd seen in the window
+    return (state[0], 2.4 * max(np.std(draws["mu"]), 1e-3))
+
+
+rwm_parts = (lambda rng: (rng.normal(), 1.0), rwm_step, rwm_adapt)       # init, step, adapt
+fig_res = dps.run(dps.Sampler.from_step(*rwm_parts), n_iter=n_fig, n_warmup=500, n_chains=4, rng=SEED,
+                  progress=False)
+mu_fig, att = fig_res.posterior["mu"].values, fig_res.posterior.attrs
+print(f"R-hat {att['rhat_max']:.4f}, bulk ESS {att['ess_bulk_min']:.0f}; posterior mean {mu_fig.mean():.3f}, "
+      f"exact {y_demo.sum() / post_prec:.3f}")
+assert att["converged"] == 1 and abs(mu_fig.mean() - y_demo.sum() / post_prec) < 4 * mu_fig.std() / np.sqrt(
+    att["ess_bulk_min"])
+
+fig, (ax, ax_tr) = plt.subplots(1, 2, figsize=(7, 2.8), width_ratios=[1.3, 1])
+grid = np.linspace(mu_fig.min(), mu_fig.max(), 400)
+ax.hist(mu_fig.ravel(), bins=60, density=True, color="C0", alpha=0.5, label="run, 4 chains")
+ax.plot(grid, np.sqrt(post_prec / (2 * np.pi)) * np.exp(-0.5 * post_prec * (grid - y_demo.sum() / post_prec) ** 2),
+        "k", lw=1.2, label="exact posterior")
+ax.set(xlabel=r"$\mu$", ylabel="density")
+ax.legend(fontsize=9, loc="upper left", frameon=False)
+for c in range(mu_fig.shape[0]):
+    ax_tr.plot(mu_fig[c, :200], lw=0.6)
+ax_tr.set(xlabel="draw (after warm-up)", ylabel=r"$\mu$",
+          title=f"$\\hat R$ = {att['rhat_max']:.3f}, bulk ESS {att['ess_bulk_min']:.0f}")
+for a in (ax, ax_tr):
+    a.tick_params(labelsize=9)
+ax_tr.title.set_size(10)
+fig.tight_layout()
 
 # %% [markdown]
 # ## What a sampler is, and what the driver does
@@ -40,13 +92,10 @@ print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}")
 # iterations are thinned, chains run in parallel threads, a progress bar counts iterations, and the draws are
 # packed into an ArviZ object with a convergence report.
 #
-# Two libraries shaped the interface. In **blackjax** a kernel is a pair `init(position) -> state` and
-# `step(rng_key, state) -> (state, info)`: state and diagnostics are apart, and the caller owns the loop.
-# In **emcee** the moves (`emcee/moves/`) are apart from the ensemble driver (`ensemble.py`), and the
-# progress bar is injected (`pbar.py`). dplit keeps those separations but not the per-step Python call:
-# our hot loops are numba kernels, so a method hands the driver a **chain kernel** that advances `T` steps
-# in compiled code and returns the kept draws and per-draw statistics; a slow generic model can give a
-# plain Python `step` instead (`Sampler.from_step`). A `Sampler` is:
+# As in **blackjax** (`init`/`step`, the caller owns the loop) and **emcee** (moves apart from the driver, an injected
+# progress bar), state, transition and driver are apart; but our hot loops are numba kernels, so a method hands the
+# driver a **chain kernel** that advances `T` steps in compiled code and returns the kept draws and per-draw
+# statistics (a slow generic model gives a Python `step` instead: `Sampler.from_step`). A `Sampler` is:
 #
 # | field | what the method supplies |
 # |---|---|
@@ -61,6 +110,7 @@ print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}")
 # Generator sequentially, and chunks are multiples of `thin`).
 
 # %%
+#| default_exp sampling
 #| export
 import os
 import time
@@ -753,10 +803,8 @@ def rwm_normal(y, tau=1.0):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt)
 
 
-y_demo = np.random.default_rng(SEED).normal(1.5, 1.0, size=20)
 res = run(rwm_normal(y_demo), n_iter=4000, n_warmup=1000, n_chains=4, rng=1, progress=False,
           attrs={"method": "RWM"})
-post_prec = y_demo.size + 1.0
 draws_mu = res.posterior["mu"].values
 print(az.summary(res, var_names=["mu"]).to_string())
 se = draws_mu.std() / np.sqrt(res.posterior.attrs["ess_bulk_min"])
@@ -769,30 +817,11 @@ again = run(rwm_normal(y_demo), n_iter=4000, n_warmup=1000, n_chains=4, rng=1, p
 assert np.array_equal(again.posterior["mu"].values, draws_mu)
 
 # %% [markdown]
-# The same sampler with a Python `step` (for a model whose pieces are not compiled): slower, same law.
+# The same sampler with a Python `step` (for a model whose pieces are not compiled): slower, same law. Its pieces
+# are those of the first figure (`rwm_parts`, $\tau = 1$), here with this notebook's `Sampler.from_step` and `run`.
 
 # %%
-def rwm_normal_python(y, tau=1.0):
-    """rwm_normal with a plain Python step (Sampler.from_step)."""
-    y_sum, k = float(np.sum(y)), float(np.size(y))
-
-    def logp(mu):
-        return -0.5 * mu * mu / tau**2 + mu * y_sum - 0.5 * k * mu * mu
-
-    def step(state, rng):
-        mu, sd = state
-        prop = mu + sd * rng.standard_normal()
-        ok = np.log(rng.random()) < logp(prop) - logp(mu)
-        mu = prop if ok else mu
-        return (mu, sd), {"mu": mu}, {"acceptance": float(ok)}
-
-    def adapt(state, draws, stats):
-        return (state[0], 2.4 * max(np.std(draws["mu"]), 1e-3))
-
-    return Sampler.from_step(lambda rng: (rng.normal(0.0, tau), 1.0), step, adapt)
-
-
-res_py = run(rwm_normal_python(y_demo), n_iter=2000, n_warmup=500, n_chains=2, rng=2, progress=False)
+res_py = run(Sampler.from_step(*rwm_parts), n_iter=2000, n_warmup=500, n_chains=2, rng=2, progress=False)
 m_py = res_py.posterior["mu"].values
 assert abs(m_py.mean() - y_demo.sum() / post_prec) < 4 * m_py.std() / np.sqrt(res_py.posterior.attrs["ess_bulk_min"])
 
