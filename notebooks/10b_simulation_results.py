@@ -30,7 +30,7 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from _stored import stored, stored_path
+from _stored import stored, stored_path, stored_rows
 from IPython.display import Markdown, display
 
 from dplit.bootstrap import dp_boots, truncated_statistic
@@ -304,7 +304,7 @@ def bootstrap_tail(n, eps, alpha, n_stat=N_STAT, counts=BOOT_COUNTS):
 
 
 if have_table:
-    stored_rows_settings = [json.loads(line)["settings"] for line in open(path)]
+    stored_rows_settings = [row["settings"] for row in stored_rows(TABLE)]
     tails = pd.DataFrame([bootstrap_tail(5000, 0.25, (3.3, 4.4)), bootstrap_tail(5000, 0.5, (0.5, 0.5, 0.5))])
     print(tails.set_index("cell").T.to_string(float_format=lambda v: f"{v:.4g}"))
     far, near = tails.iloc[0], tails.iloc[1]
