@@ -329,6 +329,19 @@ def test_until_converged_is_in_the_key():
     assert [t.settings["n_iter"] for t in make_tasks(fixed) if "n_iter" in t.settings] == [20000, 20000]
     with pytest.raises(ValueError, match="until_converged"):
         StudyConfig(until_converged=("dpabc",))
+    # at eps >= 1e9 the records freeze, so the rule may have its own, lower cap; it is in the key
+    grid = dict(alpha_true=((2.0, 2.0, 2.0),), n=(200,), eps=(1.0, 1e10), methods=("dpmcmc_p1", "dpremcmc_p1"),
+                replicates=1)
+    caps = {(t.settings["method"], t.settings["eps"]): t.settings.get("max_iter")
+            for t in make_tasks(StudyConfig(**grid, max_iter_no_privacy=20000))}
+    assert caps == {("dpmcmc_p1", 1.0): 200000, ("dpmcmc_p1", 1e10): 20000, ("dpremcmc_p1", 1.0): None,
+                    ("dpremcmc_p1", 1e10): None}
+    assert [t.key for t in make_tasks(StudyConfig(**grid))] == [t.key for t in make_tasks(
+        StudyConfig(**grid, max_iter_no_privacy=None))]           # unset: every key as before
+    assert all(t.settings.get("max_iter") in (None, 200000) for t in make_tasks(StudyConfig(**grid)))
+    for bad in (0, 2.5, True):
+        with pytest.raises((ValueError, TypeError), match="max_iter_no_privacy"):
+            StudyConfig(**grid, max_iter_no_privacy=bad)
     # replicate-major order: a study cut anywhere has every cell about equally filled
     ts = make_tasks(StudyConfig.from_dict({**SMALL, "eps": [0.5, 1.0], "replicates": 3}))
     assert [t.settings["replicate"] for t in ts[:4]] == [0, 0, 0, 0] and ts[4].settings["replicate"] == 1
