@@ -122,7 +122,7 @@ export: $(STAMP)
 NB ?= $(NAMES)
 notebooks nb: $(STAMP)
 	$(BIN)/python -m dplit.export --sync $(NB)
-	$(BIN)/python -m dplit.export
+	$(BIN)/python -m dplit.export $(NB)
 	for nb in $(NB); do \
 	  echo "== $$nb"; \
 	  (cd notebooks && { $(EXECUTE) $$nb.ipynb || { echo "== $$nb failed or timed out: one retry"; $(EXECUTE) $$nb.ipynb; }; }) || exit 1; \

@@ -176,8 +176,8 @@ def _rendered(root) -> dict[str, tuple[Path, str]]:
     return out
 
 
-def export(root=".", out_dir=None) -> list[Path]:
-    """Write every generated module; return the paths written.
+def export(root=".", out_dir=None, names=None) -> list[Path]:
+    """Write every generated module (or those of the named notebooks); return the paths written.
 
     Parameters
     ----------
@@ -185,12 +185,22 @@ def export(root=".", out_dir=None) -> list[Path]:
         Repository root (holds ``notebooks/``).
     out_dir : path-like, optional
         Where to write; default ``<root>/dplit``.
+    names : list of str, optional
+        Notebook names such as ``"07_mcmc"``: write only their modules, so that exporting one notebook leaves the
+        modules of others' unfinished notebooks as they are. Default: all.
     """
     root = Path(root)
     out_dir = Path(out_dir) if out_dir is not None else root / "dplit"
+    rendered = _rendered(root)
+    if names:
+        known = {p.stem for p in notebook_paths(root)}
+        unknown = sorted(set(names) - known)
+        if unknown:
+            raise ValueError(f"names: no notebook notebooks/<name>.py for {unknown}")
+        rendered = {m: v for m, v in rendered.items() if v[0].stem in names}
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for module, (_, text) in _rendered(root).items():
+    for module, (_, text) in rendered.items():
         target = out_dir / f"{module}.py"
         if not target.exists() or target.read_text() != text:
             target.write_text(text)
@@ -316,7 +326,11 @@ def main(argv=None) -> int:
     group.add_argument("--check", action="store_true", help="report drift, change nothing")
     group.add_argument("--sync", nargs="*", metavar="NAME",
                        help="update .ipynb cells from .py (all notebooks, or the NAMEs given)")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="export only these notebooks' modules (default: all)")
     args = parser.parse_args(argv)
+    if args.names and (args.check or args.sync is not None):
+        parser.error("NAMEs go after --sync (or alone, to export only their modules)")
     if args.check:
         problems = check_exports(args.root) + check_pairs(args.root) + check_executed(args.root)
         for p in problems:
@@ -327,7 +341,11 @@ def main(argv=None) -> int:
         for path in sync(args.root, args.sync or None):
             print(f"synced {path}")
         return 0
-    for path in export(args.root):
+    try:
+        paths = export(args.root, names=args.names or None)
+    except ValueError as err:
+        parser.error(str(err))
+    for path in paths:
         print(f"exported {path}")
     return 0
 

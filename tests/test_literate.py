@@ -103,6 +103,23 @@ def test_export_check_catches_a_missing_or_orphaned_module(copy_root):
     assert any("no notebook exports it" in p for p in export.check_exports(copy_root))
 
 
+def test_export_of_named_notebooks_leaves_other_modules_alone(copy_root):
+    (copy_root / "notebooks" / "98_toy.py").write_text(_TOY)
+    (copy_root / "notebooks" / "97_other.py").write_text(_TOY.replace("default_exp toy", "default_exp other"))
+    export.export(copy_root)
+    other = copy_root / "dplit" / "other.py"
+    other.write_text(other.read_text() + "\n# someone's work in progress\n")
+    (copy_root / "notebooks" / "98_toy.py").write_text(_TOY.replace("math.pi * r**2", "math.pi * r * r"))
+    written = export.export(copy_root, names=["98_toy"])
+    assert [p.name for p in written] == ["toy.py"]
+    assert "math.pi * r * r" in (copy_root / "dplit" / "toy.py").read_text()
+    assert other.read_text().endswith("# someone's work in progress\n")
+    with pytest.raises(ValueError, match="names: no notebook"):
+        export.export(copy_root, names=["99_nowhere"])
+    assert export.main(["--root", str(copy_root), "97_other"]) == 0      # the command line takes names too
+    assert not other.read_text().endswith("# someone's work in progress\n")
+
+
 def test_export_without_default_exp_is_an_error(copy_root):
     (copy_root / "notebooks" / "98_toy.py").write_text(_TOY.replace("#| default_exp toy", "pass"))
     with pytest.raises(ValueError, match="default_exp"):
