@@ -78,10 +78,10 @@ print(f"quick mode: {is_quick()}")
 #
 # One exception, `max_iter_no_privacy`: at $\epsilon \ge 10^9$ (the paper's $10^{10}$) the records freeze where the
 # warm-up leaves them (notebook 07c), so $\hat R$ can stay above 1.01 at any length and the rule would run to its cap for
-# nothing. In the first 338 tasks of the paper-scale table, 4 of the 12 DPMCMC runs at that budget stopped at the cap
-# (600,000 draws, R-hat 1.14-2.37) and took three quarters of all DPMCMC's record updates; the other 8 converged within
-# their first 2,000 iterations. That table caps them at 20,000 (`benchmarks/sec51.toml`). The cap is part of the key
-# too; `None` (the default) keeps `max_iter`.
+# nothing. In the paper-scale table's first replicates (notebook 10b), 4 of the 12 DPMCMC runs at that budget stopped
+# at the cap (600,000 draws, R-hat 1.14-2.37) and took three quarters of all DPMCMC's record updates; the other 8
+# converged within their first 2,000 iterations. That table caps them at 20,000 (`benchmarks/sec51.toml`). The cap is
+# part of the key too; `None` (the default) keeps `max_iter`.
 
 # %%
 #| export
