@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import os
 import sys
 import warnings
@@ -396,6 +397,10 @@ def _add_study(subparsers):
     r.add_argument("--workers", type=int, default=None, help="processes of the local pool (default: CPU count)")
     r.add_argument("--scheduler", default=None, help="address of a Dask scheduler (needs dplit[distributed])")
     r.add_argument("--max-tasks", type=int, default=None, help="run at most this many of the remaining tasks")
+    r.add_argument("--methods", default=None, metavar="M1,M2,...",
+                   help="only these of the config's methods (e.g. the cheap ones first); the tasks are the same")
+    r.add_argument("--replicates", type=int, default=None,
+                   help="only the first this many data sets per cell (default: the config's); the tasks are the same")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=_run_study)
     q = sub.add_parser("report", help="summary table and figures of a store")
@@ -418,11 +423,22 @@ def _run_study(args):
     for value, flag in ((args.workers, "--workers"), (args.max_tasks, "--max-tasks")):
         if value is not None:
             check.count(value, flag, 1 if flag == "--workers" else 0)
+    config = study.StudyConfig.from_toml(args.config)
+    if args.methods is not None:
+        methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+        extra = sorted(set(methods) - set(config.methods))
+        if extra or not methods:
+            raise ValueError(f"--methods must name methods of the config {list(config.methods)}, got "
+                             f"{extra or 'none'}")
+        config = dataclasses.replace(config, methods=methods)
+    if args.replicates is not None:
+        config = dataclasses.replace(config, replicates=min(check.count(args.replicates, "--replicates"),
+                                                            config.replicates))
     executor, client = None, None
     if args.scheduler:
         executor, client = study.dask_executor(args.scheduler)
     try:
-        res = study.run_study(args.config, args.store, executor=executor, progress=not args.no_progress,
+        res = study.run_study(config, args.store, executor=executor, progress=not args.no_progress,
                               workers=args.workers, max_tasks=args.max_tasks)
     finally:
         if client is not None:

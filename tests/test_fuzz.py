@@ -646,6 +646,7 @@ OPTION_VALUES = {
     "--method": ["dpboots", "dpmcmc", "dpremcmc", "dpabc", "dpapprox", "nope"],
     "--config": ["x.csv", "missing.toml", "dir"], "--store": ["missing.db", "dir", "text.txt", "rel.json"],
     "--workers": ["1", "0", "x"], "--max-tasks": ["0", "-1"], "--max-mpsrf": ["1.1", "-1", "nan"],
+    "--methods": ["dpboots", "", "x,y"], "--replicates": ["1", "0", "x"],
 }
 FLAGS = ["--close", "--force", "--quiet", "--no-progress", "--help", "--version", "-h", "--bogus"]
 

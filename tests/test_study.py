@@ -216,6 +216,28 @@ def test_cli_study_run_and_report(tmp_path, capsys):
         assert "--max-mpsrf must be > 1" in capsys.readouterr().err
 
 
+def test_cli_study_run_a_slice_first(tmp_path, capsys):
+    """--methods and --replicates run a slice of the study (e.g. the cheap methods first): the same tasks, so the
+    full run afterwards finds them done and runs only the rest."""
+    from dplit.cli import main
+
+    cfg = tmp_path / "study.toml"
+    cfg.write_text("[study]\nalpha_true = [[2.0, 2.0, 2.0]]\nn = [200]\neps = [1.0]\n"
+                   "methods = [\"boots\", \"dpboots\"]\nreplicates = 3\nseed = 1\nquick = true\n")
+    store = tmp_path / "r.jsonl"
+    run = ["study", "run", "--config", str(cfg), "--store", str(store), "--workers", "1", "--no-progress"]
+    assert main([*run, "--methods", "dpboots", "--replicates", "2"]) == 0
+    assert "ran 2 tasks" in capsys.readouterr().out
+    rows = [json.loads(line)["settings"] for line in store.read_text().splitlines()]
+    assert {(r["method"], r["replicate"]) for r in rows} == {("dpboots", 0), ("dpboots", 1)}
+    assert main([*run, "--replicates", "9"]) == 0                  # never more than the config's 3
+    assert "ran 4 tasks, found 2 done" in capsys.readouterr().out
+    for flags, message in ((["--methods", "dpmcmc_p1"], "--methods must name methods of the config"),
+                           (["--methods", ","], "--methods must name"), (["--replicates", "0"], "--replicates")):
+        assert main([*run, *flags]) == 2
+        assert message in capsys.readouterr().err
+
+
 def _bad_stores(tmp_path):
     import sqlite3
 
