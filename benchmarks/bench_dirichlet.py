@@ -11,9 +11,9 @@ import time
 import numpy as np
 from _timing import best_of
 from numba import njit
-from scipy import special
 
 from dplit import dirichlet as dr
+from dplit.dirichlet_fit import minka_fixed_point
 
 SEED = 20261123
 N_REF = 200  # statistics timed with the (slow) reference twin
@@ -28,20 +28,6 @@ def mle_many(S, tol, max_iter):
     for i in range(S.shape[0]):
         out[i] = dr.dirichlet_mle_kernel(S[i], tol, max_iter)
     return out
-
-
-def minka_fixed_point(s, tol=1e-10, max_iter=100_000):
-    """Minka's fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j) with a 5-step Newton inverse."""
-    alpha = np.ones_like(s)
-    for it in range(1, max_iter + 1):
-        y = special.digamma(alpha.sum()) + s
-        x = np.where(y >= -2.22, np.exp(y) + 0.5, -1 / (y - special.digamma(1.0)))
-        for _ in range(5):
-            x = x - (special.digamma(x) - y) / special.polygamma(1, x)
-        if np.max(np.abs(x - alpha) / alpha) < tol:
-            return x, it
-        alpha = x
-    return alpha, max_iter
 
 
 def stats_from_samples(alpha, n_records, n_stats, rng):

@@ -17,6 +17,7 @@ __all__ = [
     "logx_cov_kernel",
     "dirichlet_mle_kernel",
     "dirichlet_mle_reference",
+    "minka_fixed_point",
     "MLEInfo",
     "dirichlet_mle",
 ]
@@ -385,6 +386,27 @@ def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
             return c_new * profile(c_new)[0], it, 0
         c = c_new
     return np.full(d, np.nan), max_iter, 1
+
+
+def minka_fixed_point(s, tol=1e-10, max_iter=100_000):
+    """Minka's (2000) fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j), for comparison only: (alpha, steps).
+
+    It needs about alpha_0 steps, so it crawls near the edge of the range where Newton on the profile does not
+    (the first figure; ``benchmarks/bench_dirichlet.py`` times both). ``steps == max_iter``: not converged.
+    """
+    s = check_stat(s)
+    if not in_stat_range(s):
+        raise ValueError("s must satisfy sum(exp(s)) < 1: no MLE exists outside the range of the statistic")
+    alpha = np.ones_like(s)
+    for it in range(1, check.count(max_iter, "max_iter") + 1):
+        y = special.digamma(alpha.sum()) + s
+        x = np.where(y >= -2.22, np.exp(y) + 0.5, -1 / (y - special.digamma(1.0)))
+        for _ in range(5):
+            x = x - (special.digamma(x) - y) / special.polygamma(1, x)
+        if np.max(np.abs(x - alpha) / alpha) < tol:
+            return x, it
+        alpha = x
+    return alpha, max_iter
 
 
 # %% notebooks/02a_dirichlet_fit.py, cell 26: 4.2 A one-dimensional Newton problem

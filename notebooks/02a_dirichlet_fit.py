@@ -39,20 +39,7 @@ print(f"quick mode: {is_quick()}; n_random_stats={n_random_stats}")
 
 # %%
 from dplit.dirichlet import dirichlet_mle as fit_mle
-
-
-def minka_fixed_point(s, tol=1e-10, max_iter=20_000):
-    """Minka's (2000) fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j), for comparison only."""
-    alpha = np.ones_like(s)
-    for it in range(1, max_iter + 1):
-        y = special.digamma(alpha.sum()) + s
-        x = np.where(y >= -2.22, np.exp(y) + 0.5, -1 / (y - special.digamma(1.0)))
-        for _ in range(5):
-            x = x - (special.digamma(x) - y) / special.polygamma(1, x)
-        if np.max(np.abs(x - alpha) / alpha) < tol:
-            return x, it
-        alpha = x
-    return alpha, max_iter
+from dplit.dirichlet_fit import minka_fixed_point      # Minka's (2000) fixed point, defined in section 4
 
 
 m_conv = np.array([0.2, 0.3, 0.5])
@@ -65,7 +52,7 @@ for delta in deltas:
     assert info.converged and np.allclose(logx_mean(a_hat), s, rtol=0, atol=1e-13)
     newton_steps.append(info.n_iter)
 fp_deltas = deltas[deltas >= size(full=1e-3, quick=1e-2)]
-fp_steps = [minka_fixed_point(np.log(m_conv) + np.log1p(-delta))[1] for delta in fp_deltas]
+fp_steps = [minka_fixed_point(np.log(m_conv) + np.log1p(-delta), max_iter=20_000)[1] for delta in fp_deltas]
 assert max(newton_steps) <= 6
 # the fixed point needs ~ alpha_0 steps: its step count grows at least tenfold per decade of delta
 assert fp_steps[-1] > 5 * fp_steps[-3]
@@ -650,6 +637,27 @@ def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
         c = c_new
     return np.full(d, np.nan), max_iter, 1
 
+
+def minka_fixed_point(s, tol=1e-10, max_iter=100_000):
+    """Minka's (2000) fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j), for comparison only: (alpha, steps).
+
+    It needs about alpha_0 steps, so it crawls near the edge of the range where Newton on the profile does not
+    (the first figure; ``benchmarks/bench_dirichlet.py`` times both). ``steps == max_iter``: not converged.
+    """
+    s = check_stat(s)
+    if not in_stat_range(s):
+        raise ValueError("s must satisfy sum(exp(s)) < 1: no MLE exists outside the range of the statistic")
+    alpha = np.ones_like(s)
+    for it in range(1, check.count(max_iter, "max_iter") + 1):
+        y = special.digamma(alpha.sum()) + s
+        x = np.where(y >= -2.22, np.exp(y) + 0.5, -1 / (y - special.digamma(1.0)))
+        for _ in range(5):
+            x = x - (special.digamma(x) - y) / special.polygamma(1, x)
+        if np.max(np.abs(x - alpha) / alpha) < tol:
+            return x, it
+        alpha = x
+    return alpha, max_iter
+
 # %% [markdown]
 # The public driver validates, runs the numba kernel and packages the result.
 
@@ -790,7 +798,7 @@ print(f"largest relative difference: scipy.optimize {worst_scipy:.1e}, reference
 # Then exact answers at huge concentrations: for $\boldsymbol\alpha = c\,\mathbf m$ with $c$ up to $10^{10}$ we compute
 # $\boldsymbol\mu_\alpha$ without cancellation, $\mu_j = \log m_j + \tilde\Psi(\alpha_j) - \tilde\Psi(c)$, and ask for
 # $\boldsymbol\alpha$ back within the precision the rounded statistic carries, $20\,\varepsilon/\delta$ relative.
-# Minka's plain fixed point (`minka_fixed_point` of the first figure) is shown for contrast.
+# Minka's plain fixed point (`minka_fixed_point`, defined with the reference above) is shown for contrast.
 
 # %%
 rows = []

@@ -221,6 +221,23 @@ def test_mle_matches_scipy_reference_and_kernel():
         assert np.array_equal(dr.dirichlet_mle_kernel(s, 1e-10, 100), a_hat)
 
 
+def test_minka_fixed_point_agrees_and_crawls_near_the_edge():
+    """The paper's cited fixed point reaches the same MLE; its step count grows like alpha_0 near the edge."""
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        alpha = np.exp(rng.uniform(np.log(0.5), np.log(20), int(rng.integers(2, 6))))
+        a_fp, steps = fit.minka_fixed_point(logx_mean(alpha))
+        assert steps < 100_000 and np.allclose(a_fp, alpha, rtol=1e-7)
+    steps = [fit.minka_fixed_point(np.log([0.3, 0.7]) + np.log1p(-delta))[1] for delta in (1e-1, 1e-2)]
+    assert steps[1] > 5 * steps[0]
+    assert fit.minka_fixed_point(np.log([0.3, 0.7]) + np.log1p(-1e-3), max_iter=10)[1] == 10   # capped
+    for bad, err in (([0.0, 0.0], ValueError), ([-1.0], ValueError), ([-1.0, np.nan], ValueError)):
+        with pytest.raises(err, match="s "):
+            fit.minka_fixed_point(bad)
+    with pytest.raises((ValueError, TypeError), match="max_iter"):
+        fit.minka_fixed_point([-1.0, -1.0], max_iter=0)
+
+
 def test_mle_exact_answer_over_a_wide_range():
     rng = np.random.default_rng(3)
     for _ in range(300):
