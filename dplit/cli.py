@@ -400,7 +400,8 @@ def _add_study(subparsers):
     r.add_argument("--methods", default=None, metavar="M1,M2,...",
                    help="only these of the config's methods (e.g. the cheap ones first); the tasks are the same")
     r.add_argument("--replicates", type=int, default=None,
-                   help="only the first this many data sets per cell (default: the config's); the tasks are the same")
+                   help="only the first this many data sets per cell (at most the config's, the default); the tasks are "
+                        "the same")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=_run_study)
     q = sub.add_parser("report", help="summary table and figures of a store")
@@ -432,8 +433,10 @@ def _run_study(args):
                              f"{extra or 'none'}")
         config = dataclasses.replace(config, methods=methods)
     if args.replicates is not None:
-        config = dataclasses.replace(config, replicates=min(check.count(args.replicates, "--replicates"),
-                                                            config.replicates))
+        if check.count(args.replicates, "--replicates") > config.replicates:
+            raise ValueError(f"--replicates must be at most the config's replicates ({config.replicates}), got "
+                             f"{args.replicates}")
+        config = dataclasses.replace(config, replicates=args.replicates)
     executor, client = None, None
     if args.scheduler:
         executor, client = study.dask_executor(args.scheduler)
