@@ -21,6 +21,9 @@
 #     --store benchmarks/results/sec51_study.jsonl          # the same through a Dask LocalCluster
 # dplit study report --store benchmarks/results/sec51_study.jsonl --out figures/   # the figures, from the table
 # ```
+#
+# A slice runs the same tasks: `--methods boots,mcmc_p1,dpboots,dpremcmc_p1,dpabc_p4,dpapprox_p4 --replicates 20`
+# filled the six cheap methods first, and DPMCMC followed.
 
 # %%
 # %matplotlib inline
@@ -70,7 +73,7 @@ if have_table:
 #
 # `benchmarks/study_cost.py` timed one task of every method at every cell (CPU seconds, one thread, through the
 # study's own task runner) and extrapolates to the paper's 50 data sets per cell. Its DPMCMC runs until converged
-# (`n_iter="auto"`: bulk and tail ESS >= 400, R-hat <= 1.01), the study's default since `--auto-vs-fixed` ran it
+# (`n_iter="auto"`: bulk and tail ESS >= 400, `R-hat <= 1.01`), the study's default since `--auto-vs-fixed` ran it
 # beside 20,000 fixed iterations on the same data sets (the last table, by prior). Read the last table with the
 # posterior's tails in mind: the MSE of $\boldsymbol\alpha$ is a posterior mean of a square, which a heavy right tail of
 # $\alpha_0$ (p3 and p4 learn their prior from a quarter of the records) makes unstable between two runs of the same
@@ -144,9 +147,10 @@ def below(m1, m2, alpha, n1, n2, e1, e2, col="mse_alpha"):
 
 
 def verdict(ok, evidence, have=True):
-    """'agrees' or 'differs', with the numbers behind it; 'not yet in the table' when no cell has the data."""
+    """'agrees' or 'differs', with the numbers behind it; 'not decided' when no cell has converged runs of every
+    method compared (the table does not hold them yet, or they did not converge: PSRF > 1.1)."""
     if not have:
-        return "not yet in the table"
+        return "not decided: no cell with converged runs of every method compared"
     return ("agrees" if ok else "differs") + f": {evidence}"
 
 
@@ -385,7 +389,8 @@ if have_table:
 #
 # Statements that hold whatever the number of data sets, because they follow from the construction rather than from
 # a close comparison: the table has no duplicate task and no failed task; every task's settings say the study's
-# effort (DPMCMC until converged); without privacy ($\epsilon = 10^{10}$) every method's $E[\mathbf x]$ MSE is within a
+# effort (DPMCMC until converged, with at most 200,000 iterations, or 20,000 at $\epsilon = 10^{10}$ where the records
+# freeze: notebook 10, `max_iter_no_privacy`); without privacy ($\epsilon = 10^{10}$) every method's $E[\mathbf x]$ MSE is within a
 # small factor of the benchmarks' (only the approximations are left); and the non-private bootstrap's predictive
 # coverage is near 0.95 (its sampling distribution is nearly exact at these $n$).
 
@@ -395,6 +400,7 @@ if have_table:
     assert not df.duplicated(keys).any() and df["error"].isna().all()
     dpm = df[df["method"] == "dpmcmc_p1"]
     assert (dpm["n_iter"] == "auto").all() and (dpm["target_ess"] == 400).all()
+    assert (dpm["max_iter"] == np.where(dpm["eps"] >= 1e9, 20_000, 200_000)).all()
     for al in alphas:
         for n in ns:
             b = min(finite([med(x, al, n, 1e10, "mse_mean") for x in bench]) or [np.nan])
@@ -456,5 +462,6 @@ interactive(explore, method=Dropdown(options=methods, value="dpmcmc_p1"),
 #   per cell). The medians' error bars say how far this is from settling the paper's comparisons.
 # * **To extend** (on any machine; a rerun skips every task already in the table):
 #   `dplit study run --config benchmarks/sec51.toml --store benchmarks/results/sec51_study.jsonl --workers N`, then
-#   commit the table. The other 10 methods (the prior variants p3-p5) are a `methods = [...]` line away.
+#   commit the table (`--methods` and `--replicates` run a slice of it first, as above). The other 10 methods (the
+#   prior variants p3-p5) are a `methods = [...]` line away.
 # * **The cost model** is `benchmarks/study_cost.py` (`--summary` rewrites `benchmarks/results/study_cost.json`).
