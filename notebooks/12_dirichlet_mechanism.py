@@ -49,15 +49,21 @@ n_fig = size(full=20_000, quick=2_000)                    # releases per epsilon
 # %%
 import dplit.dirichlet_mechanism as dm
 
+
+def dirichlet_mean_kl(f, eps, lam=5):
+    """The exact mean KL from f's proportions to a Dirichlet-mechanism release of f at (lam, eps)-RDP."""
+    p = f / f.sum()
+    r, a = dm.dirichlet_mechanism_params(eps, lam)
+    return (special.xlogy(p, p) - p * special.digamma(r * f + a)).sum() + special.digamma(r * f.sum() + f.size * a)
+
+
 f_demo = np.array([11.0, 8, 65, 25, 38, 0])                # the histogram of Figure 2 (N_f = 147)
 p_demo, fig_rng = f_demo / f_demo.sum(), np.random.default_rng(20261126)
 eps_fig = np.logspace(-2, 1, 13)
 kl_fig = {m: np.empty(eps_fig.size) for m in ("Dirichlet mechanism (exact mean)", "Gaussian noise", "Laplace noise")}
 for j, e in enumerate(eps_fig):
     kl = dm.kl_divergence(p_demo, dm.dirichlet_mechanism(np.tile(f_demo, (n_fig, 1)), e, 5, rng=fig_rng))
-    r_e, a_e = dm.dirichlet_mechanism_params(e, 5)
-    exact = (special.xlogy(p_demo, p_demo) - p_demo * special.digamma(r_e * f_demo + a_e)).sum() \
-        + special.digamma(r_e * f_demo.sum() + 6 * a_e)
+    exact = dirichlet_mean_kl(f_demo, e)
     assert abs(kl.mean() - exact) < 5 * kl.std() / math.sqrt(n_fig), (e, kl.mean(), exact)
     kl_fig["Dirichlet mechanism (exact mean)"][j] = exact
     for m, draw in (("Gaussian noise", fig_rng.normal), ("Laplace noise", fig_rng.laplace)):
@@ -914,13 +920,10 @@ display(Markdown(f"The figure above is the widget's default view: $\\lambda$ = {
 
 # %%
 def mean_kl(f, eps, lam=5, n=n_fig, rng=fig_rng):
-    """Mean KL from f's proportions to its release: exact for the Dirichlet mechanism (as in the first figure),
+    """Mean KL from f's proportions to its release: exact for the Dirichlet mechanism (`dirichlet_mean_kl`),
     Monte Carlo for Gaussian noise on the counts at the same (lam, eps)-RDP."""
-    p = f / f.sum()
-    r, a = dm.dirichlet_mechanism_params(eps, lam)
-    exact = (special.xlogy(p, p) - p * special.digamma(r * f + a)).sum() + special.digamma(r * f.sum() + f.size * a)
     noisy = np.maximum(f + rng.normal(0, dm.baseline_noise_scale("gaussian", eps, lam), (n, f.size)), 1e-6)
-    return exact, dm.kl_divergence(p, noisy / noisy.sum(1, keepdims=True)).mean()
+    return dirichlet_mean_kl(f, eps, lam), dm.kl_divergence(f / f.sum(), noisy / noisy.sum(1, keepdims=True)).mean()
 
 
 sizes = {}
