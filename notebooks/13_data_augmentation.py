@@ -61,38 +61,42 @@ print(f"quick mode: {is_quick()}; n_sbc = {n_sbc}")
 # Before the modules and the code, the result, from the finished module `dplit.augmentation`. A normal mean:
 # $n = 8$ records $x_i \sim N(\theta, 1)$, prior $\theta \sim N(0, 1)$, so that without privacy
 # $\theta \mid x \sim N(n\bar x/(n + 1), 1/(n + 1))$; the curator releases $s_{dp} = \bar x + $ Laplace noise of scale 0.5.
-# The four modules (in the cell below) are five lines of numba: `latent_f` draws 8 records, `post_f` draws $\theta$ from the normal
-# posterior, `priv_f` is the Laplace log density and `st_f` a record's share $x_i/n$ of the mean. The exact posterior
-# given the release, $p(\theta \mid s_{dp}) \propto \phi(\theta)\int \tfrac{1}{2b}e^{-|s_{dp} - m|/b}\, N(m; \theta, 1/n)\,dm$, is a
+# The four modules (in the cell below, for any $n$ and noise scale; the SBC check at the end uses them too) are a
+# few lines of numba each: `latent_f` draws the records, `post_f` draws $\theta$ from the normal posterior, `priv_f` is
+# the Laplace log density and `st_f` a record's share $x_i/n$ of the mean. The exact posterior given the release,
+# $p(\theta \mid s_{dp}) \propto \phi(\theta)\int \tfrac{1}{2b}e^{-|s_{dp} - m|/b}\, N(m; \theta, 1/n)\,dm$, is a
 # one-dimensional integral here, so the sampler's draws can be held against it (left); the chains mix in a few
 # iterations (right).
 
 # %%
-n_small = 8
+def normal_mean_modules(n, scale):
+    """dapper's four modules for a normal mean: n records x_i ~ N(theta, 1), prior theta ~ N(0, 1), and their mean
+    released with Laplace noise of the given scale (numba functions; n and scale are fixed when they compile)."""
+
+    @njit
+    def latent_f(theta, rng):                 # n records from the model
+        out = np.empty((n, 1))
+        for i in range(n):
+            out[i, 0] = theta[0] + rng.standard_normal()
+        return out
+
+    @njit
+    def post_f(dmat, theta, rng):             # theta | x ~ N(sum x / (n + 1), 1 / (n + 1))
+        return np.array([dmat.sum() / (n + 1.0) + rng.standard_normal() / np.sqrt(n + 1.0)])
+
+    @njit
+    def priv_f(sdp, sx):                      # log density of the Laplace release of the mean
+        return -abs(sdp - sx) / scale
+
+    @njit
+    def st_f(xi, sdp, i):                     # a record's share of the mean
+        return xi[0] / n
+
+    return latent_f, post_f, priv_f, st_f
 
 
-@njit
-def nm_latent(theta, rng):
-    out = np.empty((n_small, 1))
-    for i in range(n_small):
-        out[i, 0] = theta[0] + rng.standard_normal()
-    return out
-
-
-@njit
-def nm_post(dmat, theta, rng):
-    s = dmat.sum()
-    return np.array([s / (n_small + 1.0) + rng.standard_normal() / np.sqrt(n_small + 1.0)])
-
-
-@njit
-def nm_priv(sdp, sx):                     # Laplace(scale 0.5) release of the mean
-    return -abs(sdp - sx) / 0.5
-
-
-@njit
-def nm_st(xi, sdp, i):
-    return xi[0] / n_small
+n_small, scale_fig = 8, 0.5
+nm_latent, nm_post, nm_priv, nm_st = normal_mean_modules(n_small, scale_fig)
 
 
 # NBVAL_IGNORE_OUTPUT
@@ -100,12 +104,12 @@ import dplit.augmentation as aug
 
 theta_true = 1.0
 x_fig = rng.normal(theta_true, 1.0, n_small)                    # the confidential records
-s_fig = x_fig.mean() + rng.laplace(0.0, 0.5)                     # their released mean
+s_fig = x_fig.mean() + rng.laplace(0.0, scale_fig)               # their released mean
 fig_res = aug.dapper_sample(aug.PrivacyModel(nm_latent, nm_post, nm_priv, nm_st, 1, ["mu"]), s_fig, [0.0],
                             n_iter=n_fig, n_warmup=500, n_chains=2, rng=SEED, progress=False)
 grid = np.linspace(-2.5, 4.5, 1401)                             # theta, and the released mean's law given theta
 m = grid[:, None]
-like = (np.exp(-np.abs(s_fig - m) / 0.5) * stats.norm.pdf(m, grid[None, :], n_small**-0.5)).sum(axis=0)
+like = (np.exp(-np.abs(s_fig - m) / scale_fig) * stats.norm.pdf(m, grid[None, :], n_small**-0.5)).sum(axis=0)
 exact = stats.norm.pdf(grid) * like
 exact /= exact.sum() * (grid[1] - grid[0])
 mu_draws = fig_res.posterior["mu"].values
@@ -798,32 +802,12 @@ for mods in [(bern_latent, bern_post, rr_priv, rr_st), (bern_latent_nb, bern_pos
 N_SBC_REC, SBC_SCALE = 5, 0.3
 
 
-@njit
-def sbc_latent(theta, rng):
-    out = np.empty((N_SBC_REC, 1))
-    for i in range(N_SBC_REC):
-        out[i, 0] = theta[0] + rng.standard_normal()
-    return out
+sbc_latent, sbc_post, sbc_priv, sbc_st = normal_mean_modules(N_SBC_REC, SBC_SCALE)   # the first figure's model
 
 
 @njit
-def sbc_post(dmat, theta, rng):           # prior N(0, 1): theta | x ~ N(sum x / (n + 1), 1 / (n + 1))
-    return np.array([dmat.sum() / (N_SBC_REC + 1.0) + rng.standard_normal() / np.sqrt(N_SBC_REC + 1.0)])
-
-
-@njit
-def sbc_priv(sdp, sx):
-    return -abs(sdp - sx) / SBC_SCALE
-
-
-@njit
-def sbc_priv_bug(sdp, sx):
-    return abs(sdp - sx) / SBC_SCALE
-
-
-@njit
-def sbc_st(xi, sdp, i):
-    return xi[0] / N_SBC_REC
+def sbc_priv_bug(sdp, sx):                # the planted bug: the log density with its sign flipped
+    return -sbc_priv(sdp, sx)
 
 
 def sbc_simulate(g):
