@@ -81,7 +81,6 @@ def run_one(task, variant):
         warnings.simplefilter("ignore")            # convergence is measured (mpsrf) and judged in aggregate
         if variant == "study":                     # the study's runner, as the table ran it
             draws, info = study.run_method(s["method"], rep, s, g)
-            res = None
         else:
             effort = {"n_iter": s["n_iter"], "n_warmup": s["n_warmup"], "n_chains": s["n_chains"], "b": s["b"],
                       **VARIANTS[variant]}
@@ -144,8 +143,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--replicates", type=int, default=5, help="table replicates per cell (default 5)")
     args = p.parse_args(argv)
-    old = json.load(open(OUT)) if os.path.exists(OUT) else {"runs": []}
-    rows = old["runs"]
+    rows = []
+    if os.path.exists(OUT):
+        with open(OUT) as fh:
+            rows = json.load(fh)["runs"]
     done = {(tuple(r["alpha_true"]), r["n"], r["eps"], r["replicate"], r["variant"]) for r in rows}
     table = table_rows()
     for task in tasks(args.replicates):
