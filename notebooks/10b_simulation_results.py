@@ -583,8 +583,9 @@ interactive(explore, method=Dropdown(options=methods, value="dpmcmc_p1"),
 #   per cell). The medians' error bars say how far this is from settling the paper's comparisons.
 # * **To extend** (on any machine; a rerun skips every task already in the table):
 #   `dplit study run --config benchmarks/sec51.toml --store benchmarks/results/sec51_study.jsonl --workers N`, then
-#   commit the table (`--methods` and `--replicates` run a slice of it first, as above). The other 10 methods (the
-#   prior variants p3-p5) are a `methods = [...]` line away.
+#   commit the table (`--methods` and `--replicates` run a slice of it first, as above). The paper's other 10 methods
+#   (DPMCMC and DPreMCMC with p3 and p4, DPABC with p1, p2, p3 and p5, DPapprox with p1 and p3) are a
+#   `methods = [...]` line away, about 31 CPU-hours for 20 data sets by the cost model.
 # * **DPreMCMC at the paper's settings** (the section after Figure S2): `benchmarks/dpremcmc_tail.py`, stored in
 #   `benchmarks/results/dpremcmc_tail.json` (`--replicates N` extends it).
 # * **The cost model** is `benchmarks/study_cost.py` (`--summary` rewrites `benchmarks/results/study_cost.json`).
