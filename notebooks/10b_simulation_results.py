@@ -250,16 +250,16 @@ if have_table:
         rows.append(("(2.2, 3.3, 4.4) vs d = 5", "MSEs increasing in d",
                      verdict(up > len(pairs) / 2, f"d = 5 above d = 3 in {up} of {len(pairs)} (method, n, eps)",
                              have=bool(pairs))))
-    fig1_table = pd.DataFrame(rows, columns=["panel (alpha_true)", "the paper (Sec. 5.1)", "here"])
+    fig1_table = pd.DataFrame(rows, columns=["panel", "the paper (Sec. 5.1)", "here"])
 
 
-def display_rows(table):
-    """A statements table as Markdown (the notebook shows it rendered)."""
-    return Markdown("| panel | the paper (Sec. 5.1) | here |\n|---|---|---|\n" + "\n".join(
-        f"| {a} | {b} | {c} |" for a, b, c in table.itertuples(index=False)))
+def markdown_table(columns, rows):
+    """A table as Markdown (the notebook shows it rendered): its column names and its rows (tuples)."""
+    return Markdown("| " + " | ".join(columns) + " |\n" + "|---" * len(columns) + "|\n" + "\n".join(
+        "| " + " | ".join(str(v) for v in row) + " |" for row in rows))
 
 
-display_rows(fig1_table) if have_table else None
+markdown_table(fig1_table.columns, fig1_table.itertuples(index=False)) if have_table else None
 
 # %% [markdown]
 # ## Why DPBoots' MSE of $\boldsymbol\alpha$ differs: a bootstrap law without a variance
@@ -295,12 +295,16 @@ N_STAT = size(full=3000, quick=600)                                   # truncate
 BOOT_COUNTS = size(full=(250, 1000, 4000), quick=(100, 400, 1600))   # DPBoots' replicate counts B
 
 
+def table_task(method, alpha, n, eps, replicate=0):
+    """The settings of one task of the table (the fields of its key), by method, cell and replicate."""
+    return next(r for r in stored_rows_settings if r["method"] == method and r["alpha_true"] == list(alpha)
+                and r["n"] == n and r["eps"] == eps and r["replicate"] == replicate)
+
+
 def bootstrap_tail(n, eps, alpha, n_stat=N_STAT, counts=BOOT_COUNTS):
     """The release of replicate 0 of a dpboots cell of the table: the gap law of its truncated statistics, the tail
     index of their MLEs, and DPBoots' MSE of alpha and median error of alpha_0 at several replicate counts."""
-    settings = next(r for r in stored_rows_settings if r["method"] == "dpboots" and r["n"] == n and r["eps"] == eps
-                    and r["alpha_true"] == list(alpha) and r["replicate"] == 0)
-    rel = simulate_replicate(settings)["unsplit"]
+    rel = simulate_replicate(table_task("dpboots", alpha, n, eps))["unsplit"]
     s_L, n_part, scale = rel.part("D2")
     alpha, d = np.asarray(alpha, float), len(alpha)
     s_tilde = truncated_statistic(s_L, scale, n_stat, rng=SEED)
@@ -381,8 +385,8 @@ if have_table:
                       verdict(sum(v < 0.9 for v in cov5.values()) >= len(sel) - 1,
                               "lowest median coverage " + ", ".join(f"`{m}` {v:.2f}" for m, v in cov5.items()),
                               have=len(cov5) == len(sel))))
-    fig2_table = pd.DataFrame(rows2, columns=["panel (alpha_true)", "the paper (Sec. 5.1)", "here"])
-display_rows(fig2_table) if have_table else None
+    fig2_table = pd.DataFrame(rows2, columns=["panel", "the paper (Sec. 5.1)", "here"])
+markdown_table(fig2_table.columns, fig2_table.itertuples(index=False)) if have_table else None
 
 # %% [markdown]
 # ## Figure S2: how often the chains converge
@@ -421,7 +425,7 @@ if have_table:
         rows_s2.append((f"{m}: slower convergence at eps = 1e10",
                         verdict(len(c_big) and c_big.mean() < c_mid.mean(), f"mean fraction {c_big.mean():.2f} at "
                                 f"eps = 1e10 against {c_mid.mean():.2f} at eps = 1.5", have=len(c_big) > 0)))
-    display(Markdown("| the paper (S5) | here |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows_s2)))
+    display(markdown_table(["the paper (S5)", "here"], rows_s2))
 
 # %% [markdown]
 # ## Why DPreMCMC$_{p1}$ differs: the chain length explains one cell, not the other
@@ -445,19 +449,15 @@ tail = stored("dpremcmc_tail.json", script="benchmarks/dpremcmc_tail.py")
 if tail is not None and have_table:
     tail_tab = pd.DataFrame(tail["summary"])
     names = {"study": "the table's", "paper_length": "the paper's length", "paper_slice": "the paper's slice cycles"}
-    display(Markdown(
-        "| alpha (n = 5000, eps = 1.5) | settings | runs converged | median MSE of alpha | draws with alpha_0 > 10x "
-        "truth | largest alpha_0 / truth | CPU s per run |\n|---|---|---|---|---|---|---|\n" + "\n".join(
-            f"| {tuple(r.alpha_true)} | {names[r.variant]} | {r.converged_runs} of {r.runs} | {r.median_mse_alpha:.3g} "
-            f"| {r.share_above_10x:.0%} | {r.largest_alpha0_over_true:,.{0 if r.largest_alpha0_over_true >= 10 else 2}f} "
-            f"| {r.median_cpu_s:.1f} |"
-            for r in tail_tab.itertuples())))
+    display(markdown_table(
+        ["alpha (n = 5000, eps = 1.5)", "settings", "runs converged", "median MSE of alpha",
+         "draws with alpha_0 > 10x truth", "largest alpha_0 / truth", "CPU s per run"],
+        [(tuple(r.alpha_true), names[r.variant], f"{r.converged_runs} of {r.runs}", f"{r.median_mse_alpha:.3g}",
+          f"{r.share_above_10x:.0%}", f"{r.largest_alpha0_over_true:,.{0 if r.largest_alpha0_over_true >= 10 else 2}f}",
+          f"{r.median_cpu_s:.1f}") for r in tail_tab.itertuples()]))
     # the stored runs are the table's own tasks: replaying one through the study's runner gives the same numbers
     replay = next(r for r in tail["runs"] if r["variant"] == "study" and r["alpha_true"] == [2.0, 20.0, 2.0])
-    task = next(x for x in stored_rows_settings if x["method"] == "dpremcmc_p1" and x["n"] == replay["n"]
-                and x["eps"] == replay["eps"] and x["alpha_true"] == replay["alpha_true"]
-                and x["replicate"] == replay["replicate"])
-    again = run_task(task)
+    again = run_task(table_task("dpremcmc_p1", replay["alpha_true"], replay["n"], replay["eps"], replay["replicate"]))
     assert np.isclose(again["mse_alpha"], replay["mse_alpha"], rtol=1e-9), (again["mse_alpha"], replay["mse_alpha"])
     print(f"replayed {tuple(replay['alpha_true'])}, replicate {replay['replicate']}: MSE {again['mse_alpha']:.6g}, "
           f"as stored")
