@@ -443,7 +443,7 @@ if have_table:
 # Are they too short? `benchmarks/dpremcmc_tail.py` reruns the table's own tasks at those two cells and at a control
 # cell where every run converges ($\boldsymbol\alpha = (3.3, 4.4)$), with the same release and the same seed. Each task runs
 # three ways: at the table's settings, at the paper's length, and with the paper's 1,000 slice cycles (at the table's
-# length: at the paper's length that costs about 5 minutes per run here). The table below gives, per cell and variant,
+# length, to keep its cost within the last column below). The table below gives, per cell and variant,
 # the runs that converge, the median MSE of $\boldsymbol\alpha$, and the *excursions*: the share of draws with
 # $\alpha_0 = \sum_j \alpha_j$ above 10 times the true $\alpha_0$, and the largest $\alpha_0$ over the true one. The cell then
 # replays one stored run through the study's runner, which must give the stored MSE.
@@ -476,6 +476,8 @@ if tail is not None and have_table:
     mse5 = {v: tail_at(a5, v, "median_mse_alpha") for v in ("study", "paper_length")}
     conv5 = tail_at(a5, "paper_length", "converged_runs"), tail_at(a5, "paper_length", "runs")
     dpm5 = med("dpmcmc_p1", "(2.2, 3.3, 4.4, 5.5, 6.6)", 5000, 1.5)
+    cpu_x = np.median([tail_at(a, "paper_length", "median_cpu_s") / tail_at(a, "study", "median_cpu_s")
+                       for a in (a4, a5, a1)])
     # what the text below says: at (2, 20, 2) longer chains and more slice cycles make the excursions and the MSE
     # worse, and no run converges; at d = 5 the paper's length lowers the MSE but still converges in no run; the
     # control converges everywhere with no excursion and the same MSE at both lengths
@@ -506,8 +508,8 @@ if tail is not None and have_table:
         f"(Dirichlet($\\boldsymbol\\alpha$) proposals for the records, Ju et al.'s acceptance, a slice sampler for "
         f"$\\boldsymbol\\alpha$), is further from the truth than at the table's. The paper does not print what else its "
         f"runs did (initial values, seeds, the MSE per cell), so what kept its chains from these excursions cannot be "
-        f"told from the text. The table keeps its 20,000 iterations (the paper's length costs 5 times the CPU); of the "
-        f"cells checked here, $d = 5$ is the one whose verdict the paper's length would change."))
+        f"told from the text. The table keeps its 20,000 iterations (the paper's length costs {cpu_x:.0f} times the "
+        f"CPU); of the cells checked here, $d = 5$ is the one whose verdict the paper's length would change."))
 
 # %% [markdown]
 # ## Checks
@@ -589,7 +591,7 @@ interactive(explore, method=Dropdown(options=methods, value="dpmcmc_p1"),
 #   `dplit study run --config benchmarks/sec51.toml --store benchmarks/results/sec51_study.jsonl --workers N`, then
 #   commit the table (`--methods` and `--replicates` run a slice of it first, as above). The paper's other 10 methods
 #   (DPMCMC and DPreMCMC with p3 and p4, DPABC with p1, p2, p3 and p5, DPapprox with p1 and p3) are a
-#   `methods = [...]` line away, about 31 CPU-hours for 20 data sets by the cost model.
+#   `methods = [...]` line away; the cost model's table above gives their CPU hours.
 # * **DPreMCMC at the paper's settings** (the section after Figure S2): `benchmarks/dpremcmc_tail.py`, stored in
 #   `benchmarks/results/dpremcmc_tail.json` (`--replicates N` extends it).
 # * **The cost model** is `benchmarks/study_cost.py` (`--summary` rewrites `benchmarks/results/study_cost.json`).
