@@ -25,8 +25,11 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 EXECUTE := DPLIT_QUICK=0 $(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --inplace \
            --ExecutePreprocessor.timeout=900
 
-NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]*_*.py))
-NAMES     := $(basename $(notdir $(NOTEBOOKS)))
+# Library notebooks in notebooks/ (number = import order); checks, paper reproductions and how-tos in its folders.
+# Every number is unique, so a name (21_mcmc, 73_mcmc_checks) finds its notebook wherever it lives.
+NOTEBOOKS := $(wildcard notebooks/[0-9][0-9]_*.py notebooks/*/[0-9][0-9]_*.py)
+NAMES     := $(sort $(basename $(notdir $(NOTEBOOKS))))
+nbpath     = $(firstword $(wildcard notebooks/$(1).py notebooks/*/$(1).py))
 
 .PHONY: setup tutorial lab test doctest coverage export notebooks nb bench clean docs check-docs check-widgets \
         check-browser test-newest check-wheel
@@ -68,11 +71,11 @@ tutorial: $(STAMP)
 	  | tee -a build/tutorial-times.txt
 	@echo "Executed notebooks: build/notebooks/  HTML: build/html/  Times: build/tutorial-times.txt"
 
-# One notebook of the tutorial (make tutorial-07_mcmc).
+# One notebook of the tutorial (make tutorial-21_mcmc).
 tutorial-%: $(STAMP)
 	@echo "== $* started"; t0=$$(date +%s); \
-	{ $(RUN_NOTEBOOK) notebooks/$*.py build/notebooks || { echo "== $* failed or timed out: one retry"; \
-	  $(RUN_NOTEBOOK) notebooks/$*.py build/notebooks; }; } && \
+	{ $(RUN_NOTEBOOK) $(call nbpath,$*) build/notebooks || { echo "== $* failed or timed out: one retry"; \
+	  $(RUN_NOTEBOOK) $(call nbpath,$*) build/notebooks; }; } && \
 	$(BIN)/jupyter nbconvert --log-level WARN --to html --output-dir build/html build/notebooks/$*.ipynb || exit 1; \
 	echo "$* $$(( $$(date +%s) - t0 )) s" | tee -a build/tutorial-times.txt
 
@@ -90,9 +93,9 @@ test: $(STAMP)
 # The core of the suite on the newest Python: docstring examples, the unit tests (the README's example
 # among them) and one notebook of each method family under nbval, at quick size. Left to `make test`:
 # the export check (the same files under any Python) and the widget smoke test of every notebook.
-NEWEST_NOTEBOOKS := notebooks/01_mechanisms.ipynb notebooks/07_mcmc.ipynb notebooks/07b_mcmc_checks.ipynb \
-                    notebooks/12_dirichlet_mechanism.ipynb \
-                    notebooks/13_data_augmentation.ipynb notebooks/14_latent_class.ipynb
+NEWEST_NOTEBOOKS := notebooks/02_mechanisms.ipynb notebooks/21_mcmc.ipynb notebooks/checks/73_mcmc_checks.ipynb \
+                    notebooks/30_dirichlet_mechanism.ipynb \
+                    notebooks/41_augmentation.ipynb notebooks/51_latent_class.ipynb
 test-newest: $(STAMP_NEWEST)
 	@$(BIN_NEWEST)/python -c "import sys, importlib.metadata as m; print('test-newest: Python', sys.version.split()[0], '|', ', '.join(f'{p} {m.version(p)}' for p in ('numpy', 'scipy', 'numba', 'arviz', 'xarray')))"
 	DPLIT_QUICK=1 $(BIN_NEWEST)/python -m pytest -q -p no:cacheprovider --doctest-modules dplit
@@ -125,7 +128,8 @@ notebooks nb: $(STAMP)
 	$(BIN)/python -m dplit.export $(NB)
 	for nb in $(NB); do \
 	  echo "== $$nb"; \
-	  (cd notebooks && { $(EXECUTE) $$nb.ipynb || { echo "== $$nb failed or timed out: one retry"; $(EXECUTE) $$nb.ipynb; }; }) || exit 1; \
+	  path=$$(ls notebooks/$$nb.ipynb notebooks/*/$$nb.ipynb 2>/dev/null | head -1); \
+	  (cd $$(dirname $$path) && { $(EXECUTE) $$nb.ipynb || { echo "== $$nb failed or timed out: one retry"; $(EXECUTE) $$nb.ipynb; }; }) || exit 1; \
 	done
 
 # The documentation site from the committed, executed notebooks (no re-execution) and the docstrings:

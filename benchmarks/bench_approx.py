@@ -1,11 +1,11 @@
-"""Benchmark of dplit.approx (notebook 09): DPapprox against DPMCMC, ESS per second as n grows.
+"""Benchmark of dplit.approx (notebook 23): DPapprox against DPMCMC, ESS per second as n grows.
 
 Run from the repository root:  .venv/bin/python benchmarks/bench_approx.py [--full]
 
 Prints, for n in {1000, 5000, 100000} (alpha = (2.2, 3.3, 4.4), Algorithm 1 with eps1 = 0.75,
 eps2 = 0.25, the paper's candidates, tc = 0.01; one release per n, the same for both samplers):
 the time per iteration and the min bulk ESS of alpha per second of run time (warm-up included)
-for DPMCMC (notebook 07, its defaults n_slice = 20) and DPapprox (blocked update, n_mh = 5), two
+for DPMCMC (notebook 21, its defaults n_slice = 20) and DPapprox (blocked update, n_mh = 5), two
 chains each on at most two threads, and their ratio. DPMCMC sweeps every latent record, so its
 cost per iteration grows like n; DPapprox's does not depend on n.
 ESS is ArviZ's rank-normalised bulk ESS. Timings exclude numba compilation (a warm-up call first).

@@ -1,9 +1,9 @@
-"""Benchmark of dplit.augmentation (notebook 13): the three ways to write dapper's modules, against dapper (R).
+"""Benchmark of dplit.augmentation (notebook 41): the three ways to write dapper's modules, against dapper (R).
 
 Run from the repository root:  NUMBA_NUM_THREADS=1 .venv/bin/python benchmarks/bench_augmentation.py
 (writes benchmarks/results/augmentation.json; about four minutes on the development machine).
 
-The modules of Examples 1 and 3 are dplit.dapper_examples (notebook 13b), the ones the notebooks and tests run.
+The modules of Examples 1 and 3 are examples/dapper_examples.py (notebook 82), the ones the notebooks and tests run.
 Rows, each model with dapper_sample's default engine="auto" (the engine that ran is printed) unless stated:
 1. dapper's Example 1 (randomized response, n = 400, released table 104/120/74/102):
    - dapper's own modules in plain Python (a 400 x 2 term per record), auto and engine="python";
@@ -40,6 +40,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -47,7 +48,13 @@ from numba import njit
 from scipy.special import gammaln as special_gammaln
 
 from dplit.augmentation import EngineNotice, PrivacyModel, dapper_sample
-from dplit.dapper_examples import (  # noqa: F401
+from dplit.mcmc import dp_mcmc
+from dplit.release import Release
+from dplit.sampling import ConvergenceWarning
+
+# dapper's example models live in examples/ (exported by notebook 82), outside the library
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from dapper_examples import (  # noqa: F401
     SDP_EX1,
     ex1_latent_nb,
     ex1_post_nb,
@@ -59,9 +66,6 @@ from dplit.dapper_examples import (  # noqa: F401
     example3_release,
     table_modules,
 )
-from dplit.mcmc import dp_mcmc
-from dplit.release import Release
-from dplit.sampling import ConvergenceWarning
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DAPPER_CSV = os.path.join(ROOT, "..", "shared", "benchmarks", "dapper_compositional_release.csv")
@@ -96,7 +100,7 @@ def ess_per_iteration(model, sdp, init, seeds=5, n_half=10_000):
     return float(np.mean(out)), float(np.std(out, ddof=1) / np.sqrt(seeds))
 
 
-# ---- Examples 1 and 3: dapper's modules, from their one home (notebook 13b) ---------------------------------------
+# ---- Examples 1 and 3: dapper's modules, from their one home (notebook 82) ---------------------------------------
 _M1 = table_modules()
 SDP1 = SDP_EX1
 # the names benchmarks/dapper_ess_per_iteration.py reads

@@ -1,4 +1,4 @@
-"""Latent-class synthesis (notebook 14_latent_class): cost of the marginal probabilities vs p and k, sampler
+"""Latent-class synthesis (notebook 51_latent_class): cost of the marginal probabilities vs p and k, sampler
 speed, BayesLCM's documented example (ESS per second next to BayesLCM's recorded 0.113), and, with
 ``--coverage``, the ACS coverage study of Nixon et al. Table 3 whose small results the notebook reads.
 
@@ -209,7 +209,7 @@ def bayeslcm_example(n_iter=4000, n_warmup=1000, seeds=(1, 2, 3, 4, 5)):
                                                       "min_ess_per_1000_iter": 1000 * BAYESLCM_MIN_ESS / (n_iter + n_warmup)},
            "settings": {}}
     arms = {"paper": SETTINGS["paper"], "default": SETTINGS["default"],
-            "default without S4": dict(SETTINGS["default"], regenerate=False)}     # S4: notebook 14a
+            "default without S4": dict(SETTINGS["default"], regenerate=False)}     # S4: notebook 50
     for name, kw in arms.items():
         rows = []
         for seed in seeds:

@@ -1,4 +1,4 @@
-"""Margin selection (notebook 15_margin_selection): cost of PrivBayes' structure stage on the NLTCS (numba
+"""Margin selection (notebook 52_margin_selection): cost of PrivBayes' structure stage on the NLTCS (numba
 scores against the NumPy twin), and the repeated NLTCS study whose small results the notebook reads:
 at each total eps, (a) a quarter of eps selects a degree-2 network and three quarters release its 29 edges,
 (b) eps releases all 120 two-way margins; each followed by a k = 7 latent class fit. Stored per repetition:
@@ -71,7 +71,7 @@ def fit(release, seed, args, weight=1.0):
 
 
 def noisy_summary(release, report, n):
-    """Log ratio and MAE of the raw noisy counts of the used cells (clipped at 0.5 as in notebook 14)."""
+    """Log ratio and MAE of the raw noisy counts of the used cells (clipped at 0.5 as in notebook 51)."""
     counts = dict(zip(release.margins, release.counts))
     noisy = np.concatenate([counts[m] for m in report.pairs if m in counts])    # pairs in the report's order
     truth = report.truth[report.used]

@@ -1,4 +1,4 @@
-"""Benchmark of dplit.mcmc (notebook 07): record sweep, ESS per second, peak memory, dapper comparison.
+"""Benchmark of dplit.mcmc (notebook 21): record sweep, ESS per second, peak memory, dapper comparison.
 
 Run from the repository root:  .venv/bin/python benchmarks/bench_mcmc.py [--full]
 

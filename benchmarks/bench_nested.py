@@ -1,4 +1,4 @@
-"""Nested households (notebook 16_nested_households): cost of the summary probabilities (closed form vs enumeration
+"""Nested households (notebook 55_nested): cost of the summary probabilities (closed form vs enumeration
 of the household table), speed of the chain kernel (compiled vs its plain-Python twin ``.py_func``), and, with
 ``--coverage``, a repeated-sampling study of the 95% intervals of the five summaries (the supplement's uniform prior,
 a = 1, and a sparser a = 0.25) whose small results the notebook reads (``benchmarks/results/nested_coverage.json``).

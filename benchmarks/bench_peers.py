@@ -1,4 +1,4 @@
-"""The peers side by side (notebook 15b_peers): our latent-class model, private-pgm and PrivBayes at equal epsilon,
+"""The peers side by side (notebook 53_peers): our latent-class model, private-pgm and PrivBayes at equal epsilon,
 repeated over samples (ACS) or noise draws (NLTCS); small results for the notebook under benchmarks/results/.
 
 Needs the optional peers (private-pgm brings JAX):

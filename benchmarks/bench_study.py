@@ -1,4 +1,4 @@
-"""The simulation-study runner (notebook 10_simulation_study, dplit.study): wall time, tasks per minute,
+"""The simulation-study runner (notebook 62_study, dplit.study): wall time, tasks per minute,
 and scaling from 1 to 2 worker processes on the same study.
 
 The study is a slice of the notebook's reduced study (alpha_3 = (2.2, 3.3, 4.4), n = 1000, eps = 0.5, quick

@@ -20,7 +20,7 @@ reported as not converged, with what was not reached). ESS/s is the smallest ESS
 warm-up included. The CSV is rewritten after
 every cell; ``--resume`` keeps the cells already in it and runs only the others.
 
-The figures go to ``benchmarks/results/time_to_posterior.csv`` (notebook 07 reads it) and are printed.
+The figures go to ``benchmarks/results/time_to_posterior.csv`` (notebook 21 reads it) and are printed.
 Timings include numba compilation only in the first cell (a warm-up call runs first). The machine may be
 shared: the ratios within a run mean more than the seconds.
 """

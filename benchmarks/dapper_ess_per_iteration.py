@@ -109,7 +109,7 @@ def main():
                       "Dirichlet prior, init_par = 0.25 x 4, one chain per run",
            "figure": "min over the 4 parameters of ESS_bulk (ArviZ, = posterior::ess_bulk) / iterations run "
                      "(warm-up included), mean over seeds",
-           "sampler_change": "none: dapper_sample's iteration is dapper's (see notebook 13, 'ESS per iteration: "
+           "sampler_change": "none: dapper_sample's iteration is dapper's (see notebook 41, 'ESS per iteration: "
                              "the same chain as dapper's'); the figures below are both 'before' and 'after'"}
 
     # 1. the issue's protocol: dapper's module style, Python, 200 + 1,000 iterations; the compact modules on the

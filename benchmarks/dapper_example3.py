@@ -26,7 +26,7 @@ is drawn from the paper's data-generating values with numpy's generator seeded (
   far the paper-length chain's summary is from the posterior (its mean error in reference posterior sds);
 * the confidential-data posterior (closed form), for the privacy cost: the ratio of private to confidential sd.
 
-The modules are dplit.dapper_examples' numba modules (notebook 13b). The aggregate (medians and 5-95% ranges over
+The modules are the numba modules of examples/dapper_examples.py (notebook 82). The aggregate (medians and 5-95% ranges over
 data sets, and where the paper's figures fall among them) is recomputed from all rows at every write.
 """
 
@@ -39,11 +39,16 @@ import sys
 import time
 import warnings
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 
 from dplit.augmentation import dapper_sample, summary
-from dplit.dapper_examples import (
+from dplit.sampling import ConvergenceWarning
+
+# dapper's example models live in examples/ (exported by notebook 82), outside the library
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from dapper_examples import (  # noqa: E402
     BETA_TRUE,
     DELTA_REG,
     EPS_REG,
@@ -57,7 +62,6 @@ from dplit.dapper_examples import (
     example3_posterior,
     example3_release,
 )
-from dplit.sampling import ConvergenceWarning
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "benchmarks", "results", "dapper_example3.json")

@@ -4,7 +4,7 @@ Run from the repository root (resumable: runs already in the result file are not
 
     NUMBA_NUM_THREADS=1 nice -n 19 .venv/bin/python benchmarks/dpremcmc_tail.py
 
-Writes benchmarks/results/dpremcmc_tail.json; notebook 10b reads it.
+Writes benchmarks/results/dpremcmc_tail.json; notebook 80 reads it.
 
 The Sec. 5.1 table (benchmarks/sec51.toml) runs DPreMCMC_p1 with b = 5 for 2,000 warm-up + 20,000 iterations and
 20 slice cycles for alpha per iteration. The paper ran 20,000 burn-in + 100,000 iterations and 1,000 slice cycles

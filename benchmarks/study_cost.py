@@ -1,4 +1,4 @@
-"""Cost model of Guo et al.'s Sec. 5.1 simulation study (notebook 10_simulation_study): one data set per cell of the
+"""Cost model of Guo et al.'s Sec. 5.1 simulation study (notebook 62_study): one data set per cell of the
 paper's grid (5 alphas x n in {1000, 5000} x eps in {0.25, 0.5, 1.5, 1e10}) for every method, at the study's full
 effort, timed (CPU seconds, one thread) through the study's own task runner (``dplit.study.run_task``: data set, releases, method, measures).
 

@@ -3,7 +3,7 @@
 Usage::
 
     python docs/check_numbers.py                      # every notebooks/NN_topic.ipynb
-    python docs/check_numbers.py notebooks/05_dpboots.ipynb ...
+    python docs/check_numbers.py notebooks/17_bootstrap.ipynb ...
     python docs/check_numbers.py --strict              # pending notebooks fail too
 
 Exit status 1 when a Markdown cell quotes a stale number, 0 otherwise. Each finding names the notebook, the
@@ -45,7 +45,7 @@ numbers are therefore protected by the convention above, not by this check: writ
 
 **Not checked**, so they never raise a false alarm: fenced code and code spans (commands and argument values),
 LaTeX labels and tags, link targets, references ("Sec. 5.1", "eq. (5)", "Table 2", "Fig. 1-2", "Alg. 1",
-"notebook 07", ...), dates, years, version numbers, and numbers attributed to a paper. A number is attributed
+"notebook 21", ...), dates, years, version numbers, and numbers attributed to a paper. A number is attributed
 to a paper when its sentence names one ("the paper", "Guo et al.", "Nixon et al.", "dapper's", "published") before it, with no
 "ours", "we", "here", "above" in between, or when an HTML comment ``<!-- paper -->`` (invisible in every renderer)
 comes before it in the same way.
@@ -70,7 +70,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ALLOW_FILE = ROOT / "docs" / "check_numbers_allow.toml"
-_NOTEBOOK = re.compile(r"^\d\d[a-z]?_[A-Za-z0-9_]+\.ipynb$")
+_NOTEBOOK = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb$")
 
 # A number as written in prose or output: optional thousands separators, optional decimals, optional exponent.
 _NUM = re.compile(r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
@@ -90,7 +90,7 @@ _REF_WORDS = (r"Sec|Secs|Section|Sections|section|sections|table|tables|figure|f
 _REF = re.compile(rf"\b(?:{_REF_WORDS})\.?\s*~?\(?[A-Z]?\d+(?:\.\d+)*[a-z]?\)?"
                   r"(?:\s*(?:,|-|–|—|and|or|to|&)\s*\(?[A-Z]?\d+(?:\.\d+)*[a-z]?\)?)*")
 _HEADING_NUMBER = re.compile(r"^#+\s*(?:\d+(?:\.\d+)*\.?)", re.M)   # "### 7.1 The score equations"
-_PAREN_EQ = re.compile(r"\([1-9]\d?(?:\.[1-9]\d?)*[a-z]?\)")     # "(5)", "(4.2)", "(12b)": an equation number
+_PAREN_EQ = re.compile(r"\([1-9]\d?(?:\.[1-9]\d?)*[a-z]?\)")     # "(5)", "(4.2)", "(81)": an equation number
 _DATE = re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?\b|\b\d{1,2}:\d{2}(?::\d{2})?\b")
 _VERSION = re.compile(r"\b\d+\.\d+\.\d+(?:\.\d+)*\b|\bv\d+(?:\.\d+)*\b")
 _CODE_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
@@ -381,8 +381,10 @@ def _same(entry_number, n: Number) -> bool:
 
 
 def notebooks(root: Path = ROOT) -> list[Path]:
-    """The committed notebooks ``notebooks/NN_topic.ipynb``."""
-    return sorted(p for p in (Path(root) / "notebooks").glob("*.ipynb") if _NOTEBOOK.match(p.name))
+    """The committed notebooks ``notebooks/[folder/]NN_topic.ipynb``, in the order of their numbers."""
+    folder = Path(root) / "notebooks"
+    found = [p for p in [*folder.glob("*.ipynb"), *folder.glob("*/*.ipynb")] if _NOTEBOOK.match(p.name)]
+    return sorted(found, key=lambda p: p.name)
 
 
 def pending_reason(name: str, pending: list[dict]) -> str | None:

@@ -17,11 +17,11 @@ Then what the reader meets (issue 29, item 2), measured at the 1280 px viewport:
 (c) no tool marker (``NBVAL_*``, ``noqa``, ``#| export``, ``#| default_exp``) in the code and outputs
     (notebook cells and ``pre`` blocks, folded code included; prose may name a marker to explain it); the
     module source pages of viewcode (``_modules/``) are exempt: they show the library's source as it is;
-(d) on the method notebooks (pages 01-17), where the first figure starts, as a fraction of the page
+(d) on the library notebooks (pages 01-63), where the first figure starts, as a fraction of the page
     height, and the share of the page height taken by displayed code. Reported in a table, never a failure.
 
-Screenshots go to build/site-shots/: the top of three pages (index, 04, an API page) and the whole
-article column of notebooks 05, 07, 11 and 14 as a reader sees them (code folded); with
+Screenshots go to build/site-shots/: the top of three pages (index, 15, an API page) and the whole
+article column of notebooks 17, 21, 63 and 51 as a reader sees them (code folded); with
 ``--save-screenshots`` the latter four are also written, compressed, to docs/screenshots/.
 
 The browser is Debian's ``chromium`` driven by Playwright's Python package through
@@ -49,14 +49,14 @@ SHOTS = ROOT / "build" / "site-shots"
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SCREENSHOTS = {"index.html": "index.png", "notebooks/04_release.html": "notebook-04_release.png",
+SCREENSHOTS = {"index.html": "index.png", "notebooks/15_release.html": "notebook-15_release.png",
                "api/release.html": "api-release.png"}
 # Whole pages (full_page=True): what a reader scrolls through, code folded.
 FULL_SHOTS = {f"notebooks/{n}.html": f"notebook-{n}.png"
-              for n in ("05_dpboots", "07_mcmc", "11_atus", "14_latent_class")}
+              for n in ("17_bootstrap", "21_mcmc", "63_atus", "51_latent_class")}
 MACHINE_PATH = re.compile(r"/work/|/tmp/|ipykernel_")
 MARKER = re.compile(r"NBVAL_|\bnoqa\b|#\|\s*(?:export|default_exp)\b")
-METHOD_PAGE = re.compile(r"^notebooks/(0[1-9]|1[0-7])[a-z]?_")
+METHOD_PAGE = re.compile(r"^notebooks/(0[1-9]|[1-6][0-9])_")   # the library notebooks (not checks/, papers/)
 
 
 def ensure_chromium() -> str:
@@ -286,7 +286,7 @@ def expected_figures(page: str) -> int:
         return 1
     if not page.startswith("notebooks/"):
         return 0
-    nb = ROOT / "notebooks" / (Path(page).stem + ".ipynb")
+    nb = ROOT / Path(page).with_suffix(".ipynb")
     if not nb.exists():
         return 0
     cells = json.loads(nb.read_text())["cells"]

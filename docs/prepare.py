@@ -213,8 +213,41 @@ def api_pages(dest: Path) -> list[str]:
     return done
 
 
+# The parts of the book, by the notebooks' numbers (tens digit): the folders and numbers of notebooks/ show them.
+PARTS = (
+    ("Start here", (0, 0)),
+    ("Foundations: mechanisms, accounting, the sampler core", (1, 9)),
+    ("Compositional data (Guo, Barrientos & Peña)", (10, 29)),
+    ("The Dirichlet mechanism", (30, 39)),
+    ("Data augmentation for any privatised statistic (dapper)", (40, 49)),
+    ("Latent classes from noisy margins (Nixon et al.)", (50, 59)),
+    ("Every method on one release; the studies", (60, 69)),
+    ("Checks", (70, 79)),
+    ("The papers reproduced", (80, 89)),
+    ("How-to guides", (90, 99)),
+)
+
+
+def notebook_pages() -> list[str]:
+    """``notebooks/[folder/]NN_topic`` of every committed notebook, in the order of the numbers."""
+    sys.path.insert(0, str(ROOT))
+    from dplit.export import notebook_paths
+
+    return [str(p.with_suffix("").relative_to(ROOT)) for p in notebook_paths(ROOT)]
+
+
 def notebook_names() -> list[str]:
-    return sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+    return [Path(page).name for page in notebook_pages()]
+
+
+def toc(pages) -> str:
+    """One toctree per part of the book that holds a page."""
+    blocks = []
+    for caption, (lo, hi) in PARTS:
+        inside = [pg for pg in pages if lo <= int(Path(pg).name[:2]) <= hi]
+        if inside:
+            blocks.append("\n".join(["```{toctree}", ":maxdepth: 1", f":caption: {caption}", "", *inside, "```"]))
+    return "\n\n".join(blocks)
 
 
 def main(dest: Path) -> None:
@@ -224,15 +257,16 @@ def main(dest: Path) -> None:
     for src in (ROOT / "docs").glob("*.md"):
         shutil.copy(src, dest / src.name)
     widgets, folded = 0, {}
-    for name in notebook_names():
-        nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+    pages = notebook_pages()
+    for page in pages:
+        nb = json.loads((ROOT / f"{page}.ipynb").read_text())
         widgets += strip_widgets(nb)
         for key, n in prepare_cells(nb).items():
             folded[key] = folded.get(key, 0) + n
-        (dest / "notebooks" / f"{name}.ipynb").write_text(json.dumps(nb))
+        (dest / page).parent.mkdir(parents=True, exist_ok=True)
+        (dest / f"{page}.ipynb").write_text(json.dumps(nb))
     index = (dest / "index.md").read_text()
-    toc = "\n".join(f"notebooks/{n}" for n in notebook_names())
-    (dest / "index.md").write_text(index.replace("<!-- NOTEBOOKS -->", toc))
+    (dest / "index.md").write_text(index.replace("<!-- NOTEBOOKS -->", toc(pages)))
     modules = api_pages(dest)
     print(f"docs sources in {dest}: {len(notebook_names())} notebooks ({widgets} widget cells with a static note; "
           f"code folded in {folded['folded export']} export and {folded['folded long']} long cells, "

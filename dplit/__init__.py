@@ -1,69 +1,72 @@
 # Hand-written module (not generated from a notebook).
 """dplit: differentially private statistical inference, taught as literate notebooks.
 
-Most modules in this package are generated from the notebooks in ``notebooks/``
-(see the header of each file); ``config``, ``results``, ``_validate``, ``testing``,
-``export`` and ``cli`` are written by hand.
+Most modules in this package are generated from the library notebooks ``notebooks/NN_topic.py``, one
+module each, named after it and numbered in import order (see the header of each file); ``config``,
+``results``, ``_validate``, ``testing``, ``datasets``, ``export`` and ``cli`` are written by hand.
 
-``TIERS`` groups the modules in six named tiers (infrastructure, privacy, models, methods,
-applications, interfaces), each a sequence of layers; ``LAYERS`` is their concatenation. A module
-may import only modules of a lower layer (never one of its own layer or above), so there are no
-import cycles, and never another module's private (``_``) names: what two modules share is public
-in the lower one. ``tests/test_layering.py`` checks every module of the package against both rules.
+``PARTS`` groups the modules by what they serve: the shared core, then one part per paper
+(compositional data, the Dirichlet mechanism, dapper's data augmentation, latent classes), then the
+methods side by side with the studies, then the interfaces. Each part is a sequence of layers;
+``LAYERS`` is their concatenation. A module may import only modules of a lower layer (never one of
+its own layer or above), so there are no import cycles, and never another module's private (``_``)
+names: what two modules share is public in the lower one. The notebooks' numbers follow the same
+order (a module never imports the module of a higher-numbered notebook), and their tens digit names
+the part: 0x core, 1x-2x compositional data, 3x the Dirichlet mechanism, 4x dapper, 5x latent
+classes, 6x methods and studies. ``tests/test_layering.py`` checks every module against these rules.
 """
 
 __version__ = "0.1.0"
 
-TIERS = (
-    ("infrastructure", (
-        ("config", "export"),               # hand-written, no dplit imports
+PARTS = (
+    ("core", (                              # what every paper's methods stand on
+        ("config", "export", "datasets"),   # hand-written, no dplit imports: size switch, exporter, data loaders
         ("_validate", "results"),           # argument checks; the one ArviZ adapter and the result contract
-        ("sampling",),                      # 06b: the one multi-chain driver, the reproducible parallel map
+        ("audit",),                         # 01: a lower confidence bound on the epsilon a mechanism spends
+        ("mechanisms",),                    # 02: noise (re-exports 01)
+        ("accounting",),                    # 03: budgets, RDP, zCDP
+        ("sampling",),                      # 04: the one multi-chain driver, the reproducible parallel map
+        ("testing",),                       # hand-written: statistical checks (SBC, goodness of fit, audits)
     )),
-    ("privacy", (
-        ("audit",),                         # 01a: a lower confidence bound on the epsilon a mechanism spends
-        ("mechanisms",),                    # 01: noise (re-exports 01a)
-        ("accounting",),                    # 01b: budgets, RDP, zCDP
-        ("testing",),                       # statistical checks (SBC, goodness of fit, audits)
+    ("compositional data (Guo, Barrientos & Pena)", (
+        ("dirichlet_fit",),                 # 10: the range of S0, numba special functions, the MLE
+        ("dirichlet_random",),              # 11: Dirichlet and gamma draws in numba
+        ("dirichlet",),                     # 12: the model, statistics, likelihood (re-exports 10-11)
+        ("censoring",),                     # 13
+        ("release_record",),                # 14: the published record, its checks and JSON
+        ("release",),                       # 15: the curator's side (re-exports 14)
+        ("_truncated_noise",),              # 16: step 1 of DPBoots, the truncated noise (numba kernels and twins)
+        ("bootstrap",),                     # 17: Boots, DPBoots, intervals and the two-sample test
+        ("priors",),                        # 18: p1-p5, each owns its kernel density (p2 from DPBoots)
+        ("_mcmc_moves",),                   # 19: the moves of an MCMC iteration (numba kernels and twins)
+        ("mcmc",),                          # 21: MCMC, DPMCMC, DPreMCMC, p5
+        ("abc", "approx"),                  # 22-23: DPABC, DPapprox
     )),
-    ("models", (
-        ("dirichlet_fit",),                 # 02a: the range of S0, numba special functions, the MLE
-        ("dirichlet_random",),              # 02b: Dirichlet and gamma draws in numba
-        ("dirichlet",),                     # 02: the model, statistics, likelihood (re-exports 02a-02b)
-        ("censoring",),                     # 03
-        ("release_record",),                # 04a: the published record, its checks and JSON
-        ("release",),                       # 04: the curator's side (re-exports 04a)
-        ("nested_model",),                  # 16a: the nested households model and its summaries' probabilities
+    ("the Dirichlet mechanism", (
+        ("dirichlet_mechanism",),           # 30
     )),
-    ("methods", (
-        ("_truncated_noise",),              # 05a: step 1 of DPBoots, the truncated noise (numba kernels and their twins)
-        ("bootstrap",),                     # 05: Boots, DPBoots, intervals and the two-sample test (uses 05a)
-        ("priors",),                        # 06: p1-p5, each owns its kernel density (p2 from DPBoots)
-        ("_mcmc_moves",),                   # 07a: the moves of an MCMC iteration (numba kernels and their twins)
-        ("mcmc",),                          # 07: MCMC, DPMCMC, DPreMCMC, p5
-        ("abc", "approx"),                  # 08-09
-        ("dirichlet_mechanism",),           # 12
-        ("_augmentation_engines",),         # 13a: dapper's record sweep, its three engines, module compilation
-        ("augmentation",),                  # 13: the privacy model and dapper_sample (re-exports 13a)
-        ("_latent_class_model",),           # 14a: cells, marginal probabilities, the sampler's blocks (numba kernels)
-        ("latent_class",),                  # 14: margins released, fit_latent_class, inference (re-exports 14a)
-        ("margin_selection", "nested"),     # 15: PrivBayes' structure stage; 16: nested households (re-exports 16a)
-        ("methods",),                       # 17: the registry, one dispatcher, compare
+    ("data augmentation (dapper)", (
+        ("_augmentation_engines",),         # 40: dapper's record sweep, its three engines, module compilation
+        ("augmentation",),                  # 41: the privacy model and dapper_sample (re-exports 40)
     )),
-    ("applications", (
-        ("datasets",),                      # data loaders (hand-written, one user cache)
-        ("study_store",),                   # 10a: the study's stores (text table, SQLite) and resumable runner
-        ("study",),                         # 10: the simulation study runner (re-exports 10a)
-        ("atus",),                          # 11: the ATUS application (uses datasets, study)
-        ("dapper_examples",),               # 13b: the modules of dapper's Examples 1 and 3
-        ("peers",),                         # 15b: private-pgm and PrivBayes side by side
+    ("latent classes (Nixon, Barrientos, Reiter & Slavkovic)", (
+        ("_latent_class_model",),           # 50: cells, marginal probabilities, the sampler's blocks (numba)
+        ("latent_class",),                  # 51: margins released, fit_latent_class, inference (re-exports 50)
+        ("margin_selection", "peers", "nested_model"),  # 52: PrivBayes' structure stage; 53: peers; 54: households
+        ("nested",),                        # 55: nested households from noisy summaries (re-exports 54)
+    )),
+    ("methods and studies", (
+        ("methods",),                       # 60: the registry, one dispatcher, compare
+        ("study_store",),                   # 61: the study's stores (text table, SQLite) and resumable runner
+        ("study",),                         # 62: the simulation study runner (re-exports 61)
+        ("atus",),                          # 63: the ATUS application (uses datasets, study)
     )),
     ("interfaces", (
         ("cli",),                           # the command line: may use anything
         ("__main__",),                      # `python -m dplit`: the command line
     )),
 )
-LAYERS = tuple(layer for _, layers in TIERS for layer in layers)
+LAYERS = tuple(layer for _, layers in PARTS for layer in layers)
 
 # The main entry points, importable as ``dplit.<name>``. They load lazily (module ``__getattr__``),
 # so ``import dplit`` stays cheap (no numba, ArviZ or SciPy until a name is used). Names that are

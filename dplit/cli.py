@@ -96,7 +96,7 @@ def read_compositions(path, *, close=False, with_names=False):
         raise ValueError(f"{path}: non-numeric entry ({err})") from err
     if close:
         try:
-            X = close_rows(X)  # the checks of notebook 02: finite, non-negative, a positive sum per row
+            X = close_rows(X)  # the checks of notebook 12: finite, non-negative, a positive sum per row
         except ValueError as err:
             raise ValueError(f"{path}: --close: {err}") from err
     if names is not None and len(names) != X.shape[1]:

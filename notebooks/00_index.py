@@ -29,9 +29,9 @@
 # An earlier version of Guo et al. differs in places; the notebooks follow the final version.
 #
 # **Data.** German Credit (UCI) and an ACS 2018 count table ship with dplit. The other data sets are public and
-# not shipped: ATUS 2019 (notebook 11; U.S. Bureau of Labor Statistics, public domain), the other UCI tables of the
+# not shipped: ATUS 2019 (notebook 63; U.S. Bureau of Labor Statistics, public domain), the other UCI tables of the
 # Dirichlet-mechanism paper (12; UCI Machine Learning Repository, CC BY 4.0) and the NLTCS benchmark file (14, 15,
-# 15b). `dplit.datasets` reads them from the folder named by `$DPLIT_DATA` or from the user cache;
+# 53). `dplit.datasets` reads them from the folder named by `$DPLIT_DATA` or from the user cache;
 # `python -m dplit.datasets --list` shows what is found and `python -m dplit.datasets NAME ...` downloads into the
 # cache (sha256-checked). Without them those notebooks still run, on labelled stand-ins or skipping the cells
 # that need the data, and say so in one line.
@@ -39,52 +39,94 @@
 # %% [markdown]
 # ## Map of the notebooks
 #
+# **Start here**
+#
 # | notebook | exported module | what it covers | paper, section |
 # |---|---|---|---|
 # | `00_index` | (none) | this page | |
-# | `01_mechanisms` | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; how far the noise can reach | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
-# | `01a_audit` | `dplit.audit` | the privacy audit: a lower confidence bound on the epsilon a mechanism spends (tail events chosen on half the outputs, Clopper-Pearson bounds on the other half) | Guo et al. Sec. 2.1; DP-Sniper (Bichsel et al. 2021) |
-# | `01b_accounting` | `dplit.accounting` | budgets, Rényi DP, zCDP, exact discrete-Gaussian epsilon | Guo et al. Sec. 2.1; dapper Ex. 2; Dirichlet mech. App. B |
-# | `01c_mechanism_checks` | (none) | the samplers of `01` tested against their laws, each with a planted error; the privacy audit at work | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
-# | `02_dirichlet` | `dplit.dirichlet` | the Dirichlet model: compositions in, the censored statistic, the log-likelihood, moments of log x | Guo et al. Sec. 2.2, eq. (1), 4.2.4 |
-# | `02a_dirichlet_fit` | `dplit.dirichlet_fit` | where an MLE exists, digamma and trigamma in numba, the Newton MLE | Guo et al. Supp. S4 |
-# | `02b_dirichlet_random` | `dplit.dirichlet_random` | fast Dirichlet and gamma draws in numba, checked; the MLE recovers alpha | |
-# | `03_censoring` | `dplit.censoring` | how much censoring at threshold $a$ costs | Guo et al. Supp. S1 |
-# | `04_release` | `dplit.release` | the curator's release: sensitivity, threshold selection (Alg. 1) + Laplace noise, bias and variance, Thm. 1 | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
-# | `04a_release_record` | `dplit.release_record` | the `Release` record: what it checks itself against, plausibility, JSON | Guo et al. Sec. 3 |
-# | `04b_release_checks` | (none) | checks of `release`: the noise law, the split, seeds, JSON, bad input, the privacy audit | |
-# | `05_dpboots` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
-# | `05a_truncated_noise` | `dplit._truncated_noise` | step 1 of DPBoots: Laplace noise truncated to Range(S0), by rejection or an exact coordinate Gibbs chain (numba kernels with NumPy twins) | Guo et al. Sec. 4.1, Alg. 2, S4-S5 |
-# | `05b_dpboots_checks` | (none) | is DPBoots right? the noise step's exact law (also where rejection cannot finish), the limits, the test's size, coverage over repeated releases | Guo et al. Sec. 4.1, 5.1-5.2, S5 |
-# | `06_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
-# | `06b_sampling` | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
-# | `07_mcmc` | `dplit.mcmc` | MCMC from a release: the target, MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
-# | `07a_mcmc_moves` | `dplit._mcmc_moves` | the four moves inside DPMCMC (slice, record sweep, joint, ancillary), as numba kernels with NumPy twins | Guo et al. Sec. 4.2.2, S5 |
-# | `07b_mcmc_checks` | (none) | is DPMCMC exact? each move's law, the eps -> infinity limit, calibration (SBC) with a planted bug | Talts et al. 2018 |
-# | `07c_mcmc_comparison` | (none) | choosing a sampler: the seven methods on one data set, mixing against eps1, time to posterior | Guo et al. Sec. 5.1 |
-# | `08_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
-# | `09_asymptotic_gibbs` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
-# | `09b_dpapprox_studies` | (none) | DPapprox at work: the no-privacy limit, convergence across eps (S5), against DPMCMC, where the approximation fails | Guo et al. Sec. 4.2.4, 5.1, S5 |
-# | `10_simulation_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
-# | `10a_study_store` | `dplit.study_store` | the study's stores (a committed JSON-lines text table, or SQLite) and the resumable runner on any executor (process pool, Dask) | Guo et al. Sec. 5.1 |
-# | `10b_simulation_results` | — | Sec. 5.1 at the paper's scale, from the committed table | Guo et al. Sec. 5.1, Fig. 1-2 |
-# | `11_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
-# | `12_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
-# | `12b_dirichlet_experiments` | (none) | its exact RDP on grids of neighbours (Fig. 2), Thm. 2 by Monte Carlo; private naive Bayes and a Bayesian network on UCI data | Dirichlet mech. Sec. 5, Figs. 2-4, 6 |
-# | `13_data_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic: the privacy model, `dapper_sample`, `summary`, exactness checks | dapper Sec. 3-4; Ju et al. 2022 |
-# | `13a_augmentation_engines` | `dplit._augmentation_engines` | the record sweep three ways, the module compiler and its probe, three ways to write the modules | dapper Sec. 3-4 |
-# | `13b_dapper_examples` | `dplit.dapper_examples` | dapper's Examples 1-3 (Example 3 at the paper's settings over 100 data sets), mixing vs epsilon; the examples' modules | dapper, Examples 1-3, Sec. 6 |
-# | `14_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins; the defaults and their coverage | Nixon et al. Sec. 2-4, Table 3 |
-# | `14a_latent_class_model` | `dplit._latent_class_model` | the cells, marginal probabilities and the three MH-within-Gibbs blocks of model (7) as numba kernels, each checked against brute force | Nixon et al. Sec. 2.2, Supp. Sec. 2 |
-# | `14c_latent_class_defaults` | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
-# | `14b_latent_class_applications` | (none) | the ACS experiment (Figs. 1-2, Table 3) and NLTCS (Fig. 4, Tables 5-6) at the paper's settings | Nixon et al. Sec. 4-5 |
-# | `15_margin_selection` | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
-# | `15c_margin_selection_study` | (none) | margin selection studied and checked: the stored NLTCS study beside the paper's figures, the law of whole selections, recovery of a known network | Nixon et al. Sec. 5.2; Zhang et al. 2017 (PrivBayes) |
-# | `15b_peers` | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
-# | `16_nested_households` | `dplit.nested` | individuals within households: nested latent classes from noisy summaries; the default prior and its coverage | Nixon et al. Supp. Sec. 1 |
-# | `16a_nested_model` | `dplit.nested_model` | the nested households model (eq. (1)), its five summaries (Table 3) and their closed-form probabilities (eq. (2)), checked against enumeration | Nixon et al. Supp. Sec. 1.1, eq. (1)-(2) |
-# | `16b_nested_applications` | (none) | the supplement's Figures 1-2 on simulated households, eps = inf, 1, 0.1, 0.01 | Nixon et al. Supp. Sec. 1, Fig. 1-2 |
-# | `17_compare` | `dplit.methods` | one contract for every method: the registry, one dispatcher, every method on one release side by side (`compare`, `dplit compare`) | all |
+#
+# **Core: mechanisms, accounting, the sampler core**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `01_audit` | `dplit.audit` | the privacy audit: a lower confidence bound on the epsilon a mechanism spends (tail events chosen on half the outputs, Clopper-Pearson bounds on the other half) | Guo et al. Sec. 2.1; DP-Sniper (Bichsel et al. 2021) |
+# | `02_mechanisms` | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; how far the noise can reach | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
+# | `03_accounting` | `dplit.accounting` | budgets, Rényi DP, zCDP, exact discrete-Gaussian epsilon | Guo et al. Sec. 2.1; dapper Ex. 2; Dirichlet mech. App. B |
+# | `04_sampling` | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
+#
+# **Compositional data (Guo, Barrientos & Peña)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `10_dirichlet_fit` | `dplit.dirichlet_fit` | where an MLE exists, digamma and trigamma in numba, the Newton MLE | Guo et al. Supp. S4 |
+# | `11_dirichlet_random` | `dplit.dirichlet_random` | fast Dirichlet and gamma draws in numba, checked; the MLE recovers alpha | |
+# | `12_dirichlet` | `dplit.dirichlet` | the Dirichlet model: compositions in, the censored statistic, the log-likelihood, moments of log x | Guo et al. Sec. 2.2, eq. (1), 4.2.4 |
+# | `13_censoring` | `dplit.censoring` | how much censoring at threshold $a$ costs | Guo et al. Supp. S1 |
+# | `14_release_record` | `dplit.release_record` | the `Release` record: what it checks itself against, plausibility, JSON | Guo et al. Sec. 3 |
+# | `15_release` | `dplit.release` | the curator's release: sensitivity, threshold selection (Alg. 1) + Laplace noise, bias and variance, Thm. 1 | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
+# | `16_truncated_noise` | `dplit._truncated_noise` | step 1 of DPBoots: Laplace noise truncated to Range(S0), by rejection or an exact coordinate Gibbs chain (numba kernels with NumPy twins) | Guo et al. Sec. 4.1, Alg. 2, S4-S5 |
+# | `17_bootstrap` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
+# | `18_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
+# | `19_mcmc_moves` | `dplit._mcmc_moves` | the four moves inside DPMCMC (slice, record sweep, joint, ancillary), as numba kernels with NumPy twins | Guo et al. Sec. 4.2.2, S5 |
+# | `21_mcmc` | `dplit.mcmc` | MCMC from a release: the target, MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
+# | `22_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
+# | `23_approx` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
+#
+# **The Dirichlet mechanism**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `30_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
+#
+# **Data augmentation for any privatised statistic (dapper)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `40_augmentation_engines` | `dplit._augmentation_engines` | the record sweep three ways, the module compiler and its probe, three ways to write the modules | dapper Sec. 3-4 |
+# | `41_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic: the privacy model, `dapper_sample`, `summary`, exactness checks | dapper Sec. 3-4; Ju et al. 2022 |
+#
+# **Latent classes from noisy margins (Nixon et al.)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `50_latent_class_model` | `dplit._latent_class_model` | the cells, marginal probabilities and the three MH-within-Gibbs blocks of model (7) as numba kernels, each checked against brute force | Nixon et al. Sec. 2.2, Supp. Sec. 2 |
+# | `51_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins; the defaults and their coverage | Nixon et al. Sec. 2-4, Table 3 |
+# | `52_margin_selection` | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
+# | `53_peers` | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
+# | `54_nested_model` | `dplit.nested_model` | the nested households model (eq. (1)), its five summaries (Table 3) and their closed-form probabilities (eq. (2)), checked against enumeration | Nixon et al. Supp. Sec. 1.1, eq. (1)-(2) |
+# | `55_nested` | `dplit.nested` | individuals within households: nested latent classes from noisy summaries; the default prior and its coverage | Nixon et al. Supp. Sec. 1 |
+#
+# **Every method on one release; the studies**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `60_methods` | `dplit.methods` | one contract for every method: the registry, one dispatcher, every method on one release side by side (`compare`, `dplit compare`) | all |
+# | `61_study_store` | `dplit.study_store` | the study's stores (a committed JSON-lines text table, or SQLite) and the resumable runner on any executor (process pool, Dask) | Guo et al. Sec. 5.1 |
+# | `62_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
+# | `63_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
+#
+# **Checks (`notebooks/checks/`)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `70_mechanisms_checks` | (none) | the samplers of `02` tested against their laws, each with a planted error; the privacy audit at work | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
+# | `71_release_checks` | (none) | checks of `release`: the noise law, the split, seeds, JSON, bad input, the privacy audit | |
+# | `72_bootstrap_checks` | (none) | is DPBoots right? the noise step's exact law (also where rejection cannot finish), the limits, the test's size, coverage over repeated releases | Guo et al. Sec. 4.1, 5.1-5.2, S5 |
+# | `73_mcmc_checks` | (none) | is DPMCMC exact? each move's law, the eps -> infinity limit, calibration (SBC) with a planted bug | Talts et al. 2018 |
+# | `74_mcmc_comparison` | (none) | choosing a sampler: the seven methods on one data set, mixing against eps1, time to posterior | Guo et al. Sec. 5.1 |
+# | `75_approx_checks` | (none) | DPapprox at work: the no-privacy limit, convergence across eps (S5), against DPMCMC, where the approximation fails | Guo et al. Sec. 4.2.4, 5.1, S5 |
+# | `76_latent_class_defaults` | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
+# | `77_margin_selection_checks` | (none) | margin selection studied and checked: the stored NLTCS study beside the paper's figures, the law of whole selections, recovery of a known network | Nixon et al. Sec. 5.2; Zhang et al. 2017 (PrivBayes) |
+#
+# **The papers reproduced (`notebooks/papers/`)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `80_guo_simulation_study` | — | Sec. 5.1 at the paper's scale, from the committed table | Guo et al. Sec. 5.1, Fig. 1-2 |
+# | `81_dirichlet_mechanism_experiments` | (none) | its exact RDP on grids of neighbours (Fig. 2), Thm. 2 by Monte Carlo; private naive Bayes and a Bayesian network on UCI data | Dirichlet mech. Sec. 5, Figs. 2-4, 6 |
+# | `82_dapper_examples` | `examples/dapper_examples.py` | dapper's Examples 1-3 (Example 3 at the paper's settings over 100 data sets), mixing vs epsilon; the examples' modules | dapper, Examples 1-3, Sec. 6 |
+# | `83_latent_class_applications` | (none) | the ACS experiment (Figs. 1-2, Table 3) and NLTCS (Fig. 4, Tables 5-6) at the paper's settings | Nixon et al. Sec. 4-5 |
+# | `84_nested_applications` | (none) | the supplement's Figures 1-2 on simulated households, eps = inf, 1, 0.1, 0.01 | Nixon et al. Supp. Sec. 1, Fig. 1-2 |
 #
 # Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).
 
@@ -192,7 +234,7 @@ assert (sequential, parallel) == (1.0, 0.5)
 #
 # The path a reader follows through the notebooks, in one cell each. A curator holds $n$
 # compositions (rows on the simplex, e.g. shares of a day spent on three activities), picks a
-# censoring threshold $a$ with budget $\epsilon_2$ (notebook 04, Guo et al. Alg. 1) and releases the
+# censoring threshold $a$ with budget $\epsilon_2$ (notebook 15, Guo et al. Alg. 1) and releases the
 # censored sufficient statistic $s_L$ with budget $\epsilon_1$. An analyst sees only the `Release`
 # (a JSON file) and runs DPBoots (05) or DPMCMC (07) on it.
 

@@ -210,7 +210,7 @@ def test_eps_1e10_stays_finite_and_is_near_the_truth():
 
 @pytest.mark.slow
 def test_small_rate_approaches_the_non_private_posterior():
-    """eps = 1e10, an informative prior: the ABC error of mean and sd shrinks with the rate (notebook 08, sec. 6)."""
+    """eps = 1e10, an informative prior: the ABC error of mean and sd shrinks with the rate (notebook 22, sec. 6)."""
     from dplit.mcmc import mcmc
 
     rel, X = _release(n=600, eps=1e10, a=1e-6, seed=12)

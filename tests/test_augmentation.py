@@ -5,12 +5,12 @@ import warnings
 
 import numpy as np
 import pytest
+from dapper_examples import CELLS as CELLS_RR
+from dapper_examples import table_modules
 from numba import njit
 from scipy import special, stats
 
 from dplit.augmentation import PrivacyModel, dapper_sample, summary
-from dplit.dapper_examples import CELLS as CELLS_RR
-from dplit.dapper_examples import table_modules
 from dplit.mechanisms import randomized_response_logpmf
 from dplit.sampling import ConvergenceWarning
 from dplit.testing import rank_uniformity_pvalues, sbc_ranks

@@ -120,12 +120,12 @@ def test_prepare_scrubs_machine_paths():
 def test_check_site_catches_markers_and_machine_paths():
     check_site = _docs_module("check_site")
     clean = "A derivation. import numpy as np  print(x)"
-    assert check_site.text_problems("notebooks/05_dpboots.html", clean, clean) == []
+    assert check_site.text_problems("notebooks/17_bootstrap.html", clean, clean) == []
     # planted: a marker in a code cell, a machine path in an output
     cell = "# NBVAL_IGNORE_OUTPUT fig, ax = plt.subplots() import pandas as pd  # noqa: E402 #| export def f(): pass"
-    found = check_site.text_problems("notebooks/05_dpboots.html", cell, cell)
+    found = check_site.text_problems("notebooks/17_bootstrap.html", cell, cell)
     assert sum(p.startswith("tool marker") for p in found) == 3
-    found = check_site.text_problems("notebooks/11_atus.html", "/tmp/ipykernel_77/1.py:3: Warning", "")
+    found = check_site.text_problems("notebooks/63_atus.html", "/tmp/ipykernel_77/1.py:3: Warning", "")
     assert found and all(p.startswith("machine path") for p in found)
     # prose that names the convention is not a marker shown in code; viewcode's source pages are exempt
     assert check_site.text_problems("notebooks/00_index.html", "cells marked #| export become a module", "") == []
@@ -138,16 +138,16 @@ def test_check_site_reports_clipped_elements_and_the_table():
     clipped = [{"what": "pre", "content": 1346, "box": 736, "text": "method sex runs"}]
     assert check_site.clip_problems(clipped) == [
         "clipped pre (content 1346 px in a 736 px box): 'method sex runs'"]
-    rows = [{"page": "notebooks/05_dpboots.html", "clipped": 0, "scrolled": 3, "markers": 0, "paths": 0,
+    rows = [{"page": "notebooks/17_bootstrap.html", "clipped": 0, "scrolled": 3, "markers": 0, "paths": 0,
              "height": 14145, "firstFigure": 0.83, "codeShare": 0.33},
             {"page": "notebooks/00_index.html", "clipped": 1, "scrolled": 0, "markers": 2, "paths": 1,
              "height": 6000, "firstFigure": None, "codeShare": 0.1}]
     table = check_site.reader_table(rows).splitlines()
     assert table[0].split() == ["page", "clipped", "scroll", "markers", "paths", "height", "px", "1st", "fig", "code"]
-    assert table[1].split() == ["notebooks/05_dpboots.html", "0", "3", "0", "0", "14145", "0.83", "0.33"]
+    assert table[1].split() == ["notebooks/17_bootstrap.html", "0", "3", "0", "0", "14145", "0.83", "0.33"]
     assert table[2].split()[-2] == "-"
-    assert check_site.METHOD_PAGE.match("notebooks/15b_peers.html")
-    assert check_site.METHOD_PAGE.match("notebooks/17_compare.html")
+    assert check_site.METHOD_PAGE.match("notebooks/53_peers.html")
+    assert check_site.METHOD_PAGE.match("notebooks/60_methods.html")
     assert not check_site.METHOD_PAGE.match("notebooks/00_index.html")
 
 

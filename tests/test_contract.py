@@ -1,4 +1,4 @@
-"""One contract for every inference entry point (notebook 17): arguments, results, ledger, dispatch.
+"""One contract for every inference entry point (notebook 60): arguments, results, ledger, dispatch.
 
 Each entry point runs on one small case. For each: the same seed gives the same draws whatever
 ``n_jobs``; the result carries every key of ``CONTRACT_ATTRS`` with the registry's method name and

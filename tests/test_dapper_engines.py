@@ -7,10 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
+from dapper_examples import example1_model
 from scipy import special, stats
 
 from dplit.augmentation import EngineNotice, PrivacyModel, _python_chain, _statistic, dapper_sample
-from dplit.dapper_examples import example1_model
 from dplit.sampling import ConvergenceWarning
 from dplit.testing import rank_uniformity_pvalues, sbc_ranks
 
@@ -120,7 +120,7 @@ def test_a_compiled_module_that_disagrees_with_python_is_not_used():
 
 # ---- dapper's Example 1 style: a term that is zero but its record's slot -------------------------------------------
 def rr_model(n, style):
-    """dapper's Example 1 for n records (dplit.dapper_examples): dapper's own modules, the compact ones, batch
+    """dapper's Example 1 for n records (examples/dapper_examples.py): dapper's own modules, the compact ones, batch
     modules, or dapper's st_f through the one-line adapter."""
     return example1_model(style, n=n, varnames=None)
 
@@ -191,7 +191,7 @@ def test_batch_modules_run_the_same_chain_and_check_their_shape():
 
 
 # ---- exactness of every engine ---------------------------------------------------------------------------------------
-EXACT1 = np.array([0.2823, 0.3357, 0.1095, 0.2725])       # Example 1's exact posterior means (notebook 13)
+EXACT1 = np.array([0.2823, 0.3357, 0.1095, 0.2725])       # Example 1's exact posterior means (notebook 41)
 SD1 = np.array([0.061, 0.064, 0.055, 0.060])
 
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-REAL = ["04_release", "03_censoring"]  # sliders; sliders + a dropdown
+REAL = ["15_release", "13_censoring"]  # sliders; sliders + a dropdown
 
 
 def _need_browser():

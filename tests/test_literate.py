@@ -205,10 +205,10 @@ def test_every_module_imports_and_declares_its_origin():
 
 
 def test_sync_can_be_limited_to_named_notebooks(copy_root):
-    for name in ("00_index", "01_mechanisms"):
+    for name in ("00_index", "02_mechanisms"):
         py = copy_root / "notebooks" / f"{name}.py"
         py.write_text(py.read_text() + "\n# %% [markdown]\n# an added note\n")
     changed = export.sync(copy_root, ["00_index"])
     assert [p.name for p in changed] == ["00_index.ipynb"]
     problems = export.check_pairs(copy_root)
-    assert not any("00_index" in p for p in problems) and any("01_mechanisms" in p for p in problems)
+    assert not any("00_index" in p for p in problems) and any("02_mechanisms" in p for p in problems)

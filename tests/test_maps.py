@@ -1,5 +1,5 @@
 """The reader's maps name every notebook: 00_index's table and the README's table list each notebook of
-``notebooks/`` exactly once, with the module it exports (or none), and name no notebook that does not exist."""
+``notebooks/`` (and its folders) exactly once, with the module it exports (or none), and name no notebook that does not exist."""
 
 import re
 from pathlib import Path
@@ -9,7 +9,7 @@ import pytest
 from dplit import export
 
 ROOT = Path(__file__).resolve().parent.parent
-ROW = re.compile(r"^(?:# )?\| `(\d\d[a-z]?_[a-z_]+)` \|([^|]*)\|", re.M)
+ROW = re.compile(r"^(?:# )?\| `(\d\d_[a-z_]+)` \|([^|]*)\|", re.M)
 
 
 def notebooks():
@@ -17,7 +17,8 @@ def notebooks():
     out = {}
     for path in export.notebook_paths(ROOT):
         m = re.search(r"^#\| default_exp (\w+)", path.read_text(), re.M)
-        out[path.stem] = f"dplit.{m.group(1)}" if m else ""
+        where = export.target_folder(path)
+        out[path.stem] = "" if not m else f"dplit.{m.group(1)}" if where == "dplit" else f"{where}/{m.group(1)}.py"
     return out
 
 
@@ -40,6 +41,6 @@ def test_map_names_every_notebook_once_with_its_module(where):
 
 def test_a_missing_notebook_is_caught():
     names, _ = table((ROOT / "README.md").read_text())
-    assert "07b_mcmc_checks" in names
-    text = "\n".join(ln for ln in (ROOT / "README.md").read_text().splitlines() if "`07b_mcmc_checks`" not in ln)
+    assert "73_mcmc_checks" in names
+    text = "\n".join(ln for ln in (ROOT / "README.md").read_text().splitlines() if "`73_mcmc_checks`" not in ln)
     assert set(table(text)[0]) != set(notebooks())

@@ -268,7 +268,7 @@ def test_cli_release(tmp_path, capsys):
     assert "close" in capsys.readouterr().err
     assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out), "--force"]) == 0
     assert Release.from_json(out.read_text()).n1 == 0
-    # --close refuses a row with nothing to close (notebook 02's close), naming the file and the row
+    # --close refuses a row with nothing to close (notebook 12's close), naming the file and the row
     Z = X * 24.0
     Z[5] = 0.0
     _write(data, Z)

@@ -98,8 +98,9 @@ def widget_cells(nb) -> list[int]:
 def notebooks_with_widgets() -> list[str]:
     import jupytext
 
-    names = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]*_*.py"))
-    return [n for n in names if widget_cells(jupytext.read(NOTEBOOKS / f"{n}.py"))]
+    from dplit.export import notebook_paths
+
+    return [p.stem for p in notebook_paths(ROOT) if widget_cells(jupytext.read(p))]
 
 
 def _keep_last_expression(source: str) -> str:
@@ -158,10 +159,13 @@ def test_every_control_changes_the_output(name):
 
     # a kernel reply is now and then lost (the kernel idle, the client waiting: seen here); no quick-size cell
     # takes minutes, so a cell that does is retried once in a fresh kernel rather than waited on for 15 minutes
+    from dplit.export import notebook_paths
+
+    path = next(p for p in notebook_paths(ROOT) if p.stem == name)   # notebooks/ or one of its folders
     try:
-        reports = probe_notebook(jupytext.read(NOTEBOOKS / f"{name}.py"), NOTEBOOKS, timeout=240)
+        reports = probe_notebook(jupytext.read(path), path.parent, timeout=240)
     except (CellTimeoutError, DeadKernelError):
-        reports = probe_notebook(jupytext.read(NOTEBOOKS / f"{name}.py"), NOTEBOOKS, timeout=240)
+        reports = probe_notebook(jupytext.read(path), path.parent, timeout=240)
     for rep in reports:
         assert "error" not in rep, f"{name}, cell {rep['cell']}: {rep['error']}"
         dead = [label for label, changed in rep["controls"] if not changed]

@@ -1,0 +1,574 @@
+# %% [markdown]
+# # Censoring the sufficient statistic: what a threshold costs
+#
+# How often left-censoring at a threshold a touches a Dirichlet record, how much bias it puts into the censored statistic, and the Bernstein-type bounds of Guo et al., Supplement S1.
+#
+# * **For:** choosing the threshold a of a release: what censoring the records at a costs the statistic.
+# * **You need:** a Dirichlet parameter (or a guess of it) and candidate thresholds.
+# * **You get:** the probability a record is touched, the bias of the censored statistic, and the bounds of Guo et al., Supp. S1.
+
+# %%
+#| default_exp censoring
+
+# %% [markdown]
+# To release the Dirichlet sufficient statistic $S_0(\mathbf D) = n^{-1}\sum_i \log \mathbf x_i$ with the
+# Laplace mechanism, Guo et al. (Sec. 3.1) first **left-censor** every entry at a small $a \in (0, 1)$,
+# $\tilde x_{ij} = \max\{x_{ij}, a\}$, so that one record can move the statistic by at most $-d\log(a)/n$
+# (notebook `15_release`). The price is that $S_0(\mathbf D, a) := S_0(\tilde{\mathbf D})$ is a biased
+# estimate of what the model needs. This notebook measures that price for one record
+# $\mathbf x \sim \mathrm{Dirichlet}(\boldsymbol\alpha)$ (Supplement S1):
+#
+# 1. the probability that an entry is censored, and the expected proportion of censored entries;
+# 2. the probability that a record has at least one censored entry, $p(a)$: the quantity the threshold rule of Sec. 3.2 controls;
+# 3. the bias $E[\log \tilde x_j] - E[\log x_j]$ (and the variance of $\log\tilde x_j$, used in `15_release`);
+# 4. the Bernstein-type upper bounds of S1, after correcting a sign slip in the printed formula.
+#
+# Notation: $\alpha_0 = \sum_k \alpha_k$ and $\beta_j = \alpha_0 - \alpha_j$, so that the marginal of one entry is
+# $x_j \sim \mathrm{Beta}(\alpha_j, \beta_j)$.
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+from scipy import special, stats
+
+from dplit.config import size
+
+n_mc = size(full=400_000, quick=40_000)  # Monte Carlo records for the checks
+n_grid = size(full=60, quick=15)  # thresholds per curve in the figures
+rng = np.random.default_rng(20261123)
+# The five parameter vectors of the simulation study (Guo et al., Sec. 5.1).
+PAPER_ALPHAS = {
+    "alpha1": np.array([3.3, 4.4]),
+    "alpha2": np.array([0.5, 0.5, 0.5]),
+    "alpha3": np.array([2.2, 3.3, 4.4]),
+    "alpha4": np.array([2.0, 20.0, 2.0]),
+    "alpha5": np.array([2.2, 3.3, 4.4, 5.5, 6.6]),
+}
+
+# %% [markdown]
+# ## What it gives
+#
+# The result first, from the finished module `dplit.censoring` (sections 1-4 derive it): our version of Figure S1 of
+# Guo et al., exact curves (incomplete beta functions and one-dimensional integrals, no simulation) against the
+# threshold $a$ for the five $\boldsymbol\alpha$ of the simulation study (Sec. 5.1). (a) The expected proportion of
+# censored entries, $\frac1d\sum_j P(x_j < a)$; (b) the bias of the censored statistic, $E[\log\tilde x_j] - E[\log x_j]$
+# averaged over the $d$ components. Both rise with $a$, slowly while $a$ is far below every $E[x_j]$; the small
+# $\alpha_0$ of $\boldsymbol\alpha_2$ pays most. The check: at $a = 0.1$ (the paper's largest candidate) both curves
+# meet a Monte Carlo average over simulated records (within 5 standard errors), both increase in $a$, and
+# $\boldsymbol\alpha_2$ has the largest bias everywhere. Section "Figure S1" below compares them with the paper's text.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import dplit.censoring as cens
+
+g_fig = np.random.default_rng(20261124)   # its own stream: the draws below do not depend on this cell
+a_fig = np.geomspace(1e-6, 0.3, n_grid)
+prop = {k: cens.expected_censored_proportion(v, a_fig) for k, v in PAPER_ALPHAS.items()}
+avg_bias = {k: cens.censoring_bias(v, a_fig).mean(axis=1) for k, v in PAPER_ALPHAS.items()}
+for k, v in PAPER_ALPHAS.items():
+    assert np.all(np.diff(prop[k]) >= 0) and np.all(np.diff(avg_bias[k]) > 0)
+    x = g_fig.dirichlet(v, size=n_mc)         # the truth at a = 0.1, by simulation
+    cut, gap = x < 0.1, np.log(np.maximum(x, 0.1)) - np.log(x)
+    se_p, se_b = cut.mean(axis=1).std() / np.sqrt(n_mc), gap.mean(axis=1).std() / np.sqrt(n_mc)
+    assert abs(cut.mean() - cens.expected_censored_proportion(v, 0.1)) < 5 * se_p, k
+    assert abs(gap.mean() - cens.censoring_bias(v, 0.1).mean()) < 5 * se_b, k
+# alpha2 (sum 1.5) is censored far more often than alpha5 (sum 22) at small a, and has a larger bias.
+i_small = np.searchsorted(a_fig, 1e-3)
+assert prop["alpha2"][i_small] > 10 * prop["alpha5"][i_small]
+assert all(np.all(avg_bias["alpha2"] > avg_bias[k]) for k in PAPER_ALPHAS if k != "alpha2")
+
+fig, axes = plt.subplots(1, 2, figsize=(7, 2.8))
+for k, v in PAPER_ALPHAS.items():
+    label = f"$\\boldsymbol{{\\alpha}}_{k[-1]}$, $\\alpha_0$ = {v.sum():g}"
+    axes[0].plot(a_fig, prop[k], label=label)
+    axes[1].plot(a_fig, avg_bias[k], label=label)
+axes[0].set(xscale="log", xlabel="threshold $a$", ylabel="censored entries")
+axes[1].set(xscale="log", yscale="log", xlabel="threshold $a$", ylabel="average bias")
+for axis, title in zip(axes, ("(a) expected proportion", "(b) bias of the censored statistic")):
+    axis.set_title(title, fontsize=10)
+    axis.tick_params(labelsize=9)
+axes[1].legend(fontsize=9, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+fig.tight_layout()
+
+# %% [markdown]
+# ## 1. Censored entries (S1)
+#
+# An entry is censored when $x_j < a$. Its probability is the regularised incomplete beta function,
+#
+# $$P(x_j < a) = I_a(\alpha_j, \beta_j),$$
+#
+# and, the records being identically distributed, the expected proportion of censored entries in a data set is
+# $E\big[\frac{1}{nd}\sum_{i,j}\mathbb 1(x_{ij} < a)\big] = \frac1d \sum_j I_a(\alpha_j, \beta_j)$ (S1).
+# Every function below accepts a scalar threshold or an array of thresholds; outputs have shape
+# `np.shape(a) + (d,)` for per-entry quantities.
+
+# %%
+#| export
+import numpy as np
+from scipy import integrate, special
+
+from dplit import _validate as check
+from dplit.dirichlet import check_alpha
+
+
+def _check_args(alpha, a, *, scalar=False):
+    """Return (alpha, a): a 1-D Dirichlet parameter (notebook 12's check) and threshold(s) in (0, 1)."""
+    alpha = check_alpha(alpha, ndim=1)
+    a = check.unit_interval_array(a, "a")
+    if scalar and a.ndim != 0:
+        raise ValueError(f"a must be a scalar threshold here, got shape {a.shape}")
+    return alpha, (float(a) if scalar else a)
+
+
+def entry_censoring_prob(alpha, a):
+    """Probability that each entry of a Dirichlet record is censored at ``a``.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (d,)
+        Dirichlet parameter, entries > 0.
+    a : float or array_like
+        Censoring threshold(s) in (0, 1).
+
+    Returns
+    -------
+    ndarray, shape ``np.shape(a) + (d,)``
+        ``P(x_j < a) = I_a(alpha_j, beta_j)`` with ``beta_j = sum(alpha) - alpha_j`` (Guo et al., S1).
+    """
+    alpha, a = _check_args(alpha, a)
+    beta = alpha.sum() - alpha
+    return special.betainc(alpha, beta, a[..., None])
+
+
+def expected_censored_proportion(alpha, a):
+    """Expected proportion of censored entries, ``mean_j I_a(alpha_j, beta_j)`` (Guo et al., S1).
+
+    ``alpha`` and ``a`` as in :func:`entry_censoring_prob`; a float, or an array of shape
+    ``np.shape(a)``.
+    """
+    out = entry_censoring_prob(alpha, a).mean(axis=-1)
+    return out[()] if out.ndim == 0 else out
+
+
+# %%
+alpha = PAPER_ALPHAS["alpha3"]
+x = rng.dirichlet(alpha, size=n_mc)
+for a in (1e-3, 0.05, 0.2):
+    exact = entry_censoring_prob(alpha, a)
+    mc = (x < a).mean(axis=0)
+    se = np.sqrt(exact * (1 - exact) / n_mc)
+    assert np.all(np.abs(mc - exact) < 5 * se + 1e-12), (a, mc, exact)
+assert entry_censoring_prob(alpha, [0.1, 0.2]).shape == (2, 3)
+assert np.isclose(expected_censored_proportion(alpha, 0.05), entry_censoring_prob(alpha, 0.05).mean())
+# Symmetric Dirichlet(1, 1): x_1 is uniform, so P(x_1 < a) = a.
+assert np.allclose(entry_censoring_prob([1.0, 1.0], 0.3), 0.3)
+for bad in ([1.0], [1.0, -2.0], [[1.0, 2.0]], ["a", "b"], [True, True]):
+    try:
+        entry_censoring_prob(bad, 0.1)
+    except (ValueError, TypeError) as err:
+        assert "alpha" in str(err)
+    else:
+        raise AssertionError(bad)
+for bad_a in (0.0, 1.0, -0.1, np.nan, "0.1"):
+    try:
+        entry_censoring_prob(alpha, bad_a)
+    except (ValueError, TypeError) as err:
+        assert "(0, 1)" in str(err) or "a must be" in str(err), err
+    else:
+        raise AssertionError(bad_a)
+
+# %% [markdown]
+# ## 2. Records with at least one censored entry
+#
+# The threshold rule of Sec. 3.2 is written in terms of records, not entries:
+# $p(a) = P(\min_j x_j < a)$. Since the entries sum to one, $\min_j x_j \le 1/d$, so $p(a) = 1$ for $a \ge 1/d$.
+# For smaller $a$:
+#
+# * $d = 2$: two entries cannot both be below $a \le 1/2$, so the events are disjoint and
+#   $p(a) = I_a(\alpha_1, \alpha_2) + I_a(\alpha_2, \alpha_1)$ exactly;
+# * $d = 3$: conditionally on $x_1$, $x_2/(1 - x_1) \sim \mathrm{Beta}(\alpha_2, \alpha_3)$ (the aggregation
+#   property), so with $c = a/(1-x_1)$,
+#   $$1 - p(a) = \int_a^{1-2a} \mathrm{Beta}(x_1 \mid \alpha_1, \alpha_2+\alpha_3)\,\big[I_{1-c}(\alpha_2,\alpha_3) - I_{c}(\alpha_2,\alpha_3)\big]\,dx_1,$$
+#   a one-dimensional integral that we evaluate with adaptive quadrature;
+# * $d \ge 4$: the same recursion nests $d-2$ integrals; we use a Monte Carlo estimate instead and
+#   report its standard error. The union bound $p(a) \le \sum_j I_a(\alpha_j, \beta_j)$ holds for every $d$.
+
+# %%
+#| export
+def _record_prob_d3(alpha, a):
+    """Exact P(min_j x_j < a) for d = 3 and a < 1/3 (one-dimensional quadrature)."""
+    a1, a2, a3 = alpha
+    marg = special.beta(a1, a2 + a3)
+
+    def integrand(x1):
+        c = a / (1.0 - x1)
+        inner = special.betainc(a2, a3, 1.0 - c) - special.betainc(a2, a3, c)
+        return np.exp((a1 - 1) * np.log(x1) + (a2 + a3 - 1) * np.log1p(-x1)) / marg * inner
+
+    keep, _ = integrate.quad(integrand, a, 1.0 - 2.0 * a, limit=200, epsabs=1e-13, epsrel=1e-11)
+    return float(min(max(1.0 - keep, 0.0), 1.0))
+
+
+def record_censoring_prob(alpha, a, *, method="auto", n_mc=200_000, rng=None):
+    """Probability ``p(a) = P(min_j x_j < a)`` that a Dirichlet record has a censored entry.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (d,)
+        Dirichlet parameter of the records.
+    a : float
+        One threshold in (0, 1).
+    method : {"auto", "exact", "mc"}
+        ``"exact"`` is available for ``d <= 3`` (closed form for d = 2, one quadrature for d = 3)
+        and for ``a >= 1/d`` (then ``p = 1``); ``"auto"`` uses it when available, Monte Carlo otherwise.
+    n_mc : int
+        Monte Carlo records.
+    rng : None, int or numpy.random.Generator
+        Randomness for the Monte Carlo estimate.
+
+    Returns
+    -------
+    p : float
+        The probability (or its estimate).
+    std_error : float
+        Monte Carlo standard error; 0.0 for exact values.
+    """
+    alpha, a = _check_args(alpha, a, scalar=True)
+    check.choice(method, "method", ("auto", "exact", "mc"))
+    n_mc = check.count(n_mc, "n_mc", 2)
+    d = alpha.size
+    exact_available = d <= 3 or a >= 1.0 / d
+    if method == "exact" and not exact_available:
+        raise ValueError(f"method='exact' needs d <= 3 or a >= 1/d, got d = {d}, a = {a}")
+    if method != "mc" and exact_available:
+        if a >= 1.0 / d:
+            return 1.0, 0.0
+        if d == 2:
+            return float(special.betainc(alpha[0], alpha[1], a) + special.betainc(alpha[1], alpha[0], a)), 0.0
+        return _record_prob_d3(alpha, a), 0.0
+    rng = check.rng(rng)
+    hits = (rng.dirichlet(alpha, size=n_mc).min(axis=1) < a).mean()
+    return float(hits), float(np.sqrt(max(hits * (1 - hits), 1.0 / n_mc) / n_mc))
+
+
+# %%
+# d = 3 quadrature against Monte Carlo, and the uniform case: Dirichlet(1,...,1) gives 1 - p(a) = (1 - d a)^(d-1).
+for alpha_chk, a in ((PAPER_ALPHAS["alpha3"], 0.05), (PAPER_ALPHAS["alpha2"], 1e-3), (np.ones(3), 0.1)):
+    p_exact, _ = record_censoring_prob(alpha_chk, a)
+    p_mc, se = record_censoring_prob(alpha_chk, a, method="mc", n_mc=n_mc, rng=rng)
+    assert abs(p_mc - p_exact) < 5 * se, (alpha_chk, a, p_exact, p_mc, se)
+assert np.isclose(record_censoring_prob(np.ones(3), 0.1)[0], 1 - 0.7**2, rtol=1e-9)
+assert np.isclose(record_censoring_prob(np.ones(2), 0.1)[0], 0.2)
+# d = 5: Monte Carlo, checked against the uniform closed form.
+p5, se5 = record_censoring_prob(np.ones(5), 0.05, n_mc=n_mc, rng=rng)
+assert se5 > 0 and abs(p5 - (1 - (1 - 5 * 0.05) ** 4)) < 5 * se5
+assert record_censoring_prob(PAPER_ALPHAS["alpha5"], 0.2) == (1.0, 0.0)  # a >= 1/d
+# Union bound, and a record is censored at least as often as its most exposed entry.
+for alpha_chk in PAPER_ALPHAS.values():
+    if alpha_chk.size <= 3:
+        p, _ = record_censoring_prob(alpha_chk, 0.01)
+        pj = entry_censoring_prob(alpha_chk, 0.01)
+        assert pj.max() - 1e-12 <= p <= pj.sum() + 1e-12
+try:
+    record_censoring_prob(np.ones(4), 0.01, method="exact")
+except ValueError as err:
+    assert "d <= 3" in str(err)
+else:
+    raise AssertionError("exact for d = 4 must raise")
+
+# %% [markdown]
+# ## 3. Bias of the censored statistic
+#
+# Censoring only raises values, so $E[\log\tilde x_j] \ge E[\log x_j]$. S1 writes the difference as
+#
+# $$b_j(a) = E[\log \tilde x_j] - E[\log x_j] = \int_0^a (\log a - \log x)\,\mathrm{Beta}(x \mid \alpha_j, \beta_j)\,dx > 0 .$$
+#
+# The integrand has a logarithmic singularity at $0$ times $x^{\alpha_j-1}$, which quadrature handles badly
+# for small $\alpha_j$. Integrating by parts ($\frac{d}{dx}(\log a - \log x) = -1/x$, the boundary terms vanish
+# because $F(x)\log x \to 0$) and substituting $x = a e^{-u}$ gives a **stable form** with a bounded, monotone integrand:
+#
+# $$b_j(a) = \int_0^a \frac{I_x(\alpha_j,\beta_j)}{x}\,dx = \int_0^\infty I_{a e^{-u}}(\alpha_j, \beta_j)\,du .$$
+#
+# The same steps give the second moment, which `15_release` needs for the mean squared error:
+# $E[(\log\tilde x_j)^2] - E[(\log x_j)^2] = \int_0^\infty 2(\log a - u)\, I_{a e^{-u}}(\alpha_j,\beta_j)\,du$, with
+# $E[\log x_j] = \psi(\alpha_j) - \psi(\alpha_0)$ and $\mathrm{Var}(\log x_j) = \psi'(\alpha_j) - \psi'(\alpha_0)$.
+#
+# An independent check is the series obtained by expanding $(1-x)^{\beta_j - 1}$ and integrating term by term,
+# $b_j(a) = B(\alpha_j,\beta_j)^{-1}\sum_{k\ge0} \binom{\beta_j-1}{k}(-1)^k \frac{a^{\alpha_j+k}}{(\alpha_j+k)^2}$.
+
+# %%
+#| export
+def _tail_integral(p, q, a, weight):
+    """Integral over u in (0, inf) of weight(u) * I_{a exp(-u)}(p, q)."""
+    val, _ = integrate.quad(lambda u: weight(u) * special.betainc(p, q, a * np.exp(-u)),
+                            0.0, np.inf, limit=400, epsabs=1e-14, epsrel=1e-10)
+    return val
+
+
+def censoring_bias(alpha, a):
+    """Bias of the censored log statistic, ``E[log max(x_j, a)] - E[log x_j]`` (Guo et al., S1).
+
+    Computed as the stable integral ``int_0^inf I_{a exp(-u)}(alpha_j, beta_j) du`` (the S1
+    integral after integration by parts and ``x = a exp(-u)``). ``alpha`` and ``a`` as in
+    :func:`entry_censoring_prob`; returns the non-negative biases, one per component, shape
+    ``np.shape(a) + (d,)``.
+    """
+    alpha, a = _check_args(alpha, a)
+    beta = alpha.sum() - alpha
+    out = np.empty(a.shape + alpha.shape)
+    for idx in np.ndindex(a.shape):
+        for j in range(alpha.size):
+            out[idx + (j,)] = _tail_integral(alpha[j], beta[j], float(a[idx]), lambda u: 1.0)
+    return out
+
+
+def censored_logx_moments(alpha, a):
+    """Mean and variance of ``log max(x_j, a)`` for one record ``x ~ Dirichlet(alpha)``.
+
+    Parameters
+    ----------
+    alpha, a : array_like and float
+        One Dirichlet parameter, shape (d,), and one threshold in (0, 1).
+
+    Returns
+    -------
+    mean, var : ndarray, shape (d,)
+        ``E[log max(x_j, a)] = psi(alpha_j) - psi(alpha_0) + bias_j`` and the variance, from the
+        stable integrals of S1 (the mean of ``n`` records has variance ``var / n``).
+    """
+    alpha, a = _check_args(alpha, a, scalar=True)
+    beta = alpha.sum() - alpha
+    log_a = np.log(a)
+    mean0 = special.digamma(alpha) - special.digamma(alpha.sum())
+    second0 = special.polygamma(1, alpha) - special.polygamma(1, alpha.sum()) + mean0**2
+    bias = np.array([_tail_integral(p, q, a, lambda u: 1.0) for p, q in zip(alpha, beta)])
+    d_second = np.array([_tail_integral(p, q, a, lambda u: 2.0 * (log_a - u)) for p, q in zip(alpha, beta)])
+    mean = mean0 + bias
+    var = second0 + d_second - mean**2
+    return mean, var
+
+
+# %%
+def bias_series(alpha_j, beta_j, a, n_terms=400):
+    """Term-by-term series of the bias (an independent check of the stable integral)."""
+    k = np.arange(n_terms)
+    binom = special.binom(beta_j - 1, k) * (-1.0) ** k
+    return np.sum(binom * a ** (alpha_j + k) / (alpha_j + k) ** 2) / special.beta(alpha_j, beta_j)
+
+
+for alpha_chk in PAPER_ALPHAS.values():
+    beta_chk = alpha_chk.sum() - alpha_chk
+    for a in (1e-6, 1e-3, 0.05, 0.3):
+        b = censoring_bias(alpha_chk, a)
+        ref = [bias_series(p, q, a) for p, q in zip(alpha_chk, beta_chk)]
+        assert np.allclose(b, ref, rtol=1e-7, atol=1e-15), (alpha_chk, a, b, ref)
+        assert np.all(b >= 0)
+
+# Monte Carlo: mean and variance of log max(x, a), and the bias itself.
+alpha_chk, a = PAPER_ALPHAS["alpha2"], 0.05
+x = rng.dirichlet(alpha_chk, size=n_mc)
+logx_c = np.log(np.maximum(x, a))
+mean, var = censored_logx_moments(alpha_chk, a)
+assert np.all(np.abs(logx_c.mean(axis=0) - mean) < 5 * np.sqrt(var / n_mc))
+assert np.allclose(logx_c.var(axis=0), var, rtol=0.03)
+diff = logx_c - np.log(x)  # per-record bias contributions, >= 0
+assert np.all(np.abs(diff.mean(axis=0) - censoring_bias(alpha_chk, a)) < 5 * diff.std(axis=0) / np.sqrt(n_mc))
+# Small a: the censored moments tend to the uncensored ones; the bias increases in a.
+mean_s, var_s = censored_logx_moments(alpha_chk, 1e-12)
+assert np.allclose(mean_s, special.digamma(0.5) - special.digamma(1.5), atol=1e-4)
+assert np.allclose(var_s, special.polygamma(1, 0.5) - special.polygamma(1, 1.5), rtol=1e-3)
+assert np.all(np.diff(censoring_bias(alpha_chk, [1e-4, 1e-3, 1e-2, 0.1]), axis=0) > 0)
+
+# %% [markdown]
+# ## 4. Bernstein-type bounds (S1, after Skorski 2023)
+#
+# With $m_j = \alpha_j/\alpha_0$ (the mean of $x_j$), $v_j = \alpha_j\beta_j/(\alpha_0^2(\alpha_0+1))$ (its
+# variance) and $\varepsilon = m_j - a > 0$, S1 bounds the censoring probability by
+#
+# $$P(x_j < a) \le \begin{cases} \exp\!\Big(-\dfrac{\varepsilon^2}{2[v_j + c_j\varepsilon/3]}\Big), & \alpha_j \ge \alpha_0/2,\\[2ex]
+#   \exp\!\Big(-\dfrac{\varepsilon^2}{2 v_j}\Big), & \alpha_j < \alpha_0/2 .\end{cases}$$
+#
+# **A sign slip.** S1 prints $c_j = 2(\alpha_0 - 2\alpha_j)/(\alpha_0(\alpha_0+2)) = 2(\beta_j-\alpha_j)/(\ldots)$, which is
+# $\le 0$ exactly in the case $\alpha_j \ge \alpha_0/2$ where it is used: it makes the bound *tighter* than the
+# Gaussian one for the heavy (left) tail of a left-skewed beta, and the cell below finds points where the
+# printed "bound" is far below the true probability. Skorski's bound is stated for the upper tail,
+# $P(X > EX + \varepsilon) \le \exp(-\varepsilon^2/(2[v + c\varepsilon/3]))$ with $c = 2(\beta-\alpha)/((\alpha+\beta)(\alpha+\beta+2))$;
+# the lower tail of $X \sim \mathrm{Beta}(\alpha_j, \beta_j)$ is the upper tail of $1 - X \sim \mathrm{Beta}(\beta_j,\alpha_j)$,
+# which swaps the roles and gives
+#
+# $$c_j = \frac{2(2\alpha_j - \alpha_0)}{\alpha_0(\alpha_0+2)} \ge 0 \quad(\alpha_j \ge \alpha_0/2).$$
+#
+# We implement this corrected constant. For $a \ge m_j$ the bound says nothing and we return $1$.
+#
+# **Bias bound** (S1, for $\alpha_j > 1$). From $\log x > 1 - 1/x$,
+# $b_j(a) \le \int_0^a(\log a + 1/x - 1)\,\mathrm{Beta}(x\mid\alpha_j,\beta_j)\,dx \le \frac{B(\alpha_j-1,\beta_j)}{B(\alpha_j,\beta_j)}\,I_a(\alpha_j - 1, \beta_j)$,
+# where $B(\alpha_j-1,\beta_j)/B(\alpha_j,\beta_j) = (\alpha_0-1)/(\alpha_j-1)$. The beta probability may itself be
+# replaced by its Bernstein bound (`tail="bernstein"`), which shows the exponential decay in $E[x_j] - a$.
+# For $\alpha_j \le 1$ the argument fails (the bound is infinite) and we return `inf`.
+
+# %%
+#| export
+def _beta_lower_tail_bound(p, q, a):
+    """Bernstein-type bound on P(Beta(p, q) < a) (Skorski 2023, lower tail; S1 with corrected c)."""
+    p, q, a = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float), np.asarray(a, float))
+    s = p + q
+    m = p / s
+    v = p * q / (s**2 * (s + 1.0))
+    c = 2.0 * (2.0 * p - s) / (s * (s + 2.0))
+    eps = m - a
+    denom = 2.0 * np.where(p >= s / 2.0, v + c * np.maximum(eps, 0.0) / 3.0, v)
+    bound = np.exp(-np.maximum(eps, 0.0) ** 2 / denom)
+    return np.where(eps > 0, bound, 1.0)
+
+
+def censoring_prob_bound(alpha, a):
+    """Bernstein-type upper bound on ``P(x_j < a)`` (Guo et al., S1; Skorski 2023).
+
+    Uses the constant ``c_j = 2 (2 alpha_j - alpha_0) / (alpha_0 (alpha_0 + 2))`` for the lower tail
+    (S1 prints the opposite sign, which does not give a bound; see the notebook). Returns 1 where
+    ``a >= E[x_j]``. ``alpha`` and ``a`` as in :func:`entry_censoring_prob`, and the same shape
+    ``np.shape(a) + (d,)`` out.
+    """
+    alpha, a = _check_args(alpha, a)
+    return _beta_lower_tail_bound(alpha, alpha.sum() - alpha, a[..., None])
+
+
+def bias_bound(alpha, a, *, tail="exact"):
+    """Upper bound on the censoring bias for ``alpha_j > 1`` (Guo et al., S1).
+
+    ``(alpha_0 - 1) / (alpha_j - 1) * P(Beta(alpha_j - 1, beta_j) <= a)``; ``inf`` where ``alpha_j <= 1``.
+
+    Parameters
+    ----------
+    alpha, a : array_like
+        As in :func:`entry_censoring_prob`.
+    tail : {"exact", "bernstein"}
+        Evaluate the beta probability exactly, or bound it by :func:`censoring_prob_bound`'s formula.
+
+    Returns
+    -------
+    ndarray, shape ``np.shape(a) + (d,)``
+    """
+    alpha, a = _check_args(alpha, a)
+    a = a[..., None]
+    check.choice(tail, "tail", ("exact", "bernstein"))
+    beta = alpha.sum() - alpha
+    ok = alpha > 1.0
+    p = np.where(ok, alpha - 1.0, 1.0)  # placeholder parameter where the bound does not apply
+    ratio = np.where(ok, (alpha.sum() - 1.0) / p, np.inf)
+    prob = special.betainc(p, beta, a) if tail == "exact" else _beta_lower_tail_bound(p, beta, a)
+    return np.where(ok, ratio * prob, np.inf)
+
+
+# %%
+def printed_bound(alpha_j, beta_j, a):
+    """The bound exactly as S1 prints it (c_j with the opposite sign): NOT a bound."""
+    s = alpha_j + beta_j
+    m, v = alpha_j / s, alpha_j * beta_j / (s**2 * (s + 1))
+    c = 2 * (s - 2 * alpha_j) / (s * (s + 2))
+    eps = m - a
+    return np.exp(-eps**2 / (2 * (v + c * eps / 3))) if alpha_j >= s / 2 else np.exp(-eps**2 / (2 * v))
+
+
+# A counterexample to the printed version: a dominant component (alpha_4 = (2, 20, 2), entry 2).
+a_cx = 0.60
+true_p = special.betainc(20.0, 4.0, a_cx)
+print(f"P(x_2 < {a_cx}) = {true_p:.4f}, printed S1 formula {printed_bound(20.0, 4.0, a_cx):.4f}, "
+      f"corrected bound {censoring_prob_bound([2.0, 20.0, 2.0], a_cx)[1]:.4f}")
+assert printed_bound(20.0, 4.0, a_cx) < true_p / 1000 < true_p < censoring_prob_bound([2.0, 20.0, 2.0], a_cx)[1]
+
+# The corrected bounds hold on a grid of alphas and thresholds (tests/test_censoring.py adds a property test).
+a_grid = np.geomspace(1e-6, 0.95, 40)
+for alpha_chk in [*PAPER_ALPHAS.values(), np.array([0.1, 5.0]), np.array([50.0, 1.0, 0.3])]:
+    assert np.all(entry_censoring_prob(alpha_chk, a_grid) <= censoring_prob_bound(alpha_chk, a_grid) + 1e-12)
+    b_true = censoring_bias(alpha_chk, a_grid[:25])
+    b_exact = bias_bound(alpha_chk, a_grid[:25])
+    b_bern = bias_bound(alpha_chk, a_grid[:25], tail="bernstein")
+    assert np.all(b_true <= b_exact * (1 + 1e-9) + 1e-15) and np.all(b_exact <= b_bern * (1 + 1e-9) + 1e-15)
+    assert np.all(np.isinf(b_exact[:, alpha_chk <= 1]))
+try:
+    bias_bound([2.0, 3.0], 0.1, tail="chernoff")
+except ValueError as err:
+    assert "tail" in str(err)
+else:
+    raise AssertionError("bad tail must raise")
+
+# %% [markdown]
+# ## Figure S1
+#
+# S1 plots (a) the expected proportion of censored entries and (b) the bias averaged over the $d$
+# components, against $a$, for several $\boldsymbol\alpha$. The text does not list the $\boldsymbol\alpha$'s of the
+# figure, so the first figure of this notebook ("What it gives") uses the five of the simulation study. The paper's
+# observations, which the checks of that cell confirm on these curves: both curves increase in $a$; for larger $\alpha_0$ the proportion stays low
+# for small $a$ and then rises faster; the bias is largest for the small $\alpha_0$ of $\boldsymbol\alpha_2$ ($\alpha_0 = 1.5$).
+# "The bias decreases in $\alpha_0$" holds along a family of fixed shape; across shapes it is the smallest
+# $\alpha_j$ and $B(\alpha_j, \beta_j)$ that matter: at small $a$ the bias behaves like
+# $a^{\alpha_j}/(\alpha_j^2 B(\alpha_j,\beta_j))$ (first term of the series above), which for $\alpha_j = 2.2$ is
+# *larger* in $\boldsymbol\alpha_5$ ($\beta_j = 19.8$) than in $\boldsymbol\alpha_3$ ($\beta_j = 7.7$).
+
+
+# %% [markdown]
+# ## Explore
+#
+# Choose the total $\alpha_0$, a shape for $\boldsymbol\alpha$ (how the total is shared between $d = 3$
+# components) and the threshold. The left panel shows the per-entry censoring probability with its
+# Bernstein bound, and $p(a)$ for a record; the right panel shows the bias with its S1 bound.
+
+# %%
+SHAPES = {"symmetric (1, 1, 1)": np.array([1.0, 1.0, 1.0]),
+          "one small (1, 4, 4)": np.array([1.0, 4.0, 4.0]),
+          "one dominant (1, 10, 1)": np.array([1.0, 10.0, 1.0])}
+
+
+def explore_censoring(alpha_sum=6.0, shape="one small (1, 4, 4)", log10_a=-2.0, n_points=25):
+    """Censoring probability, bias and their bounds against a, for alpha = alpha_sum * shape / sum(shape)."""
+    w = SHAPES[shape]
+    alpha_e = alpha_sum * w / w.sum()
+    a_e = 10.0**log10_a
+    grid = np.geomspace(1e-6, 0.3, n_points)
+    pj, bound_j = entry_censoring_prob(alpha_e, grid), censoring_prob_bound(alpha_e, grid)
+    bias_j, bias_b = censoring_bias(alpha_e, grid), bias_bound(alpha_e, grid)
+    p_rec = record_censoring_prob(alpha_e, a_e)[0]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+    for j in range(3):
+        line, = ax[0].plot(grid, pj[:, j], label=f"P(x_{j + 1} < a), alpha_{j + 1} = {alpha_e[j]:.2f}")
+        ax[0].plot(grid, bound_j[:, j], ls="--", c=line.get_color())
+        ax[1].plot(grid, bias_j[:, j], c=line.get_color())
+        if np.isfinite(bias_b[0, j]):
+            ax[1].plot(grid, bias_b[:, j], ls="--", c=line.get_color())
+    ax[0].plot([a_e], [p_rec], "ko", label=f"p(a) = {p_rec:.3g} (record)")
+    for axis in ax:
+        axis.axvline(a_e, c="k", lw=0.6)
+        axis.set(xscale="log", yscale="log", xlabel="threshold a")
+    ax[0].set(ylim=(1e-12, 1.5), ylabel="probability (dashed: Bernstein bound)")
+    ax[1].set(ylim=(1e-12, None), ylabel="bias (dashed: S1 bound, alpha_j > 1)")
+    ax[0].legend(fontsize=7)
+    fig.tight_layout()
+    return {"alpha": alpha_e, "a": a_e, "p_record": p_rec,
+            "p_entry": entry_censoring_prob(alpha_e, a_e), "bias": censoring_bias(alpha_e, a_e)}
+
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+out = explore_censoring()
+assert np.isclose(out["alpha"].sum(), 6.0) and 0 < out["p_record"] < 1
+assert np.all(out["p_entry"] <= censoring_prob_bound(out["alpha"], out["a"]))
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from ipywidgets import FloatLogSlider, FloatSlider, Dropdown, interactive
+
+interactive(explore_censoring, alpha_sum=FloatLogSlider(value=6.0, base=10, min=-1, max=2, step=0.05),
+            shape=Dropdown(options=list(SHAPES)), log10_a=FloatSlider(value=-2.0, min=-6, max=-0.6, step=0.1),
+            n_points=(10, 60, 5))
+
+# %% [markdown]
+# ## When to use this
+#
+# Before releasing, a curator can use these functions with a guessed $\boldsymbol\alpha$ to see which
+# candidate thresholds are harmless: the bias is negligible while $a$ is well below every $E[x_j] = \alpha_j/\alpha_0$
+# and $\alpha_0$ is not small, exactly as S1 concludes. Small $\alpha_j$ (mass near the faces of the simplex)
+# are the dangerous case: both the censoring rate and the bias decay only like $a^{\alpha_j}$. The Bernstein
+# bounds are cheap and qualitatively right (exponential in $E[x_j] - a$) but loose by orders of magnitude at
+# small $a$; use the exact `entry_censoring_prob` and `censoring_bias` for numbers. The data-driven choice of
+# $a$ under DP is the job of `15_release`.
