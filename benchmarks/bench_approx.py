@@ -35,7 +35,7 @@ def ess_per_s(res):
 def main(full=False):
     alpha = np.array([2.2, 3.3, 4.4])
     rng = np.random.default_rng(1)
-    warm = release(dirichlet_draws(alpha, 200, rng=rng), 0.75, 0.25, CANDIDATES, 0.01, rng=rng, secure=False)
+    warm = release(dirichlet_draws(alpha, 200, rng=rng), eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=0.01, rng=rng, secure=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dp_approx(warm, n_iter=100, n_warmup=50, n_chains=1, thin=1, progress=False, rng=0)   # compile
@@ -44,7 +44,7 @@ def main(full=False):
           f"{'ESS':>6s} {'ESS/s':>8s} | {'ratio':>6s}")
     for n in (1000, 5000, 100_000):
         X = dirichlet_draws(alpha, n, rng=rng)
-        rel = release(X, 0.75, 0.25, CANDIDATES, 0.01, rng=rng, secure=False)
+        rel = release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=0.01, rng=rng, secure=False)
         it_mcmc = (20_000 if full else 6_000) if n < 100_000 else (6_000 if full else 1_500)
         kw_m = dict(n_iter=it_mcmc, n_warmup=max(500, it_mcmc // 10), n_chains=2, thin=10, progress=False)
         kw_a = dict(n_iter=200_000 if full else 40_000, n_warmup=2_000, n_chains=2, thin=10, progress=False)

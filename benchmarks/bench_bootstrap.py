@@ -38,7 +38,7 @@ def main():
     d = alpha.size
     rng = np.random.default_rng(1)
     X = dirichlet_draws(alpha, n, rng=rng)
-    rel = release(X, 0.75, 0.25, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, rng=rng, secure=False)
+    rel = release(X, eps1=0.75, eps2=0.25, candidates=[1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], tc=0.01, rng=rng, secure=False)
     tilde = truncated_statistic(rel.s_L, rel.scale, n_boot, rng=2)
     # compile
     for fast in (True, False):

@@ -35,9 +35,9 @@ def row(X, rng):
     n, d = X.shape
     cands = np.sort(CANDS)
     number = max(1, 20_000 // n)
-    t_fast = best_of(lambda: release(X, 0.75, 0.25, CANDS, 0.01, rng=rng, secure=False), number=number)
-    t_sec = best_of(lambda: release(X, 0.75, 0.25, CANDS, 0.01, rng=rng), repeat=3, number=max(1, number // 5))
-    t_split = best_of(lambda: release(X, 0.75, 0.25, CANDS, 0.01, n1=n // 4, rng=rng, secure=False), number=number)
+    t_fast = best_of(lambda: release(X, eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, rng=rng, secure=False), number=number)
+    t_sec = best_of(lambda: release(X, eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, rng=rng), repeat=3, number=max(1, number // 5))
+    t_split = best_of(lambda: release(X, eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, n1=n // 4, rng=rng, secure=False), number=number)
     t_checked = best_of(lambda: (censoring_counts(X, CANDS), censored_stat(X, 1e-3)), number=number)
     t_bare = best_of(lambda: bare_pass(X, cands, 1e-3), number=number)
     t_noise = best_of(lambda: (rng.laplace(0.0, 1.0, size=d), sample_two_sided_geometric(0.88, 7, rng=rng)),
@@ -55,7 +55,7 @@ def main():
           f"{'fast/bare':>9} {'secure/fast':>11}")
     for n, d in ((1_000, 3), (100_000, 3), (1_000_000, 5)):
         print(row(rng.dirichlet(np.full(d, 2.0), size=n), rng))
-    r = release(rng.dirichlet([2.0, 3.0, 4.0], size=1000), 0.75, 0.25, CANDS, 0.01, n1=250, rng=rng, secure=False)
+    r = release(rng.dirichlet([2.0, 3.0, 4.0], size=1000), eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, n1=250, rng=rng, secure=False)
     t_json = best_of(lambda: Release.from_json(r.to_json()), number=200)
     print(f"JSON round trip of a split release: {t_json * 1e6:.1f} us")
 

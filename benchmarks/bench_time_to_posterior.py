@@ -49,7 +49,7 @@ def cell(name, n, eps, seed):
     """One data set of the cell, released by Algorithm 1 (unsplit)."""
     g = np.random.default_rng(seed)
     X = dirichlet_draws(np.array(ALPHAS[name]), n, rng=g)
-    return release(X, 0.75 * eps, 0.25 * eps, CANDIDATES, 0.01, rng=g, secure=False)
+    return release(X, eps1=0.75 * eps, eps2=0.25 * eps, candidates=CANDIDATES, tc=0.01, rng=g, secure=False)
 
 
 def time_to_converge(rel, n_jobs, seed, max_time=900.0):

@@ -16,8 +16,8 @@ from dplit.priors import GammaPrior
 from dplit.release import release
 
 X = dirichlet_draws(np.array([2.0, 3.0, 4.0]), 300, rng=5)
-r_un = release(X, 1.0, 0.5, [1e-3, 1e-2], 0.01, rng=6, secure=False)
-r_sp = release(X, 1.0, 0.5, [1e-3, 1e-2], 0.01, n1=75, rng=7, secure=False)
+r_un = release(X, eps1=1.0, eps2=0.5, candidates=[1e-3, 1e-2], tc=0.01, rng=6, secure=False)
+r_sp = release(X, eps1=1.0, eps2=0.5, candidates=[1e-3, 1e-2], tc=0.01, n1=75, rng=7, secure=False)
 kw = dict(n_iter=400, n_warmup=200, n_chains=2, thin=2, progress=False)
 out = {}
 out["mcmc_p1"] = M.mcmc(sufficient_stat(X), 300, rng=1, **kw).posterior["alpha"].values

@@ -68,43 +68,44 @@ PARTS = (
 )
 LAYERS = tuple(layer for _, layers in PARTS for layer in layers)
 
-# The main entry points, importable as ``dplit.<name>``. They load lazily (module ``__getattr__``),
-# so ``import dplit`` stays cheap (no numba, ArviZ or SciPy until a name is used). Names that are
-# also module names (``release``, ``mcmc``) stay in their modules: ``dplit.release.release``.
+# What a user calls, importable as ``dplit.<name>``: the entry points of each part, the release record and the results
+# helpers. They load lazily (module ``__getattr__``), so ``import dplit`` stays cheap (no numba, ArviZ or SciPy until a
+# name is used). ``dir(dplit)`` lists these and nothing else; the modules are imported as ``dplit.<module>``
+# (``from dplit.mcmc import dp_mcmc``), and names that are also module names (``release``, ``mcmc``) stay in their
+# modules: ``dplit.release.release``.
 _ENTRY_POINTS = {
-    "Release": "release_record", "dp_boots": "bootstrap", "boots": "bootstrap", "two_sample_test": "bootstrap",
-    "make_prior": "priors", "GammaPrior": "priors", "dp_mcmc": "mcmc", "dp_remcmc": "mcmc",
-    "p5_prior": "mcmc", "dp_abc": "abc", "dp_approx": "approx", "dapper_sample": "augmentation",
-    "PrivacyModel": "augmentation", "laplace_mechanism": "mechanisms", "geometric_mechanism": "mechanisms",
-    "PrivacyBudget": "accounting", "dirichlet_mle": "dirichlet_fit", "check_compositions": "dirichlet",
-    "size": "config", "to_netcdf": "results", "from_netcdf": "results",
+    # compositional data: the curator's release, then the analyst's methods
+    "Release": "release_record", "check_compositions": "dirichlet", "dirichlet_mle": "dirichlet_fit",
+    "boots": "bootstrap", "dp_boots": "bootstrap", "two_sample_test": "bootstrap",
+    "make_prior": "priors", "GammaPrior": "priors",
+    "dp_mcmc": "mcmc", "dp_remcmc": "mcmc", "p5_prior": "mcmc", "dp_abc": "abc", "dp_approx": "approx",
+    # the core: mechanisms and budgets
+    "laplace_mechanism": "mechanisms", "geometric_mechanism": "mechanisms", "PrivacyBudget": "accounting",
+    # data augmentation (dapper)
+    "PrivacyModel": "augmentation", "dapper_sample": "augmentation",
+    # latent classes
     "release_margins": "latent_class", "fit_latent_class": "latent_class",
     "select_margins": "margin_selection", "select_and_release": "margin_selection",
-    "fit_nested": "nested", "release_summaries": "nested", "synthesize_households": "nested",
-    "NestedParams": "nested_model", "compare": "methods", "fit": "methods", "REGISTRY": "methods",
+    "release_summaries": "nested", "fit_nested": "nested", "synthesize_households": "nested",
+    "NestedParams": "nested_model",
+    # every method on one release; results
+    "fit": "methods", "compare": "methods", "REGISTRY": "methods",
+    "to_netcdf": "results", "from_netcdf": "results",
 }
-def _present(module):
-    """True when the module's file is in the package (later layers appear as their notebooks land)."""
-    import os
-
-    return os.path.exists(os.path.join(os.path.dirname(__file__), module + ".py"))
-
-
 _MODULES = tuple(m for layer in LAYERS for m in layer if m != "__main__")
 
 
 def __getattr__(name):
     import importlib
 
-    if name in _ENTRY_POINTS and _present(_ENTRY_POINTS[name]):
+    if name in _ENTRY_POINTS:
         value = getattr(importlib.import_module(f"dplit.{_ENTRY_POINTS[name]}"), name)
         globals()[name] = value
         return value
-    if name in _MODULES and _present(name):
+    if name in _MODULES:
         return importlib.import_module(f"dplit.{name}")
     raise AttributeError(f"module 'dplit' has no attribute {name!r}")
 
 
 def __dir__():
-    names = {k for k, m in _ENTRY_POINTS.items() if _present(m)} | {m for m in _MODULES if _present(m)}
-    return sorted(set(globals()) | names)
+    return sorted({"__version__", "PARTS", "LAYERS", *_ENTRY_POINTS})

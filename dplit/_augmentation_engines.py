@@ -6,23 +6,6 @@
 """
 
 __all__ = [
-    "MODULES",
-    "as_real",
-    "latent",
-    "statistic",
-    "batch_terms",
-    "log_density",
-    "python_sweep",
-    "python_chain",
-    "stat_sum_kernel",
-    "sweep_kernel",
-    "sweep_slot_kernel",
-    "sweep_terms_kernel",
-    "make_chain_kernel",
-    "chain_kernel",
-    "chain_slot_kernel",
-    "EngineNotice",
-    "choose_engine",
 ]
 
 

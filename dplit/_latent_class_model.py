@@ -6,21 +6,6 @@
 """
 
 __all__ = [
-    "check_levels",
-    "check_margins",
-    "CellIndex",
-    "cell_index",
-    "margin_probs_kernel",
-    "margin_probs_reference",
-    "marginal_probs",
-    "table_probs",
-    "trunc_tsg",
-    "update_counts",
-    "log_dirichlet_density",
-    "dirichlet_proposal",
-    "lcm_sampler",
-    "cell_labels",
-    "label_cells",
 ]
 
 

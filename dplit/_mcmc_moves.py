@@ -6,19 +6,6 @@
 """
 
 __all__ = [
-    "slice_kernel",
-    "record_sweep_kernel",
-    "record_sweep_reference",
-    "UPDATE_JU",
-    "UPDATE_MODEL5",
-    "UPDATE_MODEL5_POWERED",
-    "sweep_arguments",
-    "joint_move_kernel",
-    "joint_move_reference",
-    "log_product_mul",
-    "ancillary_batch_kernel",
-    "ancillary_batch_reference",
-    "chain_kernel",
 ]
 
 

@@ -6,16 +6,6 @@
 """
 
 __all__ = [
-    "logsumexp",
-    "trunc_laplace_upper_kernel",
-    "rejection_kernel",
-    "rejection_reference",
-    "gibbs_kernel",
-    "gibbs_reference",
-    "autocorr_time",
-    "chain_tau",
-    "feasible_start",
-    "gibbs_draws",
 ]
 
 

@@ -17,11 +17,8 @@ import os
 
 import numpy as np
 
-__all__ = [
-    "real", "finite", "positive", "nonnegative", "epsilon", "delta", "unit_interval",
-    "threshold", "level", "count", "choice", "boolean", "rng", "real_array", "finite_array",
-    "unit_interval_array", "run_settings", "max_work_bytes", "work_size",
-]
+# A private module has no public surface: every dplit module imports the checks it needs by name.
+__all__: list[str] = []
 
 #: The most memory, in bytes, that one call may plan for its working arrays: 4 GiB, a part of a laptop's
 #: memory that leaves room for the rest of a session. A call whose sizes imply more (simulations of ABC,

@@ -6,10 +6,7 @@ Frequentist inference for the Dirichlet parameter from a released noisy censored
 """
 
 __all__ = [
-    "TRUNCATION_METHODS",
-    "OUT_OF_RANGE",
     "truncated_statistic",
-    "BOOT_BLOCK",
     "min_replicates",
     "BootResult",
     "boots",

@@ -34,9 +34,11 @@ import numpy as np
 from dplit import _validate as check
 from dplit.methods import REGISTRY
 
-__all__ = ["main", "read_compositions", "analyse", "check_options", "summary_table", "METHODS", "METHOD_OPTIONS"]
+# The command line is the API here (`dplit --help`); its helpers are importable for the tests, not public.
+__all__ = [
+    "main",
+]
 
-_PAPER_CANDIDATES = "1e-6,1e-5,1e-4,1e-3,1e-2,0.1"
 
 
 def _floats(text):
@@ -123,8 +125,8 @@ def _add_release(subparsers):
     p.add_argument("--eps1", type=float, required=True, help="budget of the Laplace part")
     p.add_argument("--eps2", type=float, required=True, help="budget of the threshold selection")
     p.add_argument("--candidates", type=_floats, default=None,
-                   help=f"candidate thresholds below 1/d, comma-separated (default {_PAPER_CANDIDATES}, "
-                        f"those below 1/d)")
+                   help="candidate thresholds below 1/d, comma-separated (default: the paper's "
+                        "1e-6,1e-5,1e-4,1e-3,1e-2,0.1, those below 1/d)")
     p.add_argument("--tc", type=float, default=0.01, help="tolerated rate of censored records (default 0.01)")
     p.add_argument("--split", type=float, default=0.0,
                    help="fraction of records in D1 (e.g. 0.25 as in the paper); 0 = no split")
@@ -141,14 +143,13 @@ def _run_release(args):
     _check_out(args.out, args.force, example="release.json")   # before the data are read or any noise drawn
     X, names = read_compositions(args.data, close=args.close, with_names=True)
     n, d = X.shape
-    if args.candidates is None:  # the paper's list, without thresholds >= 1/d (they censor everything)
-        args.candidates = [c for c in _floats(_PAPER_CANDIDATES) if c * d < 1]
     check.unit_interval(args.split, "--split", closed_low=True)
     n1 = int(round(args.split * n))
     if args.split > 0 and not 1 <= n1 < n:
         raise ValueError(f"--split {args.split} of n = {n} records leaves an empty part (n1 = {n1})")
-    rel = release(X, args.eps1, args.eps2, args.candidates, args.tc, n1=n1, rng=args.seed, secure=True,
-                  names=names)
+    # candidates=None: the library's default, the paper's list below 1/d (thresholds >= 1/d censor everything)
+    rel = release(X, eps1=args.eps1, eps2=args.eps2, candidates=args.candidates, tc=args.tc, n1=n1, rng=args.seed,
+                  secure=True, names=names)
     rel.save(args.out, overwrite=True)
     print(rel.summary())
     print(f"written to {args.out}")

@@ -24,7 +24,7 @@ ENV_VAR = "DPLIT_QUICK"
 # benchmarks/results of the checkout this package was installed from (editable installs); absent in a wheel.
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 
-__all__ = ["ENV_VAR", "is_quick", "size", "stored", "stored_rows", "stored_path"]
+__all__ = ["is_quick", "size", "stored", "stored_rows", "stored_path"]
 
 
 def is_quick() -> bool:

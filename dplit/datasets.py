@@ -45,25 +45,20 @@ from pathlib import Path
 
 import numpy as np
 
+# The loaders a reader calls; the registry, the cache and the download plumbing stay importable for the tests and
+# for `python -m dplit.datasets`, outside the public surface.
 __all__ = [
     "Table",
-    "UCI_DATASETS",
-    "OTHER_DATASETS",
     "ChecksumError",
-    "cache_dir",
-    "data_dir",
-    "fetch_file",
     "load_uci",
     "load_digits",
     "train_test_split",
     "encode_features",
     "AtusTable",
-    "ATUS_COLUMNS",
     "load_atus",
     "load_acs_counts",
     "load_nltcs",
     "find_nltcs",
-    "dev_data_path",
 ]
 
 _PAPER_REPO = ("https://raw.githubusercontent.com/donlapark/Dirichlet-Mechanism/"

@@ -10,7 +10,6 @@ __all__ = [
     "close",
     "sufficient_stat",
     "censored_stat",
-    "censored_stat_kernel",
     "loglik",
     "logx_mean",
     "logx_cov",

@@ -6,17 +6,7 @@
 """
 
 __all__ = [
-    "in_stat_range_kernel",
-    "check_alpha",
-    "check_stat",
     "in_stat_range",
-    "trigamma_kernel",
-    "gammainc_pq",
-    "ndtri_lower",
-    "logx_mean_kernel",
-    "logx_cov_kernel",
-    "dirichlet_mle_kernel",
-    "dirichlet_mle_reference",
     "minka_fixed_point",
     "MLEInfo",
     "dirichlet_mle",

@@ -6,7 +6,6 @@ One draw from Dirichlet(r f(x) + alpha) as an RDP mechanism for histograms: cali
 """
 
 __all__ = [
-    "SQRT2",
     "kl_divergence",
     "dirichlet_rdp_bound",
     "dirichlet_mechanism_params",

@@ -6,16 +6,6 @@
 """
 
 __all__ = [
-    "log_std_gamma_kernel",
-    "logsumexp_kernel",
-    "log_dirichlet_draws_reference",
-    "gamma_large_kernel",
-    "log_gamma_draw_kernel",
-    "any_below_one",
-    "dirichlet_draws_kernel",
-    "dirichlet_draws_fast_kernel",
-    "gamma_draws_kernel",
-    "gamma_draws_fast_kernel",
     "dirichlet_draws",
 ]
 

@@ -4,7 +4,11 @@
 The library notebooks ``notebooks/NN_topic.py`` (Jupytext percent format) are the source of dplit:
 one module each, named after it, numbered in import order. A code cell whose first line is ``#| export``
 is copied into the module named by the notebook's ``#| default_exp <module>`` directive (nbdev's
-directives), in cell order, under a header that names the notebook. The notebooks in the folders
+directives), in cell order, under a header that names the notebook, and its top-level public names
+go into the module's ``__all__``, the public surface. ``#| internal name ...`` lines beside
+``#| default_exp`` list the building blocks other modules import (numba kernels, argument checks,
+shared plumbing) but a user does not call: exported, importable, kept out of ``__all__``. A private
+module (``_name``) has an empty ``__all__``. The notebooks in the folders
 ``notebooks/checks/``, ``notebooks/papers/`` and ``notebooks/howto/`` use the library; what one of them
 exports goes to ``examples/`` (a paper's example models: code to copy, not library API). Every
 notebook's number is unique, so ``NN_topic`` names one notebook wherever it lives.
@@ -28,16 +32,9 @@ import re
 import sys
 from pathlib import Path
 
+# A developer's tool (`python -m dplit.export`); its checks are importable for the tests, not public.
 __all__ = [
-    "HEADER",
-    "notebook_paths",
-    "notebook_rel",
-    "render_modules",
     "export",
-    "check_exports",
-    "target_folder",
-    "check_pairs",
-    "check_executed",
     "main",
 ]
 
@@ -132,13 +129,14 @@ def render_modules(nb_path) -> dict[str, str]:
     """Return ``{module_name: text}`` for one notebook (empty if it exports nothing).
 
     ``#| export`` sends a cell to the notebook's ``#| default_exp`` module. A notebook exports one
-    module: ``#| export other`` naming another module is an error (split the notebook instead).
+    module: ``#| export other`` naming another module is an error (split the notebook instead). Names listed
+    by ``#| internal`` lines stay out of ``__all__``; one that the exported code does not define is an error.
     """
     jupytext = _jupytext()
     nb_path = Path(nb_path)
     nb = jupytext.read(nb_path)
     rel = notebook_rel(nb_path)
-    default, cells, heading = None, {}, ""
+    default, cells, heading, internal = None, {}, "", []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             heading = _last_heading(cell.source) or heading
@@ -150,6 +148,8 @@ def render_modules(nb_path) -> dict[str, str]:
             if default is not None:
                 raise ValueError(f"{nb_path.name}: more than one '#| default_exp' directive")
             default = found["default_exp"]
+            internal = [n for ln in cell.source.splitlines() if (m := _DIRECTIVE.match(ln.strip()))
+                        and m.group(1) == "internal" for n in m.group(2).split()]
         if "export" in found:
             target = found["export"] or default
             if target is None:
@@ -168,11 +168,16 @@ def render_modules(nb_path) -> dict[str, str]:
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", module):
             raise ValueError(f"{nb_path.name}: bad module name {module!r}")
         code = "\n\n\n".join(sources)
+        names = _public_names(code)
+        stale = sorted(set(internal) - set(names))
+        if stale:
+            raise ValueError(f"{nb_path.name}: '#| internal' names {stale}, which the exported code does not define")
+        public = [] if module.startswith("_") else [n for n in names if n not in internal]
         out[module] = (
             HEADER.format(notebook=rel)
             + '"""' + doc + '\n"""\n\n'
             + "__all__ = [\n"
-            + "".join(f'    "{n}",\n' for n in _public_names(code))
+            + "".join(f'    "{n}",\n' for n in public)
             + "]\n\n\n"
             + code
             + "\n"

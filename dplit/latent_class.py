@@ -6,20 +6,10 @@
 """
 
 __all__ = [
-    "check_levels",
-    "CellIndex",
-    "cell_index",
-    "marginal_probs",
     "table_probs",
-    "trunc_tsg",
-    "log_dirichlet_density",
-    "dirichlet_proposal",
-    "cell_labels",
     "margin_counts",
-    "FORMAT",
     "MarginRelease",
     "release_margins",
-    "check_budget",
     "DEFAULT_SETTINGS",
     "PAPER_SETTINGS",
     "fit_latent_class",

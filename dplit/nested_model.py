@@ -6,22 +6,15 @@
 """
 
 __all__ = [
-    "PARAM_NAMES",
     "SUMMARIES",
-    "SUMMARY_TEXT",
     "NestedParams",
-    "row_lengths",
-    "unpack",
     "SIMULATED_TRUTH",
-    "check_households",
     "household_summaries",
     "summary_counts",
     "simulate_households",
-    "summary_probs_kernel",
     "summary_probs",
     "household_probs",
     "household_table",
-    "summary_probs_paper",
 ]
 
 

@@ -6,9 +6,7 @@ Thin wrappers around private-pgm (`mbi`, a graphical model fitted to the same no
 """
 
 __all__ = [
-    "PEER_VERSIONS",
     "PeerEstimate",
-    "geometric_sd",
     "pgm_fit",
     "privbayes_fit",
     "latent_class_estimate",

@@ -6,19 +6,12 @@ The five prior distributions of Guo et al. (Sec. 4.2.1, Table 1): a vague gamma 
 """
 
 __all__ = [
-    "PRIOR_NAMES",
     "NoDensityError",
     "Prior",
     "PRIOR_GAMMA",
     "PRIOR_COPULA",
-    "KernelForm",
-    "prior_logpdf_kernel",
-    "kernel_logpdf",
     "GammaPrior",
-    "fit_gamma",
-    "fit_gammas",
     "DrawsPrior",
-    "normal_scores_correlation",
     "GaussianCopulaPrior",
     "p2_draws",
     "make_prior",

@@ -7,6 +7,7 @@
 
 __all__ = [
     "censoring_counts",
+    "PAPER_CANDIDATES",
     "release",
     "release_mse",
     "neighbouring_datasets",
@@ -71,7 +72,11 @@ def _split(n, n1, rng):
     return perm[:n1], perm[n1:]
 
 
-def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names=None, budget=None):
+#: The candidate thresholds of Sec. 5.1, the default of `release` (those below 1/d) and of the command line.
+PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
+
+def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=True, names=None, budget=None):
     """Algorithm 1 of Guo et al.: select the censoring threshold and release the noisy statistic.
 
     Parameters
@@ -82,10 +87,11 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
         Budget of the Laplace release of ``S_0(D, a)``, > 0.
     eps2 : float
         Budget of the threshold selection (geometric mechanism on the counts), > 0.
-    candidates : sequence of float
-        Candidate thresholds in (0, 1), distinct, any order (published sorted increasingly).
-    tc : float
-        Tolerated proportion of records with a censored entry, in (0, 1) (the paper uses 0.01).
+    candidates : sequence of float, optional
+        Candidate thresholds in (0, 1/d), distinct, any order (published sorted increasingly). Default: the
+        paper's :data:`PAPER_CANDIDATES` below 1/d (as the command line).
+    tc : float, default 0.01
+        Tolerated proportion of records with a censored entry, in (0, 1) (the paper's value).
     n1 : int, default 0
         Size of D1. With ``n1 > 0`` the records are split uniformly at random into D1 (n1) and
         D2 (n - n1), both censored at the same ``a`` and released with budget ``eps1`` each
@@ -108,7 +114,7 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     Examples
     --------
     >>> X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=1000)
-    >>> r = release(X, 0.75, 0.25, [1e-4, 1e-3, 1e-2, 0.1], 0.01, rng=1, secure=False)
+    >>> r = release(X, eps1=0.75, eps2=0.25, candidates=[1e-4, 1e-3, 1e-2, 0.1], rng=1, secure=False)
     >>> r.eps_total, r.d, r.n2
     (1.0, 3, 1000)
     """
@@ -116,6 +122,8 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     n, d = X.shape
     eps1 = check.epsilon(eps1, "eps1")
     eps2 = check.epsilon(eps2, "eps2")
+    if candidates is None:
+        candidates = [c for c in PAPER_CANDIDATES if c * d < 1]
     cands = check_candidates(candidates)
     if cands[-1] * d >= 1:  # before any noise is drawn: such a threshold would waste the budget
         raise ValueError(f"candidates must be below 1/d = {1 / d:.4g} for d = {d} components (a threshold >= 1/d "
@@ -269,7 +277,7 @@ def audit_release(X, X_prime, eps1, eps2, candidates, tc, *, n_runs=10_000, rele
     out = {0: ([], [], []), 1: ([], [], [])}
     for side, data in ((0, X), (1, X_prime)):
         for _ in range(n_runs):
-            r = release_fn(data, eps1, eps2, cands, tc, rng=rng, secure=False)
+            r = release_fn(data, eps1=eps1, eps2=eps2, candidates=cands, tc=tc, rng=rng, secure=False)
             out[side][0].append(np.sum(np.abs(r.s_G - counts[1]) - np.abs(r.s_G - counts[0])))
             out[side][1].append(r.a)
             out[side][2].append(r.s_L)

@@ -7,13 +7,9 @@
 
 __all__ = [
     "FORMAT",
-    "COUNT_SENSITIVITY",
-    "check_candidates",
-    "censored_sensitivity",
     "laplace_scale",
     "noisy_censoring_rates",
     "select_threshold",
-    "check_names",
     "Release",
 ]
 

@@ -7,16 +7,10 @@ The one driver every Bayesian sampler of dplit plugs into: a method supplies its
 
 __all__ = [
     "Sampler",
-    "chain_generators",
-    "warmup_windows",
     "run_chains",
     "ConvergenceWarning",
     "mpsrf",
-    "RHAT_MAX",
-    "ESS_PER_CHAIN_MIN",
     "convergence_report",
-    "RUN_SETTINGS",
-    "RUN_DEFAULTS",
     "run",
     "map_blocks",
 ]

@@ -7,23 +7,11 @@ Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenari
 
 __all__ = [
     "PAPER_ALPHAS",
-    "PAPER_CANDIDATES",
     "METHODS",
-    "CHAIN_FAMILIES",
-    "SELECTED",
     "StudyConfig",
-    "check_max_mpsrf",
-    "KEY_VERSION",
-    "Task",
-    "derive_seed",
-    "NO_PRIVACY_EPS",
     "make_tasks",
-    "make_releases",
-    "simulate_replicate",
     "mse",
     "predictive_coverage",
-    "run_method",
-    "run_task",
     "run_study",
     "load_results",
     "summarise",
@@ -48,6 +36,7 @@ from dplit import _validate as V
 from dplit import results
 from dplit.methods import fit
 from dplit.methods import method as method_entry
+from dplit.release import PAPER_CANDIDATES as PAPER_CANDIDATES
 
 # The stores and the runner (notebook 61) live in dplit.study_store; their public names are importable from here
 # too (``name as name`` marks a re-export).
@@ -62,8 +51,6 @@ from dplit.study_store import run_tasks as run_tasks
 
 #: The five true parameters of Sec. 5.1.
 PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
-#: The candidate thresholds of Sec. 5.1.
-PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
 #: Every method of Sec. 5.1: name -> (family, prior). p1 methods use the unsplit release, the others the split one.
 METHODS = {
@@ -300,7 +287,7 @@ def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, t
                                                            rng=g), n, a, eps1)
     else:
         eps1 = 0.75 * eps
-        unsplit = release(X, eps1, 0.25 * eps, candidates, tc, rng=g, secure=False)
+        unsplit = release(X, eps1=eps1, eps2=0.25 * eps, candidates=candidates, tc=tc, rng=g, secure=False)
         a = unsplit.a
         sel = dict(eps2=unsplit.eps2, s_G=unsplit.s_G, candidates=unsplit.candidates, tc=unsplit.tc)
     n1 = max(2, min(n - 2, int(round(split * n))))

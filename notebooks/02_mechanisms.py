@@ -95,6 +95,7 @@ plt.show()
 
 # %%
 #| default_exp mechanisms
+#| internal FALSE_REFUSAL laplace_reach geometric_reach check_plausible
 #| export
 import math
 

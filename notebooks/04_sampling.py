@@ -111,6 +111,7 @@ fig.tight_layout()
 
 # %%
 #| default_exp sampling
+#| internal chain_generators warmup_windows RHAT_MAX ESS_PER_CHAIN_MIN RUN_SETTINGS RUN_DEFAULTS
 #| export
 import os
 import time

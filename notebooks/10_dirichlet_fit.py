@@ -74,6 +74,8 @@ fig.tight_layout()
 
 # %%
 #| default_exp dirichlet_fit
+#| internal in_stat_range_kernel check_alpha check_stat trigamma_kernel gammainc_pq ndtri_lower
+#| internal logx_mean_kernel logx_cov_kernel dirichlet_mle_kernel dirichlet_mle_reference
 #| export
 import math
 from dataclasses import dataclass

@@ -9,6 +9,9 @@
 
 # %%
 #| default_exp dirichlet_random
+#| internal log_std_gamma_kernel logsumexp_kernel log_dirichlet_draws_reference gamma_large_kernel
+#| internal log_gamma_draw_kernel any_below_one dirichlet_draws_kernel dirichlet_draws_fast_kernel
+#| internal gamma_draws_kernel gamma_draws_fast_kernel
 
 # %% [markdown]
 # ## Parameters

@@ -107,6 +107,7 @@ plt.show()
 
 # %%
 #| default_exp dirichlet
+#| internal censored_stat_kernel
 #| export
 import math
 

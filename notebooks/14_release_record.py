@@ -10,6 +10,7 @@
 
 # %%
 #| default_exp release_record
+#| internal COUNT_SENSITIVITY check_candidates censored_sensitivity check_names
 
 # %% [markdown]
 # ## Parameters

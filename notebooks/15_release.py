@@ -73,7 +73,7 @@ for axis, k in zip(ax, fig_alphas):
     Xk = g_fig.dirichlet(PAPER_ALPHAS[k], size=1000)
     for e, ls in ((0.25, "-"), (1.0, "--")):
         axis.plot(a_grid, curves[(k, e)], ls=ls, label=f"$\\epsilon_1$ = {e}")
-        a_dp = [dpr.release(Xk, e, e / 3, CANDIDATES, TC, rng=g_fig, secure=False).a for _ in range(50)]
+        a_dp = [dpr.release(Xk, eps1=e, eps2=e / 3, candidates=CANDIDATES, tc=TC, rng=g_fig, secure=False).a for _ in range(50)]
         vals, cnt = np.unique(a_dp, return_counts=True)
         a_mode = vals[np.argmax(cnt)]
         axis.plot([a_mode], [dpr.release_mse(PAPER_ALPHAS[k], a_mode, 1000, e)], "o", c=axis.lines[-1].get_color())
@@ -287,7 +287,7 @@ assert np.array_equal(select_threshold([[0.0, 0.0], [0.5, 0.6], [0.0, 0.2]], [0.
 # %% [markdown]
 # ## 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
 #
-# `release(X, eps1, eps2, candidates, tc, n1=0)`:
+# `release(X, *, eps1, eps2, candidates=PAPER_CANDIDATES below 1/d, tc=0.01, n1=0)`:
 #
 # 1. counts $\mathbf s$ on the **whole** data set $\mathbf D$, noisy counts $\mathbf s_G$ ($\epsilon_2$), rates $\hat p_G$ and the threshold $a$;
 # 2. if $n_1 = 0$: $S_L(\mathbf D, a) = S_0(\mathbf D, a) + \varepsilon^L$ with scale $b = -d\log(a)/(n\epsilon_1)$;
@@ -332,7 +332,11 @@ def _split(n, n1, rng):
     return perm[:n1], perm[n1:]
 
 
-def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names=None, budget=None):
+#: The candidate thresholds of Sec. 5.1, the default of `release` (those below 1/d) and of the command line.
+PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
+
+def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=True, names=None, budget=None):
     """Algorithm 1 of Guo et al.: select the censoring threshold and release the noisy statistic.
 
     Parameters
@@ -343,10 +347,11 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
         Budget of the Laplace release of ``S_0(D, a)``, > 0.
     eps2 : float
         Budget of the threshold selection (geometric mechanism on the counts), > 0.
-    candidates : sequence of float
-        Candidate thresholds in (0, 1), distinct, any order (published sorted increasingly).
-    tc : float
-        Tolerated proportion of records with a censored entry, in (0, 1) (the paper uses 0.01).
+    candidates : sequence of float, optional
+        Candidate thresholds in (0, 1/d), distinct, any order (published sorted increasingly). Default: the
+        paper's :data:`PAPER_CANDIDATES` below 1/d (as the command line).
+    tc : float, default 0.01
+        Tolerated proportion of records with a censored entry, in (0, 1) (the paper's value).
     n1 : int, default 0
         Size of D1. With ``n1 > 0`` the records are split uniformly at random into D1 (n1) and
         D2 (n - n1), both censored at the same ``a`` and released with budget ``eps1`` each
@@ -369,7 +374,7 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     Examples
     --------
     >>> X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=1000)
-    >>> r = release(X, 0.75, 0.25, [1e-4, 1e-3, 1e-2, 0.1], 0.01, rng=1, secure=False)
+    >>> r = release(X, eps1=0.75, eps2=0.25, candidates=[1e-4, 1e-3, 1e-2, 0.1], rng=1, secure=False)
     >>> r.eps_total, r.d, r.n2
     (1.0, 3, 1000)
     """
@@ -377,6 +382,8 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
     n, d = X.shape
     eps1 = check.epsilon(eps1, "eps1")
     eps2 = check.epsilon(eps2, "eps2")
+    if candidates is None:
+        candidates = [c for c in PAPER_CANDIDATES if c * d < 1]
     cands = check_candidates(candidates)
     if cands[-1] * d >= 1:  # before any noise is drawn: such a threshold would waste the budget
         raise ValueError(f"candidates must be below 1/d = {1 / d:.4g} for d = {d} components (a threshold >= 1/d "
@@ -422,8 +429,8 @@ def release(X, eps1, eps2, candidates, tc, *, n1=0, rng=None, secure=True, names
 
 # %%
 X = rng.dirichlet(PAPER_ALPHAS["alpha3"], size=1000)
-r1 = release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=7, secure=False)
-assert r1 == release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=7, secure=False)   # same seed, same release
+r1 = release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=7, secure=False)
+assert r1 == release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=7, secure=False)   # same seed, same release
 assert r1.eps_total == 1.0 and (r1.n1, r1.n2) == (250, 750)
 print(r1.summary())
 
@@ -655,7 +662,7 @@ def audit_release(X, X_prime, eps1, eps2, candidates, tc, *, n_runs=10_000, rele
     out = {0: ([], [], []), 1: ([], [], [])}
     for side, data in ((0, X), (1, X_prime)):
         for _ in range(n_runs):
-            r = release_fn(data, eps1, eps2, cands, tc, rng=rng, secure=False)
+            r = release_fn(data, eps1=eps1, eps2=eps2, candidates=cands, tc=tc, rng=rng, secure=False)
             out[side][0].append(np.sum(np.abs(r.s_G - counts[1]) - np.abs(r.s_G - counts[0])))
             out[side][1].append(r.a)
             out[side][2].append(r.s_L)

@@ -9,6 +9,7 @@
 
 # %%
 #| default_exp bootstrap
+#| internal TRUNCATION_METHODS OUT_OF_RANGE BOOT_BLOCK
 
 # %% [markdown]
 # ## Parameters
@@ -47,7 +48,7 @@ g_fig = np.random.default_rng(SEED + 1)       # its own stream: the draws below 
 alpha_fig, n_fig, b_fig = np.array([2.2, 3.3, 4.4]), 1000, size(full=2000, quick=400)
 X_fig = dirichlet_draws(alpha_fig, n_fig, rng=g_fig)
 cands = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]                                 # Alg. 1's candidate thresholds
-rel_fig = make_release(X_fig, 0.75, 0.25, cands, 0.01, rng=g_fig, secure=False)
+rel_fig = make_release(X_fig, eps1=0.75, eps2=0.25, candidates=cands, tc=0.01, rng=g_fig, secure=False)
 dp_fig = bootstrap.BootResult.of(bootstrap.dp_boots(rel_fig, n_boot=b_fig, rng=g_fig))
 bo_fig = bootstrap.BootResult.of(bootstrap.boots(X_fig, n_boot=b_fig, rng=g_fig))
 truth_fig = alpha_fig / alpha_fig.sum()
@@ -891,8 +892,8 @@ def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
 alpha_true, alpha_b = np.array([2.2, 3.3, 4.4]), np.array([2.2, 3.3, 5.0])
 n_rec, n_boot = 5000, size(full=2000, quick=500)
 XA, XB = dirichlet_draws(alpha_true, n_rec, rng=rng), dirichlet_draws(alpha_b, n_rec, rng=rng)
-rA = BootResult.of(dp_boots(make_release(XA, 0.75, 0.25, cands, 0.01, rng=rng, secure=False), n_boot=n_boot, rng=rng))
-rB = BootResult.of(dp_boots(make_release(XB, 0.75, 0.25, cands, 0.01, rng=rng, secure=False), n_boot=n_boot, rng=rng))
+rA = BootResult.of(dp_boots(make_release(XA, eps1=0.75, eps2=0.25, candidates=cands, tc=0.01, rng=rng, secure=False), n_boot=n_boot, rng=rng))
+rB = BootResult.of(dp_boots(make_release(XB, eps1=0.75, eps2=0.25, candidates=cands, tc=0.01, rng=rng, secure=False), n_boot=n_boot, rng=rng))
 print(rA.summary())  # the estimate and the 95% percentile intervals of E[x] (BootResult.interval)
 test = two_sample_test(rA, rB, delta=0.01)
 print("difference", np.round(test.difference, 4), "reject", test.reject, "p", np.round(test.p_value, 4))

@@ -47,7 +47,7 @@ from dplit.release import release as make_release
 alpha_true = np.array([2.2, 3.3, 4.4])
 CANDS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]          # the six candidate values of a
 X = dirichlet_draws(alpha_true, 5000, rng=rng)
-rel = make_release(X, 0.75, 0.25, CANDS, 0.01, n1=1250, rng=rng, secure=False)
+rel = make_release(X, eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, n1=1250, rng=rng, secure=False)
 sample_p2 = dpp.p2_draws(rel, n_draws, rng=rng)       # reused below by the notebook's own make_prior
 fig_priors = {"p1": dpp.make_prior("p1", rel),
               **{name: dpp.make_prior(name, rel, draws=sample_p2) for name in ("p2", "p3", "p4")}}
@@ -113,6 +113,8 @@ fig.tight_layout()
 
 # %%
 #| default_exp priors
+#| internal PRIOR_NAMES KernelForm prior_logpdf_kernel kernel_logpdf
+#| internal fit_gamma fit_gammas normal_scores_correlation
 #| export
 import math
 from typing import NamedTuple
@@ -845,7 +847,7 @@ def explore(eps=1.0, share_d1=0.25, n=5000, n_show=2000, seed=3):
     g = np.random.default_rng(seed)
     Xe = dirichlet_draws(alpha_true, n, rng=g)
     n1 = max(50, int(share_d1 * n))
-    r = make_release(Xe, 0.75 * eps, 0.25 * eps, CANDS, 0.01, n1=n1, rng=g, secure=False)
+    r = make_release(Xe, eps1=0.75 * eps, eps2=0.25 * eps, candidates=CANDS, tc=0.01, n1=n1, rng=g, secure=False)
     sample = p2_draws(r, n_show, rng=g)
     ps = {name: make_prior(name, r, draws=sample) for name in ("p2", "p3", "p4")}
     fig, ax = plt.subplots(figsize=(6, 3))

@@ -95,6 +95,7 @@ plt.show()
 
 # %%
 #| default_exp dirichlet_mechanism
+#| internal SQRT2
 #| export
 import math
 

@@ -11,6 +11,8 @@
 
 # %%
 #| default_exp latent_class
+#| internal check_levels CellIndex cell_index marginal_probs trunc_tsg log_dirichlet_density
+#| internal dirichlet_proposal cell_labels check_budget FORMAT
 
 # %% [markdown]
 # ## Parameters

@@ -9,6 +9,7 @@
 
 # %%
 #| default_exp peers
+#| internal PEER_VERSIONS geometric_sd
 
 # %% [markdown]
 # ## Parameters

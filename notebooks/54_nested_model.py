@@ -11,6 +11,8 @@
 
 # %%
 #| default_exp nested_model
+#| internal PARAM_NAMES SUMMARY_TEXT row_lengths unpack check_households summary_probs_kernel
+#| internal summary_probs_paper
 
 # %% [markdown]
 # ## Parameters

@@ -291,8 +291,8 @@ _NOISE_OPTIONS = ("min_acceptance", "n_pilot", "thin", "burn_in")
 alpha_true = np.array([2.2, 3.3, 4.4])
 X = dirichlet_draws(alpha_true, n_rec, rng=rng)
 cands = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
-rel = release(X, 0.75, 0.25, cands, 0.01, rng=rng, secure=False, names=["x1", "x2", "x3"])
-rel_split = release(X, 0.75, 0.25, cands, 0.01, n1=n_rec // 4, rng=rng, secure=False)
+rel = release(X, eps1=0.75, eps2=0.25, candidates=cands, tc=0.01, rng=rng, secure=False, names=["x1", "x2", "x3"])
+rel_split = release(X, eps1=0.75, eps2=0.25, candidates=cands, tc=0.01, n1=n_rec // 4, rng=rng, secure=False)
 small = {"boots": dict(n_boot=200), "dpboots": dict(n_boot=200), "dpabc": dict(n_accept=200, accept_rate=0.2)}
 chains = dict(n_iter=400, n_warmup=200, n_chains=2)
 with warnings.catch_warnings():
@@ -548,7 +548,7 @@ except (OSError, ValueError):
     print("ATUS 2019 not found in $DPLIT_DATA or the user cache: the comparison on it is skipped (see notebook 63)")
 else:
     X_f = atus_compositions(table)["female"]
-    rel_atus = release(X_f, 0.75, 0.25, cands, 0.01, rng=rng, secure=False,
+    rel_atus = release(X_f, eps1=0.75, eps2=0.25, candidates=cands, tc=0.01, rng=rng, secure=False,
                        names=["personal care", "eating", "other"])
     cmp_atus = compare(rel_atus, rng=11, settings=scaled)
     print(f"ATUS 2019, {len(X_f)} women:")

@@ -9,6 +9,9 @@
 
 # %%
 #| default_exp study
+#| internal CHAIN_FAMILIES SELECTED KEY_VERSION Task derive_seed NO_PRIVACY_EPS make_releases
+#| internal simulate_replicate run_method run_task
+#| internal check_max_mpsrf
 
 # %% [markdown]
 # ## Parameters
@@ -98,6 +101,7 @@ from dplit import _validate as V
 from dplit import results
 from dplit.methods import fit
 from dplit.methods import method as method_entry
+from dplit.release import PAPER_CANDIDATES as PAPER_CANDIDATES
 
 # The stores and the runner (notebook 61) live in dplit.study_store; their public names are importable from here
 # too (``name as name`` marks a re-export).
@@ -112,8 +116,6 @@ from dplit.study_store import run_tasks as run_tasks
 
 #: The five true parameters of Sec. 5.1.
 PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
-#: The candidate thresholds of Sec. 5.1.
-PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
 #: Every method of Sec. 5.1: name -> (family, prior). p1 methods use the unsplit release, the others the split one.
 METHODS = {
@@ -411,7 +413,7 @@ def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, t
                                                            rng=g), n, a, eps1)
     else:
         eps1 = 0.75 * eps
-        unsplit = release(X, eps1, 0.25 * eps, candidates, tc, rng=g, secure=False)
+        unsplit = release(X, eps1=eps1, eps2=0.25 * eps, candidates=candidates, tc=tc, rng=g, secure=False)
         a = unsplit.a
         sel = dict(eps2=unsplit.eps2, s_G=unsplit.s_G, candidates=unsplit.candidates, tc=unsplit.tc)
     n1 = max(2, min(n - 2, int(round(split * n))))

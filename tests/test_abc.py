@@ -240,7 +240,7 @@ def test_dpabc_p4_lies_within_dpmcmc_p1_at_eps_1():
     from dplit.release import release
 
     X = dirichlet_draws([2.2, 3.3, 4.4], 1000, rng=15)
-    rel = release(X, 0.75, 0.25, [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6], 0.01, n1=250, rng=16, secure=False)
+    rel = release(X, eps1=0.75, eps2=0.25, candidates=[1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6], tc=0.01, n1=250, rng=16, secure=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mc = dp_mcmc(rel, n_iter=10_000, n_warmup=2000, n_chains=2, thin=10, rng=17, progress=False)

@@ -160,7 +160,7 @@ def test_boots_centres_on_the_mle_with_the_asymptotic_variance():
 def test_dp_boots_with_huge_epsilon_matches_boots():
     g = np.random.default_rng(4)
     X = dirichlet_draws(ALPHA, 3000, rng=g)
-    rel = release(X, 0.75e10, 0.25e10, CANDS, 0.01, rng=g, secure=False)
+    rel = release(X, eps1=0.75e10, eps2=0.25e10, candidates=CANDS, tc=0.01, rng=g, secure=False)
     dp = BootResult.of(dp_boots(rel, n_boot=600, rng=5))
     same = BootResult.of(boots(X, n_boot=600, a=rel.a, rng=6))
     wrong = BootResult.of(boots(X, n_boot=600, n=750, a=rel.a, rng=7))
@@ -175,7 +175,7 @@ def test_intervals_cover_near_nominal_at_eps_1_reduced_size():
     truth = ALPHA / ALPHA.sum()
     for _ in range(n_rep):
         X = dirichlet_draws(ALPHA, 5000, rng=g)
-        rel = release(X, 0.75, 0.25, CANDS, 0.01, rng=g, secure=False)
+        rel = release(X, eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, rng=g, secure=False)
         lo_hi = BootResult.of(dp_boots(rel, n_boot=150, rng=g)).interval(0.95)
         hits += (lo_hi[:, 0] <= truth) & (truth <= lo_hi[:, 1])
     assert all(stats.binomtest(int(h), n_rep, 0.95).pvalue > 1e-3 for h in hits)
@@ -183,7 +183,7 @@ def test_intervals_cover_near_nominal_at_eps_1_reduced_size():
     narrow = 0
     for _ in range(n_rep):
         X = dirichlet_draws(ALPHA, 5000, rng=g)
-        rel = release(X, 0.75, 0.25, CANDS, 0.01, rng=g, secure=False)
+        rel = release(X, eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, rng=g, secure=False)
         lo_hi = BootResult.of(dp_boots(rel, n_boot=150, rng=g)).interval(0.5)
         narrow += int((lo_hi[0, 0] <= truth[0]) & (truth[0] <= lo_hi[0, 1]))
     assert stats.binomtest(narrow, n_rep, 0.95).pvalue < 1e-3
@@ -191,7 +191,7 @@ def test_intervals_cover_near_nominal_at_eps_1_reduced_size():
 
 def test_dp_boots_on_parts_of_a_split_release_and_reproducibility():
     g = np.random.default_rng(12)
-    rel = release(dirichlet_draws(ALPHA, 4000, rng=g), 0.75, 0.25, CANDS, 0.01, n1=1000, rng=g, secure=False)
+    rel = release(dirichlet_draws(ALPHA, 4000, rng=g), eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, n1=1000, rng=g, secure=False)
     r1 = BootResult.of(dp_boots(rel, n_boot=50, part="D1", rng=1))
     r2 = BootResult.of(dp_boots(rel, n_boot=50, part="D2", rng=1))
     assert r1.n == 1000 and r2.n == 3000
@@ -313,7 +313,7 @@ def test_first_user_slips_seed_keyword_and_failed_replicates():
     import warnings
 
     X = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=1000)
-    rel = release(X, 0.75e10, 0.25e10, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, rng=0, secure=False)
+    rel = release(X, eps1=0.75e10, eps2=0.25e10, candidates=[1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], tc=0.01, rng=0, secure=False)
     with pytest.raises(TypeError, match=r"seed.*rng=seed"):
         BootResult.of(dp_boots(rel, n_boot=10, seed=1))
     with pytest.raises(TypeError, match="min_acceptance"):

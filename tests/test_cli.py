@@ -224,7 +224,9 @@ def test_python_dash_m_dplit_and_help(tmp_path):
 
 def test_top_level_entry_points_are_lazy():
     code = ("import sys, dplit; assert 'numba' not in sys.modules and 'arviz' not in sys.modules; "
-            "names = dir(dplit); assert 'dp_mcmc' in names and 'Release' in names and 'bootstrap' in names; "
+            "names = dir(dplit); assert 'dp_mcmc' in names and 'Release' in names and 'bootstrap' not in names; "
+            "assert not any(n.startswith('_') and not n.startswith('__') for n in names) and 'size' not in names; "
+            "assert dplit.bootstrap.dp_boots is dplit.dp_boots; "
             "from dplit import dp_boots, Release; assert dplit.Release is Release; print('ok')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
@@ -248,7 +250,7 @@ def test_every_top_level_entry_point_is_public_in_its_module():
 
 def test_release_by_library_loads_in_cli(tmp_path, capsys):
     X = np.random.default_rng(2).dirichlet([2.0, 3.0, 4.0], size=300)
-    rel = release(X, 1.0, 0.5, CANDS, 0.01, rng=1, secure=False)
+    rel = release(X, eps1=1.0, eps2=0.5, candidates=CANDS, tc=0.01, rng=1, secure=False)
     path = rel.save(tmp_path / "lib.json")
     assert main(["analyse", str(path), "--method", "dpboots", "--n-boot", "40", "--seed", "1", "--quiet",
                  "--out", str(tmp_path / "b.nc")]) == 0

@@ -33,7 +33,7 @@ from dplit.sampling import RUN_DEFAULTS, RUN_SETTINGS
 from dplit.study import run_method
 
 X = dirichlet_draws([2.2, 3.3, 4.4], 400, rng=1)
-REL = release(X, 0.75, 0.25, [1e-1, 1e-2, 1e-3, 1e-4], 0.01, rng=2, secure=False, names=["a", "b", "c"])
+REL = release(X, eps1=0.75, eps2=0.25, candidates=[1e-1, 1e-2, 1e-3, 1e-4], tc=0.01, rng=2, secure=False, names=["a", "b", "c"])
 TAB = np.random.default_rng(3).integers(0, 2, size=(400, 3))
 MREL = release_margins(TAB, [(0, 1), (0, 2), (1, 2)], eps=1.0, rng=4, secure=False)
 SREL = release_summaries(simulate_households(NestedParams.random(2, 2, 3, 3, rng=5), 300, rng=6), 1.0, rng=7,

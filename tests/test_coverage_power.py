@@ -83,7 +83,7 @@ def _boot_release(g, s=BOOT):
     from dplit.dirichlet import dirichlet_draws
     from dplit.release import release
 
-    return release(dirichlet_draws(s["alpha"], s["n"], rng=g), s["eps1"], s["eps2"], s["candidates"], s["tc"],
+    return release(dirichlet_draws(s["alpha"], s["n"], rng=g), eps1=s["eps1"], eps2=s["eps2"], candidates=s["candidates"], tc=s["tc"],
                    rng=g, secure=False)
 
 

@@ -476,7 +476,7 @@ def mc_release(s=MC):
     from dplit.release import release
 
     X = dirichlet_draws(s["alpha"], s["n"], rng=s["data_seed"])
-    return release(X, s["eps1"], 0.5, [s["a"]], 0.01, rng=s["release_seed"], secure=False)
+    return release(X, eps1=s["eps1"], eps2=0.5, candidates=[s["a"]], tc=0.01, rng=s["release_seed"], secure=False)
 
 
 def mc_case(seed, s=MC):

@@ -226,7 +226,7 @@ def _sound_posterior(idata, d, n_chains=None):
        tc=maybe(st.sampled_from([0.01, 0.1, 0.0, 1.0, 0.5])), n1=small_int(0, 5), rng=rngs,
        secure=maybe(st.booleans()))
 def test_fuzz_release(X, eps1, eps2, candidates, tc, n1, rng, secure):
-    rel = call(release, X, eps1, eps2, candidates, tc, n1=n1, rng=rng, secure=secure)
+    rel = call(release, X, eps1=eps1, eps2=eps2, candidates=candidates, tc=tc, n1=n1, rng=rng, secure=secure)
     if rel is not None:
         _sound_release(rel)
         assert rel.n == len(np.asarray(X))

@@ -312,7 +312,7 @@ def test_chains_start_inside_the_range_when_s_L_is_outside():
 
     g = np.random.default_rng(5)
     X = dirichlet_draws(np.array([2.2, 3.3, 4.4]), 400, rng=g)
-    rel = release(X, 0.75, 0.25, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, n1=100, rng=g, secure=False)
+    rel = release(X, eps1=0.75, eps2=0.25, candidates=[1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], tc=0.01, n1=100, rng=g, secure=False)
     assert not in_stat_range(rel.s_L)
     spec = M.spec_from_blocks(M.release_blocks(rel, False), rel.a, make_prior("p1", d=3).kernel_form(), 20)
     start = M.start_statistic(spec, np.random.default_rng(1))
@@ -331,7 +331,7 @@ def test_chain_starts_avoid_the_corner_of_the_range():
 
     g = np.random.default_rng(9)
     X = dirichlet_draws(np.array([2.2, 3.3, 4.4, 5.5, 6.6]), 1000, rng=g)
-    rel = release(X, 0.1875, 0.0625, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], 0.01, n1=250, rng=g, secure=False)
+    rel = release(X, eps1=0.1875, eps2=0.0625, candidates=[1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], tc=0.01, n1=250, rng=g, secure=False)
     spec = M.spec_from_blocks(M.release_blocks(rel, False), rel.a, make_prior("p1", d=5).kernel_form(), 20)
 
     def start_alpha0(k):

@@ -29,7 +29,7 @@ R = np.array([[1.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 1.0]])
 @pytest.fixture(scope="module")
 def split_release():
     g = np.random.default_rng(1)
-    return release(dirichlet_draws(ALPHA, 4000, rng=g), 0.75, 0.25, CANDS, 0.01, n1=1000, rng=g, secure=False)
+    return release(dirichlet_draws(ALPHA, 4000, rng=g), eps1=0.75, eps2=0.25, candidates=CANDS, tc=0.01, n1=1000, rng=g, secure=False)
 
 
 @pytest.fixture(scope="module")

@@ -72,7 +72,7 @@ def release_inputs(draw):
 
 def _release(inputs):
     X, kw, n1, names, seed = inputs
-    return release(X, kw["eps1"], kw["eps2"], kw["candidates"], kw["tc"], n1=n1, rng=seed, secure=False,
+    return release(X, eps1=kw["eps1"], eps2=kw["eps2"], candidates=kw["candidates"], tc=kw["tc"], n1=n1, rng=seed, secure=False,
                    names=names)
 
 

@@ -76,7 +76,7 @@ def test_release_is_unbiased_with_variance_2b2(alpha):
     X = rng.dirichlet(alpha, size=1000)
     z = []
     for _ in range(400):
-        r = release(X, 0.5, 0.25, CANDS, TC, rng=rng, secure=False)
+        r = release(X, eps1=0.5, eps2=0.25, candidates=CANDS, tc=TC, rng=rng, secure=False)
         z.append((r.s_L - censored_stat(X, r.a)) / r.scale)
     z = np.concatenate(z)
     assert stats.kstest(z, stats.laplace.cdf).pvalue > 1e-3
@@ -90,23 +90,23 @@ def test_split_is_unbiased_and_uniform(X3):
     X = X3[:400]
     comb = []
     for _ in range(400):
-        r = release(X, 1.0, 0.5, CANDS, TC, n1=100, rng=rng, secure=False)
+        r = release(X, eps1=1.0, eps2=0.5, candidates=CANDS, tc=TC, n1=100, rng=rng, secure=False)
         assert (r.n1, r.n2) == (100, 300) and r.scale1 == pytest.approx(3 * r.scale)
         comb.append((r.n1 * r.s_L1 + r.n2 * r.s_L - r.n * censored_stat(X, r.a)) / (r.scale * r.n2))
     comb = np.concatenate(comb)
     assert abs(comb.mean()) < 5 * np.sqrt(4 / comb.size) and abs(comb.var() / 4 - 1) < 0.2
     X_mark = np.full((40, 3), 1 / 3)
     X_mark[0] = [0.98, 0.01, 0.01]
-    hits = sum(not np.allclose(release(X_mark, 1e12, 1.0, CANDS, TC, n1=10, rng=rng, secure=False).s_L1,
+    hits = sum(not np.allclose(release(X_mark, eps1=1e12, eps2=1.0, candidates=CANDS, tc=TC, n1=10, rng=rng, secure=False).s_L1,
                                np.log(1 / 3), atol=1e-6) for _ in range(600))
     assert stats.binomtest(hits, 600, 0.25).pvalue > 1e-3
 
 
 def test_seed_and_secure_path(X3):
-    r = release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False)
-    assert r == release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False)
-    assert r != release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=4, secure=False)
-    s = release(X3, 0.75, 0.25, CANDS, TC, n1=250)
+    r = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, n1=250, rng=3, secure=False)
+    assert r == release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, n1=250, rng=3, secure=False)
+    assert r != release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, n1=250, rng=4, secure=False)
+    s = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, n1=250)
     assert s.eps_total == 1.0 and s.budget.spent == 1.0 and s.split and np.array_equal(s.candidates, np.sort(CANDS))
     assert s.s_G.dtype == np.int64 and np.all(s.s_G >= 0) and s.p_hat_G.shape == (6,)
 
@@ -114,13 +114,13 @@ def test_seed_and_secure_path(X3):
 def test_release_pickles(X3):
     import pickle
 
-    r = release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False)
+    r = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, n1=250, rng=3, secure=False)
     assert pickle.loads(pickle.dumps(r)) == r
 
 
 def test_json_round_trip_is_exact(X3):
-    for r in (release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False),
-              release(X3, 1.0, 1.0, CANDS, TC, rng=1),
+    for r in (release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, n1=250, rng=3, secure=False),
+              release(X3, eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC, rng=1),
               Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5)):
         text = r.to_json()
         back = Release.from_json(text)
@@ -146,7 +146,7 @@ def test_json_round_trip_is_exact(X3):
     ({"format": "other"}, "format"),
 ])
 def test_json_validation(X3, change, message):
-    data = release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False).to_dict()
+    data = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, n1=250, rng=3, secure=False).to_dict()
     if change == {"scale": None}:
         del data["scale"]
     else:
@@ -156,7 +156,7 @@ def test_json_validation(X3, change, message):
 
 
 def test_json_rejects_a_threshold_the_rule_did_not_pick(X3):
-    data = release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False).to_dict()
+    data = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, rng=3, secure=False).to_dict()
     other = 0.1 if data["a"] != 0.1 else 1e-6
     data.update(a=other, scale=laplace_scale(3, other, 1000, 0.75))
     with pytest.raises(ValueError, match="not the threshold the rule selects"):
@@ -184,23 +184,23 @@ def test_bad_records(row):
     X = np.random.default_rng(0).dirichlet([2.0, 3.0], size=20)
     X[3] = row
     with pytest.raises(ValueError, match="row 3"):
-        release(X, 1.0, 1.0, CANDS, TC, secure=False)
+        release(X, eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC, secure=False)
 
 
 def test_single_record_cannot_be_split_and_zeros_are_valid():
     with pytest.raises(ValueError, match="n1"):
-        release([[0.5, 0.5]], 1.0, 1.0, CANDS, TC, n1=1, secure=False)
+        release([[0.5, 0.5]], eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC, n1=1, secure=False)
     X = np.random.default_rng(0).dirichlet([2.0, 3.0], size=20)
     X[0] = [0.0, 1.0]
-    assert np.all(np.isfinite(release(X, 1.0, 1.0, CANDS, TC, rng=0, secure=False).s_L))
+    assert np.all(np.isfinite(release(X, eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC, rng=0, secure=False).s_L))
 
 
 def test_caution_when_a1_rate_is_far_above_tc():
     X = np.full((500, 3), 1 / 3)
     X[:250] = [1e-9, 0.5, 0.5 - 1e-9]  # half the records censored even at a_1 = 1e-6
-    r = release(X, 1.0, 1.0, CANDS, TC, rng=0, secure=False)
+    r = release(X, eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC, rng=0, secure=False)
     assert r.a == 1e-6 and r.fallback and "far above" in r.caution() and "WARNING" in r.summary()
-    ok = release(np.random.default_rng(1).dirichlet(ALPHAS[3], size=1000), 1.0, 1.0, CANDS, TC, rng=0, secure=False)
+    ok = release(np.random.default_rng(1).dirichlet(ALPHAS[3], size=1000), eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC, rng=0, secure=False)
     assert ok.caution() is None
 
 
@@ -237,7 +237,7 @@ def test_audit_passes_honest_and_catches_half_scale():
     honest = audit_release(X, X_opp, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=1)
     counts = audit_release(Xc, X_cen, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=2)
     broken = audit_release(X, X_opp, 1.0, 1.0, cands, tc, n_runs=n_runs, rng=3,
-                           release_fn=lambda X_, e1, e2, c, t, **kw: release(X_, 2 * e1, e2, c, t, **kw))
+                           release_fn=lambda X_, *, eps1, **kw: release(X_, eps1=2 * eps1, **kw))
     assert 0.4 < honest["laplace"].eps_lower <= 1.0
     assert 0.4 < counts["geometric"].eps_lower <= 1.0 and counts["laplace"].eps_lower <= 1.0
     assert broken["laplace"].eps_lower > 1.0
@@ -316,7 +316,7 @@ def release_noise(seed, secure, n_releases=NOISE_RELEASES, eps1=0.5, eps2=1.0):
     rng = np.random.default_rng(seed)
     z, k = [], []
     for _ in range(n_releases):
-        r = release(X, eps1, eps2, NOISE_CANDS, 0.5, rng=rng, secure=secure)
+        r = release(X, eps1=eps1, eps2=eps2, candidates=NOISE_CANDS, tc=0.5, rng=rng, secure=secure)
         z.append((r.s_L - censored_stat(X, r.a)) / r.scale)
         k.append(r.s_G - s)
     return np.concatenate(z), np.concatenate(k)
@@ -358,8 +358,8 @@ def test_thresholds_at_or_above_one_over_d_are_refused_before_any_noise(monkeypa
     with monkeypatch.context() as m:
         m.setattr(rel_mod, "geometric_mechanism", no_noise)
         with pytest.raises(ValueError, match=r"below 1/d = 0.1 .*drop \[0.1\]"):
-            release(X, 1.0, 1.0, CANDS, TC, secure=False)
-    data = release(np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=200), 1.0, 1.0, CANDS, TC, rng=0,
+            release(X, eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC, secure=False)
+    data = release(np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=200), eps1=1.0, eps2=1.0, candidates=CANDS, tc=TC, rng=0,
                    secure=False).to_dict()
     data["candidates"] = data["candidates"][:-1] + [0.5]
     with pytest.raises(ValueError, match="candidates must be below 1/d"):
@@ -375,7 +375,7 @@ def test_thresholds_at_or_above_one_over_d_are_refused_before_any_noise(monkeypa
 @pytest.mark.parametrize("s_L, selected", [([5.0, 5.0, 5.0], False), ([5.0, 5.0, 5.0], True),
                                             ([-1.0, -1.0, -60.0], True)])
 def test_an_impossible_statistic_is_refused(X3, s_L, selected):
-    made = (release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False) if selected
+    made = (release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, rng=3, secure=False) if selected
             else Release.from_statistic([-1.2, -1.0, -0.9], 1000, 1e-3, 0.5))
     with pytest.raises(ValueError, match=r"s_L\[\d\] = .* is impossible"):
         Release.from_dict(made.to_dict() | {"s_L": s_L})
@@ -388,7 +388,7 @@ def test_an_impossible_statistic_is_refused(X3, s_L, selected):
 
 
 def test_a_tampered_threshold_is_named_not_blamed_on_the_scale(X3):
-    data = release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False).to_dict()
+    data = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, rng=3, secure=False).to_dict()
     data["a"] = 1e-6 if data["a"] != 1e-6 else 1e-5
     with pytest.raises(ValueError, match="a = .* is not the threshold the rule selects"):
         Release.from_dict(data)
@@ -398,13 +398,13 @@ def test_a_tampered_threshold_is_named_not_blamed_on_the_scale(X3):
 
 
 def test_load_save_and_names(tmp_path, X3):
-    r = release(X3, 0.75, 0.25, CANDS, TC, n1=250, rng=3, secure=False, names=["a", "b", "c"])
+    r = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, n1=250, rng=3, secure=False, names=["a", "b", "c"])
     path = r.save(tmp_path / "r.json")
     back = Release.load(path)
     assert back == r and back.names == ("a", "b", "c")
     with pytest.raises(FileExistsError):
         r.save(path)
-    plain = release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False)
+    plain = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, rng=3, secure=False)
     plain.save(path, overwrite=True)
     assert Release.load(path).names is None and "names" not in json.loads(path.read_text())
     with pytest.raises(FileNotFoundError):
@@ -413,7 +413,7 @@ def test_load_save_and_names(tmp_path, X3):
     with pytest.raises(ValueError, match="bin.json: not a JSON release"):
         Release.load(tmp_path / "bin.json")
     with pytest.raises(ValueError, match="names must be 3 distinct"):
-        release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False, names=["a", "a", "b"])
+        release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, rng=3, secure=False, names=["a", "a", "b"])
 
 
 # --- plausibility: numbers no data set could give under the stated noise (issue 28, item 1) ---
@@ -439,7 +439,7 @@ def test_genuine_releases_pass_the_plausibility_check(n, d, eps1, eps2, n1):
     for seed in range(60):
         alpha = rng.gamma(1.0, 2.0, size=d) + 0.05
         X = rng.dirichlet(alpha, size=n)
-        r = release(X, eps1, eps2, CANDS, TC, n1=n1, rng=seed, secure=False)
+        r = release(X, eps1=eps1, eps2=eps2, candidates=CANDS, tc=TC, n1=n1, rng=seed, secure=False)
         assert r.checked
         assert Release.from_json(r.to_json()) == r
         fixed = Release.from_statistic(r.s_L, n, r.a, eps1, s_L1=r.s_L1, n1=n1)
@@ -450,7 +450,7 @@ def test_genuine_statistic_at_the_edges_of_the_feasible_set():
     # every record the same corner: S_0 = (0, log a, ..., log a) attains both the box and the Jensen bound
     X = np.tile([1.0, 0.0, 0.0], (40, 1))
     for seed in range(200):
-        r = release(X, 1e3, 1e3, CANDS, TC, rng=seed, secure=False)
+        r = release(X, eps1=1e3, eps2=1e3, candidates=CANDS, tc=TC, rng=seed, secure=False)
         assert r.checked
 
 
@@ -475,7 +475,7 @@ def test_issue_example_and_the_split_part():
 
 
 def test_tampered_counts_s_G_are_refused(X3, tmp_path):
-    r = release(X3, 0.75, 0.25, CANDS, TC, rng=3, secure=False)
+    r = release(X3, eps1=0.75, eps2=0.25, candidates=CANDS, tc=TC, rng=3, secure=False)
     data = r.to_dict()
     s_G = np.array(data["s_G"])
     s_G[-1] = 10**6                                                 # far above n + reach

@@ -48,7 +48,7 @@ def standardised_residuals(X, n_releases, eps1, eps2, rng, **kw):
     """(S_L - S_0(D, a)) / scale over repeated releases of one data set, pooled, and the selected a's."""
     res, a_sel = [], []
     for _ in range(n_releases):
-        r = release(X, eps1, eps2, CANDIDATES, TC, rng=rng, secure=False, **kw)
+        r = release(X, eps1=eps1, eps2=eps2, candidates=CANDIDATES, tc=TC, rng=rng, secure=False, **kw)
         res.append((r.s_L - censored_stat(X, r.a)) / r.scale)
         a_sel.append(r.a)
     return np.concatenate(res), np.array(a_sel)
@@ -94,7 +94,7 @@ print(f"E[max(0, noise)] = {t / (1 - t**2):.2f} phantom records per empty count 
 X = rng.dirichlet(PAPER_ALPHAS["alpha3"], size=400)
 comb = []
 for _ in range(n_rel):
-    r = release(X, 1.0, 0.5, CANDIDATES, TC, n1=100, rng=rng, secure=False)
+    r = release(X, eps1=1.0, eps2=0.5, candidates=CANDIDATES, tc=TC, n1=100, rng=rng, secure=False)
     assert (r.n1, r.n2, r.s_L1.shape) == (100, 300, (3,)) and np.isclose(r.scale1, 3 * r.scale)
     B = r.scale * r.n2
     comb.append((r.n1 * r.s_L1 + r.n2 * r.s_L - r.n * censored_stat(X, r.a)) / B)
@@ -105,7 +105,7 @@ X_mark = np.full((40, 3), 1 / 3)
 X_mark[0] = [0.98, 0.01, 0.01]  # the marked record
 hits = 0
 for _ in range(n_rel):
-    r = release(X_mark, 1e12, 1.0, CANDIDATES, TC, n1=10, rng=rng, secure=False)
+    r = release(X_mark, eps1=1e12, eps2=1.0, candidates=CANDIDATES, tc=TC, n1=10, rng=rng, secure=False)
     hits += not np.allclose(r.s_L1, np.log(1 / 3), atol=1e-6)
 assert stats.binomtest(hits, n_rel, 10 / 40).pvalue > 1e-3
 print(f"the marked record fell in D1 in {hits / n_rel:.3f} of the releases (expected 0.25)")
@@ -118,13 +118,13 @@ print(f"the marked record fell in D1 in {hits / n_rel:.3f} of the releases (expe
 
 # %%
 X = rng.dirichlet(PAPER_ALPHAS["alpha3"], size=1000)
-r1 = release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=7, secure=False)
-assert r1 == release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=7, secure=False)
-assert r1 != release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=8, secure=False)
-r_sec = release(X, 0.75, 0.25, CANDIDATES, TC, n1=250, rng=7)
+r1 = release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=7, secure=False)
+assert r1 == release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=7, secure=False)
+assert r1 != release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=8, secure=False)
+r_sec = release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=7)
 assert r_sec.eps_total == 1.0 and r_sec.budget.spent == 1.0 and r_sec.s_G.sum() > 0 and np.all(np.isfinite(r_sec.s_L1))
 assert np.array_equal(r_sec.candidates, np.sort(CANDIDATES))
-for r in (r1, r_sec, release(X, 1.0, 1.0, CANDIDATES, TC, rng=1, secure=False)):
+for r in (r1, r_sec, release(X, eps1=1.0, eps2=1.0, candidates=CANDIDATES, tc=TC, rng=1, secure=False)):
     back = Release.from_json(r.to_json())
     assert back == r and back.to_json() == r.to_json()
     assert all(np.array_equal(getattr(back, k), getattr(r, k)) for k in ("s_L", "p_hat_G", "s_G"))
@@ -166,17 +166,17 @@ X_nan[3, 0] = np.nan
 X_neg[4] = [-0.1, 1.1]
 X_off[5] = [0.5, 0.6]
 for X_bad in (X_nan, X_neg, X_off):
-    must_fail(lambda X_bad=X_bad: release(X_bad, 1.0, 1.0, CANDIDATES, TC, secure=False), "X")
+    must_fail(lambda X_bad=X_bad: release(X_bad, eps1=1.0, eps2=1.0, candidates=CANDIDATES, tc=TC, secure=False), "X")
 ok = dict(X=X_ok, eps1=1.0, eps2=1.0, candidates=CANDIDATES, tc=TC)
 for change, word in [(dict(eps1=0.0), "eps1"), (dict(eps2=-1.0), "eps2"), (dict(tc=1.0), "tc"), (dict(tc=0.0), "tc"),
                      (dict(candidates=[0.1, 1.5]), "candidates"), (dict(candidates=[0.1, 0.1]), "repeated"),
                      (dict(n1=20), "n1"), (dict(n1=25), "n1"), (dict(candidates=[0.01, 0.5]), "below 1/d")]:
     args = ok | change
     must_fail(lambda args=args: release(**args, secure=False), word)
-must_fail(lambda: release(X_ok, 1.0, 1.0, CANDIDATES, TC, n1=2.5, secure=False), "n1", TypeError)
+must_fail(lambda: release(X_ok, eps1=1.0, eps2=1.0, candidates=CANDIDATES, tc=TC, n1=2.5, secure=False), "n1", TypeError)
 X_zero = X_ok.copy()
 X_zero[0] = [0.0, 1.0]  # zeros are valid data: censored like any small entry
-r_zero = release(X_zero, 1.0, 1.0, CANDIDATES, TC, rng=0, secure=False)
+r_zero = release(X_zero, eps1=1.0, eps2=1.0, candidates=CANDIDATES, tc=TC, rng=0, secure=False)
 assert np.all(np.isfinite(r_zero.s_L))
 
 # %% [markdown]
@@ -219,9 +219,9 @@ AUDIT_CANDS, AUDIT_TC, N_REC = (1e-3, 1e-2, 0.1), 0.05, 100
 a_low = min(AUDIT_CANDS)  # corner entries a_1 / 2: censored at every candidate
 
 
-def half_scale(X_, e1, e2, c, t, **kw):
-    """A broken release: claims eps1 = e1 but spends 2 e1 (half the Laplace scale)."""
-    return release(X_, 2 * e1, e2, c, t, **kw)
+def half_scale(X_, *, eps1, **kw):
+    """A broken release: claims eps1 but spends 2 eps1 (half the Laplace scale)."""
+    return release(X_, eps1=2 * eps1, **kw)
 
 
 audits = {}

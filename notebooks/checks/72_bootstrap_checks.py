@@ -254,7 +254,7 @@ assert np.all(np.diag(np.cov(half.alpha.T)) / np.diag(cov_theory) > 1.5)  # the 
 
 # %%
 X = dirichlet_draws(alpha_true, n_rec, rng=rng)
-rel_inf = make_release(X, 0.75e10, 0.25e10, cands, 0.01, rng=rng, secure=False)
+rel_inf = make_release(X, eps1=0.75e10, eps2=0.25e10, candidates=cands, tc=0.01, rng=rng, secure=False)
 dp_inf = BootResult.of(dp_boots(rel_inf, n_boot=n_boot_check, rng=rng))
 b_same = BootResult.of(boots(X, n_boot=n_boot_check, a=rel_inf.a, rng=rng))
 b_wrong = BootResult.of(boots(X, n_boot=n_boot_check, n=n_rec // 4, a=rel_inf.a, rng=rng))
@@ -292,9 +292,9 @@ n_size = size(full=100, quick=20)
 n_boot_size = size(full=400, quick=150)
 rejections = 0
 for _ in range(n_size):
-    r1 = BootResult.of(dp_boots(make_release(dirichlet_draws(alpha_true, 1000, rng=rng), 0.75, 0.25, cands, 0.01, rng=rng,
+    r1 = BootResult.of(dp_boots(make_release(dirichlet_draws(alpha_true, 1000, rng=rng), eps1=0.75, eps2=0.25, candidates=cands, tc=0.01, rng=rng,
                                secure=False), n_boot=n_boot_size, rng=rng))
-    r2 = BootResult.of(dp_boots(make_release(dirichlet_draws(alpha_true, 1000, rng=rng), 0.75, 0.25, cands, 0.01, rng=rng,
+    r2 = BootResult.of(dp_boots(make_release(dirichlet_draws(alpha_true, 1000, rng=rng), eps1=0.75, eps2=0.25, candidates=cands, tc=0.01, rng=rng,
                                secure=False), n_boot=n_boot_size, rng=rng))
     rejections += two_sample_test(r1, r2, delta=0.0).reject[0]
 p_size = stats.binomtest(int(rejections), n_size, 0.05, alternative="greater").pvalue
@@ -324,7 +324,7 @@ def coverage_study(alpha, n, eps, n_rep, n_boot, rng, level=0.95):
     methods = []
     for r in range(n_rep):
         X = dirichlet_draws(alpha, n, rng=rng)
-        rel = make_release(X, 0.75 * eps, 0.25 * eps, cands, 0.01, rng=rng, secure=False)
+        rel = make_release(X, eps1=0.75 * eps, eps2=0.25 * eps, candidates=cands, tc=0.01, rng=rng, secure=False)
         dp, ref = BootResult.of(dp_boots(rel, n_boot=n_boot, rng=rng)), BootResult.of(boots(X, n_boot=n_boot, rng=rng))
         methods.append(dp.method)
         for name, res_ in (("dp", dp), ("b", ref)):

@@ -294,7 +294,7 @@ candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
 demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 21, 73 and 74: the stream of SEED
 demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
 X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
-rel = release(X_demo, 1.0, 0.25, candidates, 0.01, rng=demo_rng, secure=False)
+rel = release(X_demo, eps1=1.0, eps2=0.25, candidates=candidates, tc=0.01, rng=demo_rng, secure=False)
 
 # %%
 rel_inf = Release.from_statistic(censored_stat(X_demo, rel.a) + rng.laplace(0, 1e-12, 3), n_demo, rel.a, 1e10)

@@ -38,8 +38,8 @@ candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
 demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 21, 73 and 74: the stream of SEED
 demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
 X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
-rel = release(X_demo, 1.0, 0.25, candidates, 0.01, rng=demo_rng, secure=False)
-rel_split = release(X_demo, 0.75, 0.25, candidates, 0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
+rel = release(X_demo, eps1=1.0, eps2=0.25, candidates=candidates, tc=0.01, rng=demo_rng, secure=False)
+rel_split = release(X_demo, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
 
 # %% [markdown]
 # ## Convergence: the multivariate Gelman-Rubin statistic (Guo et al., S5)
@@ -259,7 +259,7 @@ display(Markdown(
 
 # %%
 X_user = dirichlet_draws(np.array([2.0, 3.0, 4.0]), 500, rng=1)
-rel_user = release(X_user, 1.0, 0.5, [1e-3, 1e-2], 0.01, rng=2, secure=False)
+rel_user = release(X_user, eps1=1.0, eps2=0.5, candidates=[1e-3, 1e-2], tc=0.01, rng=2, secure=False)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     short = dp_mcmc(rel_user, n_iter=100, n_warmup=1000, n_chains=2, thin=1, rng=3, progress=False)

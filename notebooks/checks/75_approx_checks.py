@@ -147,8 +147,8 @@ iteration, because it never conditions $\\boldsymbol\\alpha$ on $S_0$."""))
 n_cmp = 5000
 candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
 X_cmp = dirichlet_draws(alpha_true, n_cmp, rng=rng)
-rel_cmp = release(X_cmp, 0.75, 0.25, candidates, 0.01, rng=rng, secure=False)
-rel_cmp_split = release(X_cmp, 0.75, 0.25, candidates, 0.01, n1=n_cmp // 4, rng=rng, secure=False)
+rel_cmp = release(X_cmp, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, rng=rng, secure=False)
+rel_cmp_split = release(X_cmp, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, n1=n_cmp // 4, rng=rng, secure=False)
 prior_p4 = make_prior("p4", rel_cmp_split, draws=p2_draws(rel_cmp_split, size(full=4000, quick=1000), rng=5))
 kw_cmp = dict(n_iter=size(full=10_000, quick=2_000), n_warmup=1000, n_chains=2, thin=10, progress=False)
 with warnings.catch_warnings():
