@@ -5,7 +5,7 @@ report's share of a ``fit_latent_class`` call at p = 30 (all 435 two-way margins
     .venv/bin/python benchmarks/bench_diagnostics.py --defaults   # also two calls at fit_latent_class's run length
 
 Measured in one process: (1) ArviZ's ``rhat(method="rank")`` + ``ess("bulk")`` + ``ess("tail")`` against
-``dplit.results.diagnostics`` on the same (4 chains, 1,000 draws, 1,740 cells) posterior, with their largest
+``dplit.diagnostics.diagnostics`` on the same (4 chains, 1,000 draws, 1,740 cells) posterior, with their largest
 relative difference; (2) three calls at p = 30 with the issue's run (4 chains, 1,000 draws after 1,000 warm-up),
 the report timed inside each (``dplit.sampling.convergence_report``) and its share of the call; "before" is the
 first call with ArviZ's timing on the same posterior in place of ours. Wall and CPU time (all threads) are both
@@ -27,7 +27,8 @@ from pathlib import Path
 import arviz as az
 import numpy as np
 
-from dplit import results, sampling  # sampling.convergence_report is wrapped to time the report
+# sampling.convergence_report is wrapped to time the report
+from dplit import _arviz, diagnostics, results, sampling
 from dplit.latent_class import fit_latent_class, release_margins
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -115,10 +116,10 @@ def arviz_vs_ours(post):
     """Time ArviZ's three diagnostics and ours on the same posterior; their largest relative difference."""
     draws = post["margin_probs"]
     ds = draws.to_dataset()
-    (r, b, t), _, ours_cpu = clock(lambda: results.diagnostics(ds))
-    ours_s = best_of(lambda: results.diagnostics(ds), repeat=3)
+    (r, b, t), _, ours_cpu = clock(lambda: diagnostics.diagnostics(ds))
+    ours_s = best_of(lambda: diagnostics.diagnostics(ds), repeat=3)
     (ar, ab, at), arviz_s, arviz_cpu = clock(lambda: arviz_report(ds))
-    at_595 = az.ess(ds, method="tail", prob=(0.05, 0.95)) if results.arviz_generation() == 1 else at
+    at_595 = az.ess(ds, method="tail", prob=(0.05, 0.95)) if _arviz.arviz_generation() == 1 else at
 
     def rel(a, b):
         a, b = np.asarray(a["margin_probs"].values), np.asarray(b["margin_probs"].values)
@@ -129,7 +130,7 @@ def arviz_vs_ours(post):
     out = {"shape": list(draws.shape), "arviz_wall_s": arviz_s, "arviz_cpu_s": arviz_cpu, "ours_wall_s": ours_s,
            "ours_cpu_s": ours_cpu, "speedup_wall": arviz_s / ours_s,
            "max_rel_diff": {"rhat": rel(r, ar), "ess_bulk": rel(b, ab), "ess_tail_5_95": rel(t, at_595)}}
-    if results.arviz_generation() == 1:
+    if _arviz.arviz_generation() == 1:
         out["max_rel_diff"]["ess_tail_vs_arviz_default_11_89"] = rel(t, at)
     print(f"(chain, draw, cell) = {tuple(draws.shape)}: ArviZ {arviz_s:.2f} s, dplit {ours_s:.3f} s "
           f"(x{arviz_s / ours_s:.0f}); largest relative difference {out['max_rel_diff']}", flush=True)
@@ -143,7 +144,7 @@ def main():
     args = ap.parse_args()
     rel = release_p30()
     fit_latent_class(rel, k=2, n_iter=20, n_warmup=20, n_chains=1, rng=0, progress=False)    # compile
-    results.diagnostics(np.random.default_rng(0).normal(size=(4, 1000, 3)))
+    diagnostics.diagnostics(np.random.default_rng(0).normal(size=(4, 1000, 3)))
     load0 = os.getloadavg()
     out = {"command": "benchmarks/bench_diagnostics.py" + (" --defaults" if args.defaults else ""),
            "arviz": az.__version__, "numpy": np.__version__, "python": platform.python_version(),
@@ -156,7 +157,7 @@ def main():
                                           for seed in (1, 2)])
     out["load_average_before_after"] = [round(load0[0], 2), round(os.getloadavg()[0], 2)]
     stored = json.loads(OUT.read_text()) if OUT.exists() else {}
-    stored[f"arviz_{results.arviz_generation()}.x"] = out
+    stored[f"arviz_{_arviz.arviz_generation()}.x"] = out
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(stored, indent=1) + "\n")
     print(f"wrote {OUT}")

@@ -27,7 +27,7 @@ from pathlib import Path
 import arviz as az
 import numpy as np
 
-from dplit import results, sampling
+from dplit import diagnostics, sampling
 from dplit.datasets import load_acs_counts
 from dplit.latent_class import (
     MarginRelease,
@@ -158,13 +158,13 @@ def _timed_call(rel):
             res, wall, cpu = _clock(lambda: fit_latent_class(rel, rng=1, progress=False))
         finally:
             sampling.convergence_report = inner
-        kernels = results._rank_normal, results._folded_rank_normal
-        results._rank_normal, results._folded_rank_normal = (results._rank_normal_numpy,
-                                                             results._folded_rank_normal_numpy)
+        kernels = diagnostics._rank_normal, diagnostics._folded_rank_normal
+        diagnostics._rank_normal, diagnostics._folded_rank_normal = (diagnostics._rank_normal_numpy,
+                                                                     diagnostics._folded_rank_normal_numpy)
         try:
             _, old_wall, old_cpu = _clock(lambda: inner(res, ["log_lik", "margin_probs"], warn=False))
         finally:
-            results._rank_normal, results._folded_rank_normal = kernels
+            diagnostics._rank_normal, diagnostics._folded_rank_normal = kernels
     return res, wall, cpu, spent["wall"], spent["cpu"], old_wall, old_cpu
 
 
@@ -173,7 +173,7 @@ def report_share(ps=(5, 10, 20, 30), n=10_000, seed=3):
     5,000 draws after 2,000 warm-up), for p binary variables with all two-way margins: the report
     (``dplit.sampling.convergence_report``: R-hat, bulk and tail ESS of every released cell and the log likelihood)
     is timed inside the call, wall and CPU time of all threads. "Before" times the report again on the same
-    result with the NumPy twins of its rank step (``results._rank_normal_numpy``, ``_folded_rank_normal_numpy``:
+    result with the NumPy twins of its rank step (``diagnostics._rank_normal_numpy``, ``_folded_rank_normal_numpy``:
     the report as it was before its compiled kernels) and puts it in place of the call's own."""
     rows = []
     for p in ps:

@@ -21,7 +21,9 @@ __version__ = "0.1.0"
 PARTS = (
     ("core", (                              # what every paper's methods stand on
         ("config", "export", "datasets"),   # hand-written, no dplit imports: size switch, exporter, data loaders
-        ("_validate", "results"),           # argument checks; the one ArviZ adapter and the result contract
+        ("_validate", "_arviz"),            # argument checks; the one ArviZ adapter (every call of ArviZ, xarray)
+        ("diagnostics",),                   # rank-normalised R-hat, bulk and tail ESS over all coordinates at once
+        ("results",),                       # the result contract, draws, netCDF files
         ("audit",),                         # 01: a lower confidence bound on the epsilon a mechanism spends
         ("mechanisms",),                    # 02: noise (re-exports 01)
         ("accounting",),                    # 03: budgets, RDP, zCDP

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
+from dplit._arviz import name_components, to_arviz
 from dplit.dirichlet import (
     any_below_one,
     gamma_large_kernel,
@@ -30,7 +31,7 @@ from dplit.dirichlet import (
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
 from dplit.release import Release
-from dplit.results import composition_draws, name_components, privacy_attrs, to_arviz
+from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import map_blocks
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
+from dplit._arviz import name_components
 from dplit.dirichlet import logx_cov_kernel, logx_mean_kernel, trigamma_kernel
 from dplit.mcmc import (
     check_release,
@@ -35,7 +36,7 @@ from dplit.mcmc import (
 )
 from dplit.priors import prior_logpdf_kernel
 from dplit.release import laplace_scale
-from dplit.results import composition_draws, name_components, privacy_attrs
+from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 

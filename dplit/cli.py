@@ -249,7 +249,7 @@ def analyse(rel, method, *, prior=None, seed=None, progress=True, **options):
 
 def summary_table(idata, rel, *, level=0.95):
     """The summary ``dplit analyse`` prints: mean, sd, interval, R-hat and bulk ESS of alpha and E[x]."""
-    from dplit import results
+    from dplit import diagnostics
     from dplit.bootstrap import min_replicates
 
     level = check.level(level)
@@ -265,8 +265,8 @@ def summary_table(idata, rel, *, level=0.95):
         x = post[var].values  # (chain, draw, d)
         flat = x.reshape(-1, x.shape[-1])
         if multi:
-            rhat = results.rhat(idata, var_names=[var])[var].values
-            ess = results.ess(idata, var_names=[var])[var].values
+            rhat = diagnostics.rhat(idata, var_names=[var])[var].values
+            ess = diagnostics.ess(idata, var_names=[var])[var].values
         for j, name in enumerate(names):
             lo, hi = np.quantile(flat[:, j], q)
             diag = f"{rhat[j]:6.3f} {ess[j]:7.0f}" if multi else f"{'-':>6} {'-':>7}"

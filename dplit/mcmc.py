@@ -30,6 +30,7 @@ import numpy as np
 from scipy import special
 
 from dplit import _validate as V
+from dplit._arviz import name_components
 
 # the moves of notebook 19 (one iteration: chain_kernel); the record sweep and slice kernels are imported too, as
 # dplit.mcmc._<name> (benchmarks/bench_mcmc.py, notebook 23); tests/test_mcmc.py reads the others from _mcmc_moves
@@ -49,7 +50,7 @@ from dplit.priors import (
     make_prior,
 )
 from dplit.release import Release, laplace_scale
-from dplit.results import composition_draws, name_components, privacy_attrs
+from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
 

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
+from dplit._arviz import groups, is_result, move_to_group
 from dplit.accounting import PrivacyBudget
 from dplit.latent_class import check_budget, dirichlet_proposal, log_dirichlet_density, trunc_tsg
 from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
@@ -42,7 +43,7 @@ from dplit.nested_model import summary_counts as summary_counts
 from dplit.nested_model import summary_probs as summary_probs
 from dplit.nested_model import summary_probs_kernel as _summary_probs_kernel
 from dplit.nested_model import unpack as _unpack
-from dplit.results import groups, is_result, move_to_group, privacy_attrs
+from dplit.results import privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, warmup_windows
 
 

@@ -28,7 +28,8 @@ import numpy as np
 
 from dplit import _validate as V
 from dplit import results
-from dplit.results import to_arviz
+from dplit._arviz import to_arviz, update_attrs
+from dplit.diagnostics import diagnostics
 
 
 @dataclass(frozen=True)
@@ -299,7 +300,7 @@ def _diagnostics(post, names):
         if post.sizes["chain"] * post.sizes["draw"] < 4:   # too few draws for any diagnostic: nan, read as failed
             rhat = bulk = tail = post.isel(chain=0, draw=0, drop=True) * np.nan
         else:
-            rhat, bulk, tail = results.diagnostics(post, var_names=names)   # one pass; one chain: R-hat of its halves
+            rhat, bulk, tail = diagnostics(post, var_names=names)   # one pass; one chain: R-hat of its halves
     out = {}
     for v in names:
         r, b, t = (np.ravel(x[v].values) for x in (rhat, bulk, tail))
@@ -477,7 +478,7 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
                       attrs=meta, observed_data=observed_data)
     report = convergence_report(result, report_vars or [next(iter(draws))], warn=check, max_rhat=max_rhat,
                                 target_ess=target_ess if n_iter == "auto" else None)
-    return results.update_attrs(result, **{k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
+    return update_attrs(result, **{k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
 
 
 # %% notebooks/04_sampling.py, cell 22: Work that is not a chain: a reproducible parallel map

@@ -124,7 +124,8 @@ import numpy as np
 
 from dplit import _validate as V
 from dplit import results
-from dplit.results import to_arviz
+from dplit._arviz import to_arviz, update_attrs
+from dplit.diagnostics import diagnostics
 
 
 @dataclass(frozen=True)
@@ -471,7 +472,7 @@ def _diagnostics(post, names):
         if post.sizes["chain"] * post.sizes["draw"] < 4:   # too few draws for any diagnostic: nan, read as failed
             rhat = bulk = tail = post.isel(chain=0, draw=0, drop=True) * np.nan
         else:
-            rhat, bulk, tail = results.diagnostics(post, var_names=names)   # one pass; one chain: R-hat of its halves
+            rhat, bulk, tail = diagnostics(post, var_names=names)   # one pass; one chain: R-hat of its halves
     out = {}
     for v in names:
         r, b, t = (np.ravel(x[v].values) for x in (rhat, bulk, tail))
@@ -530,7 +531,7 @@ def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT
 # %% [markdown]
 # ## The driver, and running until converged
 #
-# `run` = chains + packaging through `dplit.results` (the one ArviZ adapter) + the report. The `attrs` of every
+# `run` = chains + packaging through `dplit._arviz` (the one ArviZ adapter) + the report. The `attrs` of every
 # result carry the method's own entries plus the run settings, the chain seed labels and the runtime;
 # `sample_stats` carry whatever per-draw statistics the method returns (acceptance rates, evaluations).
 #
@@ -668,7 +669,7 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
                       attrs=meta, observed_data=observed_data)
     report = convergence_report(result, report_vars or [next(iter(draws))], warn=check, max_rhat=max_rhat,
                                 target_ess=target_ess if n_iter == "auto" else None)
-    return results.update_attrs(result, **{k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
+    return update_attrs(result, **{k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
 
 
 # %% [markdown]

@@ -148,6 +148,7 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as check
+from dplit._arviz import group, is_result, name_components, to_arviz
 
 # Step 1's kernels (notebook 16); the twins and the start are imported too, so that notebook 72 and the tests
 # find every kernel of DPBoots here.
@@ -172,14 +173,7 @@ from dplit.dirichlet import (
     sufficient_stat,
 )
 from dplit.release import Release
-from dplit.results import (
-    composition_draws,
-    group,
-    is_result,
-    name_components,
-    privacy_attrs,
-    to_arviz,
-)
+from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import map_blocks
 
 TRUNCATION_METHODS = ("auto", "rejection", "gibbs")

@@ -162,6 +162,7 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
+from dplit._arviz import name_components, to_arviz
 from dplit.dirichlet import (
     any_below_one,
     gamma_large_kernel,
@@ -171,7 +172,7 @@ from dplit.dirichlet import (
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
 from dplit.release import Release
-from dplit.results import composition_draws, name_components, privacy_attrs, to_arviz
+from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import map_blocks
 
 
@@ -522,7 +523,7 @@ else:
 # ## 5. `dp_abc`
 #
 # Check the input, build the prior, draw $N = \lceil n_{\mathrm{accept}}/\text{rate}\rceil$ values from it, simulate their releases in
-# parallel blocks, keep the closest, optionally adjust, and package one chain of accepted draws through `dplit.results`
+# parallel blocks, keep the closest, optionally adjust, and package one chain of accepted draws through `dplit._arviz`
 # (`alpha` and `mean_composition` $= \boldsymbol\alpha/\alpha_0 = E[\mathbf x \mid \boldsymbol\alpha]$ with dims `component`, as `dp_mcmc`; the distance of
 # each kept draw and, when adjusted, its regression weight as sample stats; $\delta$, $N$ and the runtime in `attrs`).
 # The prior is built, sampled and simulated from three Generators spawned from `rng`, so that the result depends on the

@@ -186,7 +186,8 @@ import numpy as np
 from numba.core.dispatcher import Dispatcher
 
 from dplit import _validate as V
-from dplit import results
+from dplit import diagnostics, results
+from dplit._arviz import group
 from dplit._augmentation_engines import MODULES as _MODULES
 from dplit._augmentation_engines import EngineNotice  # noqa: F401  (the engines are notebook 40's)
 from dplit._augmentation_engines import as_real as _as_real  # noqa: F401
@@ -610,7 +611,7 @@ def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=
 
 def _check_acceptance(result):
     """Warn when no record proposal was accepted in any kept iteration of any chain (the release never entered)."""
-    acc = np.asarray(results.group(result, "sample_stats")["acceptance"].values)
+    acc = np.asarray(group(result, "sample_stats")["acceptance"].values)
     if acc.size and not np.any(acc > 0):
         warnings.warn("dapper_sample: record acceptance was 0 over the whole run: the records never left "
                       "latent_f(init_par)'s draw, so the draws ignore the release. Check priv_f (a log density, "
@@ -652,12 +653,12 @@ def summary(result, var_names=None):
         flat = per_chain.reshape(-1, per_chain.shape[2])
         for k in range(flat.shape[1]):
             col, xk = flat[:, k], per_chain[:, :, k]
-            med, r = np.median(col), results.rhat(xk)     # one chain: its two halves; undefined: inf
+            med, r = np.median(col), diagnostics.rhat(xk)     # one chain: its two halves; undefined: inf
             label = v if flat.shape[1] == 1 else f"{v}[{k}]"
             rows[label] = {"mean": col.mean(), "median": med, "sd": col.std(ddof=1),
                            "mad": 1.4826 * np.median(np.abs(col - med)), "q5": np.quantile(col, 0.05),
                            "q95": np.quantile(col, 0.95), "rhat": r if np.isfinite(r) else np.inf,
-                           "ess_bulk": results.ess(xk), "ess_tail": results.ess(xk, method="tail")}
+                           "ess_bulk": diagnostics.ess(xk), "ess_tail": diagnostics.ess(xk, method="tail")}
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.name = "variable"
     return out

@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
-from dplit.results import group, groups, set_group
+from dplit._arviz import group, groups, set_group
 from dplit.sampling import Sampler
 
 

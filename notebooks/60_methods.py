@@ -87,7 +87,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dplit import _validate as V
-from dplit import results
+from dplit import diagnostics, results
 
 
 @dataclass(frozen=True)
@@ -485,9 +485,9 @@ def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, tru
         dim = [d for d in post.dims if d not in ("chain", "draw")][0]
         x = np.asarray(post.values, dtype=float).reshape(-1, post.sizes[dim])
         multi = post.sizes["chain"] > 1
-        rhat = np.atleast_1d(results.rhat(post.values)) if multi else np.full(x.shape[1], np.nan)
-        ess = np.atleast_1d(results.ess(post.values)) if post.sizes["draw"] >= 4 else np.full(x.shape[1], np.nan)
-        at = results.group(res, "posterior").attrs
+        rhat = np.atleast_1d(diagnostics.rhat(post.values)) if multi else np.full(x.shape[1], np.nan)
+        ess = np.atleast_1d(diagnostics.ess(post.values)) if post.sizes["draw"] >= 4 else np.full(x.shape[1], np.nan)
+        at = results.posterior(res).attrs
         lo, hi = np.quantile(x, q, axis=0)
         for j, c in enumerate(post.coords[dim].values):
             rows.append({"method": label, "component": str(c), "mean": x[:, j].mean(), "sd": x[:, j].std(ddof=1),

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dplit import results
+from dplit import _arviz, results
 from dplit.cli import analyse, main, read_compositions
 from dplit.release import Release, release
 
@@ -160,7 +160,7 @@ def test_summary_table_says_when_too_few_draws_for_the_level(rel_file):
 
     rel = Release.load(rel_file)
     alpha = np.random.default_rng(0).gamma(5.0, size=(1, 10, 4))
-    idata = results.to_arviz({"alpha": alpha, "mean_composition": alpha / alpha.sum(-1, keepdims=True)},
+    idata = _arviz.to_arviz({"alpha": alpha, "mean_composition": alpha / alpha.sum(-1, keepdims=True)},
                              dims={"alpha": ["component"], "mean_composition": ["component"]},
                              coords={"component": list(rel.names)}, attrs={"method": "DPBoots"})
     assert "TOO FEW DRAWS: 10 for a 95% interval" in summary_table(idata, rel, level=0.95)

@@ -8,7 +8,7 @@ summary ``f`` (a mean, a tail probability) is
     |mean of f over the draws - exact E[f]|  <  z * se,
 
 where ``se`` is the Monte Carlo standard error of the sampler's estimate, ``sd(f) / sqrt(ESS)`` with the ESS of the
-mean (ArviZ's ``method="mean"``; ``dplit.results.ess`` offers only bulk and tail ESS, so it does not fit), combined
+mean (ArviZ's ``method="mean"``; ``dplit.diagnostics.ess`` offers only bulk and tail ESS, so it does not fit), combined
 with the importance sampler's own standard error where the reference is itself a Monte Carlo estimate. It is never
 the posterior's own sd: a sampler off by a fraction of a posterior sd fails. ``z`` is the two-sided normal quantile
 at ``LEVEL = 1e-3`` per check, Bonferroni over the check's ``m`` comparisons: ``z = Phi^-1(1 - LEVEL / (2 m))``.

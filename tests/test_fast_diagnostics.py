@@ -1,6 +1,6 @@
-"""dplit.results' vectorised R-hat, bulk ESS and tail ESS against ArviZ's, coordinate by coordinate.
+"""dplit.diagnostics' vectorised R-hat, bulk ESS and tail ESS against ArviZ's, coordinate by coordinate.
 
-``results.rhat`` / ``results.ess`` / ``results.diagnostics`` compute the rank-normalised split R-hat and the
+``rhat`` / ``ess`` / ``diagnostics`` of ``dplit.diagnostics`` compute the rank-normalised split R-hat and the
 bulk and tail ESS of Vehtari et al. (2021) for all coordinates at once; ArviZ loops over coordinates. They must
 give ArviZ's figures, so each case below is compared with ``az.rhat(..., method="rank")`` and
 ``az.ess(..., method="bulk" / "tail")`` of the installed ArviZ, called here directly (not through dplit):
@@ -26,10 +26,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dplit import results
+from dplit import _arviz, diagnostics, results
 
 RTOL = 1e-9
-GEN1 = results.arviz_generation() == 1
+GEN1 = _arviz.arviz_generation() == 1
 # ArviZ's own 0 / 0 on constant coordinates (ours is silent)
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning:arviz.*"),
               pytest.mark.filterwarnings("ignore::RuntimeWarning:arviz_stats.*")]
@@ -70,7 +70,7 @@ def arviz(x, kind, prob=None):
 
 
 def ours(x):
-    r, b, t = results.diagnostics(x)
+    r, b, t = diagnostics.diagnostics(x)
     return {"rhat": r, "bulk": b, "tail": t}
 
 
@@ -134,7 +134,7 @@ def test_arviz_1_default_tail_ess_differs_only_by_its_quantiles(monkeypatch):
         default = arviz(x, "tail")
         worst = max(worst, rel_diff(ours(x)["tail"], default))
         with monkeypatch.context() as m:
-            m.setattr(results, "_TAIL_PROBS", (0.11, 0.89))
+            m.setattr(diagnostics, "_TAIL_PROBS", (0.11, 0.89))
             assert rel_diff(ours(x)["tail"], default) <= RTOL
     assert worst > 1e-3                   # ... and they are different quantiles
 
@@ -142,23 +142,23 @@ def test_arviz_1_default_tail_ess_differs_only_by_its_quantiles(monkeypatch):
 def test_the_returned_kinds_follow_the_input():
     rng = np.random.default_rng(1)
     x = ar1(rng, 4, 400, 3, 0.5)
-    r, b, t = results.diagnostics(x)
+    r, b, t = diagnostics.diagnostics(x)
     assert r.shape == b.shape == t.shape == (3,)
-    assert isinstance(results.rhat(x[..., 0]), float) and isinstance(results.ess(x[..., 0], method="tail"), float)
-    np.testing.assert_array_equal(results.rhat(x), r)
-    np.testing.assert_array_equal(results.ess(x), b)
-    np.testing.assert_array_equal(results.ess(x, method="tail"), t)
-    assert results.rhat(x.reshape(4, 400, 3, 1)).shape == (3, 1)
-    assert results.ess(np.zeros((2, 10, 0))).shape == (0,)
-    res = results.to_arviz({"a": x, "b": x[..., 0], "c": x[..., :2].reshape(4, 400, 2, 1)},
+    assert isinstance(diagnostics.rhat(x[..., 0]), float) and isinstance(diagnostics.ess(x[..., 0], method="tail"), float)
+    np.testing.assert_array_equal(diagnostics.rhat(x), r)
+    np.testing.assert_array_equal(diagnostics.ess(x), b)
+    np.testing.assert_array_equal(diagnostics.ess(x, method="tail"), t)
+    assert diagnostics.rhat(x.reshape(4, 400, 3, 1)).shape == (3, 1)
+    assert diagnostics.ess(np.zeros((2, 10, 0))).shape == (0,)
+    res = _arviz.to_arviz({"a": x, "b": x[..., 0], "c": x[..., :2].reshape(4, 400, 2, 1)},
                            dims={"a": ["component"]}, coords={"component": ["u", "v", "w"]}, attrs={"method": "m"})
-    rd, bd, td = results.diagnostics(res)
+    rd, bd, td = diagnostics.diagnostics(res)
     assert isinstance(rd, xr.Dataset) and set(rd.data_vars) == {"a", "b", "c"}
     assert list(rd["a"].coords["component"].values) == ["u", "v", "w"] and rd["b"].ndim == 0
     np.testing.assert_array_equal(rd["a"].values, r)
     np.testing.assert_array_equal(bd["c"].values.ravel(), b[:2])
-    assert list(results.rhat(res, var_names=["b"]).data_vars) == ["b"]
-    np.testing.assert_array_equal(results.ess(results.posterior(res), method="tail")["a"].values, t)
+    assert list(diagnostics.rhat(res, var_names=["b"]).data_vars) == ["b"]
+    np.testing.assert_array_equal(diagnostics.ess(results.posterior(res), method="tail")["a"].values, t)
     summary = az.summary(res, var_names=["a"])          # ArviZ's own summary still reads a result
     np.testing.assert_allclose(summary["r_hat"].values, r, atol=0.006)
     np.testing.assert_allclose(summary["ess_bulk"].values, b, rtol=1e-6, atol=0.6)
@@ -169,8 +169,8 @@ def test_blocks_and_threads_give_each_coordinate_its_own_figures(monkeypatch):
     x = ar1(np.random.default_rng(6), 4, 400, 300, 0.8)
     x[2, 17, 250] = np.nan
     x[..., 100] = 0.25
-    monkeypatch.setattr(results.os, "cpu_count", lambda: 3)
-    assert max(1, results._BLOCK // (4 * 400)) < 300 / 3
+    monkeypatch.setattr(diagnostics.os, "cpu_count", lambda: 3)
+    assert max(1, diagnostics._BLOCK // (4 * 400)) < 300 / 3
     got = ours(x)
     for j in (0, 99, 100, 101, 180, 250, 299):
         alone = ours(x[..., j:j + 1])
@@ -197,16 +197,16 @@ def test_chains_stuck_at_different_values_fail_loudly():
 
 def test_undefined_cases_are_nan():
     rng = np.random.default_rng(2)
-    assert all(np.isnan(v) for v in results.diagnostics(rng.normal(size=(4, 3))))    # fewer than 4 draws
-    r, b, t = results.diagnostics(rng.normal(size=(1, 6)))     # one chain of 6: halves of 3, too short for R-hat
+    assert all(np.isnan(v) for v in diagnostics.diagnostics(rng.normal(size=(4, 3))))    # fewer than 4 draws
+    r, b, t = diagnostics.diagnostics(rng.normal(size=(1, 6)))     # one chain of 6: halves of 3, too short for R-hat
     assert np.isnan(r) and np.isfinite(b) and np.isfinite(t)
     x = rng.normal(size=(2, 50, 3))
     x[1, 7, 0], x[0, 0, 1] = np.inf, -np.inf                    # a non-finite draw: every figure NaN
-    r, b, t = results.diagnostics(x)
+    r, b, t = diagnostics.diagnostics(x)
     assert np.isnan(r[:2]).all() and np.isnan(b[:2]).all() and np.isnan(t[:2]).all()
     assert np.isfinite([r[2], b[2], t[2]]).all()
     with pytest.raises(ValueError, match="chain, draw"):
-        results.diagnostics(np.zeros(10))
+        diagnostics.diagnostics(np.zeros(10))
 
 
 # --- Planted bugs: each must disagree with ArviZ on its case, where the genuine code agrees ----------------
@@ -216,7 +216,7 @@ def _disagrees(x, kind, planted, monkeypatch):
     assert rel_diff(ours(x)[kind], arviz(x, kind)) <= RTOL
     with monkeypatch.context() as m:
         for name, fn in planted.items():
-            m.setattr(results, name, fn)
+            m.setattr(diagnostics, name, fn)
         return rel_diff(ours(x)[kind], arviz(x, kind))
 
 
@@ -230,7 +230,7 @@ def test_a_planted_rhat_without_rank_normalisation_is_caught(monkeypatch):
         z, order, ys = real(flat)
         return flat.copy(), order, ys
 
-    real = results._rank_normal
+    real = diagnostics._rank_normal
     assert _disagrees(x, "rhat", {"_rank_normal": raw}, monkeypatch) > 0.02
     assert _disagrees(x, "bulk", {"_rank_normal": raw}, monkeypatch) > 0.02
 
@@ -249,5 +249,5 @@ def test_a_planted_rhat_without_the_folded_tail_rhat_is_caught(monkeypatch):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((4, 500, 5)) * np.array([1.0, 1.0, 1.0, 2.0])[:, None, None]
     assert ours(x)["rhat"].min() > 1.05
-    same_as_bulk = {"_folded_rank_normal": lambda order, ys: results._unsort(results._sorted_scores(ys), order)}
+    same_as_bulk = {"_folded_rank_normal": lambda order, ys: diagnostics._unsort(diagnostics._sorted_scores(ys), order)}
     assert _disagrees(x, "rhat", same_as_bulk, monkeypatch) > 0.03

@@ -23,7 +23,7 @@ from _helpers import noisy_release
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dplit import results
+from dplit import _arviz
 from dplit.abc import dp_abc
 from dplit.approx import dp_approx
 from dplit.augmentation import PrivacyModel, dapper_sample
@@ -209,7 +209,7 @@ def _sound_release(rel):
 
 def _sound_posterior(idata, d, n_chains=None):
     """Finite positive alpha draws of shape (chains, draws, d) and compositions on the simplex."""
-    post = results.group(idata, "posterior") if hasattr(results, "group") else idata.posterior
+    post = _arviz.group(idata, "posterior")
     alpha = np.asarray(post["alpha"])
     assert alpha.ndim == 3 and alpha.shape[2] == d and alpha.shape[1] >= 1
     if n_chains is not None:
@@ -408,7 +408,7 @@ def test_fuzz_dapper_sample(bad, sdp, init, n_iter, n_warmup, n_chains, thin, rn
     out = call(dapper_sample, model, sdp, init, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin,
                rng=rng, engine=engine, progress=False)
     if out is not None:
-        mu = np.asarray(results.group(out, "posterior")["mu"])
+        mu = np.asarray(_arviz.group(out, "posterior")["mu"])
         assert mu.shape[0] == n_chains and mu.shape[1] >= 1 and np.isfinite(mu).all()
 
 
@@ -505,7 +505,7 @@ def test_fuzz_fit_latent_class(rel, k, pi_strategy, alpha, full_table, n_iter, n
     out = call(fit_latent_class, rel, k=k, pi_strategy=pi_strategy, alpha=alpha, full_table=full_table,
                n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, rng=rng, progress=False)
     if out is not None:
-        post = results.group(out, "posterior")
+        post = _arviz.group(out, "posterior")
         for name in post.data_vars:
             v = np.asarray(post[name])
             assert v.shape[0] == n_chains and np.isfinite(v).all(), name
@@ -543,7 +543,7 @@ def test_fuzz_fit_nested(rel, G, M, a, n_iter, n_warmup, n_chains, thin, rng):
     out = call(fit_nested, rel, G=G, M=M, a=a, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin,
                rng=rng, progress=False)
     if out is not None:
-        post = results.group(out, "posterior")
+        post = _arviz.group(out, "posterior")
         for name in post.data_vars:
             v = np.asarray(post[name])
             assert v.shape[0] == n_chains and np.isfinite(v).all(), name

@@ -1,5 +1,5 @@
 """Tests of dplit.latent_class: margins and releases, marginal probabilities, the sampler's blocks, fits,
-synthesis and combining rules, bad input; dplit.results.move_to_group; the ACS and NLTCS loaders."""
+synthesis and combining rules, bad input; dplit._arviz.move_to_group; the ACS and NLTCS loaders."""
 
 import itertools
 import math
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplit import results
+from dplit import _arviz, results
 from dplit.datasets import load_acs_counts, load_nltcs
 from dplit.latent_class import (
     MarginRelease,
@@ -279,7 +279,7 @@ def test_margin_draws_synthesize_and_intervals():
     np.testing.assert_array_equal(syn, synthesize(res, 4000, 4, rng=1))
     assert abs((syn[:, :, 0] == 1).mean() - (x[:, 0] == 1).mean()) < 0.03
     with pytest.raises(ValueError, match="latent"):
-        synthesize(results.to_arviz({"x": np.zeros((1, 3))}), 10, 1)
+        synthesize(_arviz.to_arviz({"x": np.zeros((1, 3))}), 10, 1)
 
 
 def test_combine_rules():
@@ -300,16 +300,16 @@ def test_combine_rules():
 
 
 def test_move_to_group():
-    res = results.to_arviz({"a": np.zeros((2, 5, 3)), "b": np.ones((2, 5))}, attrs={"method": "m"})
-    results.move_to_group(res, ["a"], "latent")
+    res = _arviz.to_arviz({"a": np.zeros((2, 5, 3)), "b": np.ones((2, 5))}, attrs={"method": "m"})
+    _arviz.move_to_group(res, ["a"], "latent")
     assert "a" in res.latent and "a" not in res.posterior and res.latent.attrs["method"] == "m"
     with pytest.raises(ValueError, match="not posterior"):
-        results.move_to_group(res, ["zz"], "other")
+        _arviz.move_to_group(res, ["zz"], "other")
     with pytest.raises(ValueError, match="stay"):
-        results.move_to_group(res, ["b"], "other")
-    res2 = results.to_arviz({"a": np.zeros((2, 5)), "b": np.ones((2, 5))})
+        _arviz.move_to_group(res, ["b"], "other")
+    res2 = _arviz.to_arviz({"a": np.zeros((2, 5)), "b": np.ones((2, 5))})
     with pytest.raises(ValueError, match="already exists"):
-        results.move_to_group(res2, ["a"], "posterior")
+        _arviz.move_to_group(res2, ["a"], "posterior")
 
 
 def test_loaders(monkeypatch, tmp_path):

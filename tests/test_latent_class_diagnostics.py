@@ -1,7 +1,7 @@
 """The convergence report of fit_latent_class, computed fast, against ArviZ (issue 33, delivery 3).
 
 At p = 30 the report reads 1,740 cells of 4 x 5,000 draws. Its rank step (argsort, normal scores, the folded
-draws' scores) runs in compiled kernels (``dplit.results._rank_normal`` / ``_folded_rank_normal``: a radix sort of
+draws' scores) runs in compiled kernels (``dplit.diagnostics._rank_normal`` / ``_folded_rank_normal``: a radix sort of
 the draws' bits and a merge); the autocovariances stay one batch of FFTs. Checked here:
 
 - each kernel gives exactly (``array_equal``) what its NumPy twin gives, on rows built to break a sort: ties,
@@ -24,12 +24,12 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dplit import results
+from dplit import _arviz, diagnostics
 from dplit.latent_class import fit_latent_class, release_margins
 from dplit.sampling import ConvergenceWarning
 
 RTOL = 1e-9
-GEN1 = results.arviz_generation() == 1
+GEN1 = _arviz.arviz_generation() == 1
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning:arviz.*"),
               pytest.mark.filterwarnings("ignore::RuntimeWarning:arviz_stats.*")]
 
@@ -44,9 +44,9 @@ def _quiet_arviz():
 
 
 def rows_that_break_a_sort():
-    """(label, rows (k, N)) with N >= results._RADIX_MIN, so that the kernels (not the twins) run."""
+    """(label, rows (k, N)) with N >= diagnostics._RADIX_MIN, so that the kernels (not the twins) run."""
     g = np.random.default_rng(33)
-    n = 2 * results._RADIX_MIN
+    n = 2 * diagnostics._RADIX_MIN
     signed_zeros = np.concatenate([-np.zeros(n // 4), np.zeros(n // 4), g.normal(size=n // 2)])
     return [
         ("uniform", g.random((4, 4000))),
@@ -63,20 +63,20 @@ def rows_that_break_a_sort():
 
 @pytest.mark.parametrize("label,x", rows_that_break_a_sort(), ids=[c[0] for c in rows_that_break_a_sort()])
 def test_the_rank_kernels_equal_their_numpy_twins(label, x):
-    z, order, ys = results._rank_normal(x)
-    z0, order0, ys0 = results._rank_normal_numpy(x)
+    z, order, ys = diagnostics._rank_normal(x)
+    z0, order0, ys0 = diagnostics._rank_normal_numpy(x)
     assert np.array_equal(z, z0) and np.array_equal(ys, ys0)
     assert np.array_equal(np.take_along_axis(x, order, axis=1), ys)        # order is an argsort of each row
-    assert np.array_equal(results._folded_rank_normal(order, ys), results._folded_rank_normal_numpy(order0, ys0))
+    assert np.array_equal(diagnostics._folded_rank_normal(order, ys), diagnostics._folded_rank_normal_numpy(order0, ys0))
 
 
 def test_short_rows_take_the_numpy_twins(monkeypatch):
     # below _RADIX_MIN draws the kernels are not built or called
-    monkeypatch.setattr(results, "_rank_kernels", lambda: pytest.fail("kernels called on a short row"))
-    x = np.random.default_rng(1).normal(size=(2, results._RADIX_MIN - 2))
-    z, order, ys = results._rank_normal(x)
-    assert np.array_equal(z, results._rank_normal_numpy(x)[0])
-    results._folded_rank_normal(order, ys)
+    monkeypatch.setattr(diagnostics, "_rank_kernels", lambda: pytest.fail("kernels called on a short row"))
+    x = np.random.default_rng(1).normal(size=(2, diagnostics._RADIX_MIN - 2))
+    z, order, ys = diagnostics._rank_normal(x)
+    assert np.array_equal(z, diagnostics._rank_normal_numpy(x)[0])
+    diagnostics._folded_rank_normal(order, ys)
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +111,8 @@ def rel_diff(a, b):
 
 def test_the_report_of_a_fit_equals_arviz(lcm_draws):
     x = lcm_draws.posterior["margin_probs"].values
-    assert x.shape == (4, 600, 40) and 8 * 300 >= results._RADIX_MIN       # the kernels' path
-    r, b, t = results.diagnostics(x)
+    assert x.shape == (4, 600, 40) and 8 * 300 >= diagnostics._RADIX_MIN       # the kernels' path
+    r, b, t = diagnostics.diagnostics(x)
     assert rel_diff(r, arviz(x, "rhat")) <= RTOL
     assert rel_diff(b, arviz(x, "bulk")) <= RTOL
     assert rel_diff(t, arviz(x, "tail")) <= RTOL
@@ -123,11 +123,11 @@ def test_the_report_of_a_fit_equals_arviz(lcm_draws):
 
 
 def _disagreement(x, kind, monkeypatch, **planted):
-    assert rel_diff(results.diagnostics(x)[("rhat", "bulk", "tail").index(kind)], arviz(x, kind)) <= RTOL
+    assert rel_diff(diagnostics.diagnostics(x)[("rhat", "bulk", "tail").index(kind)], arviz(x, kind)) <= RTOL
     with monkeypatch.context() as m:
         for name, fn in planted.items():
-            m.setattr(results, name, fn)
-        got = results.diagnostics(x)[("rhat", "bulk", "tail").index(kind)]
+            m.setattr(diagnostics, name, fn)
+        got = diagnostics.diagnostics(x)[("rhat", "bulk", "tail").index(kind)]
     return rel_diff(got, arviz(x, kind))
 
 
@@ -135,7 +135,7 @@ def test_a_planted_bulk_ess_without_rank_normalisation_is_caught(monkeypatch, lc
     # log-odds of the rarest cells, cubed: heavy tails, where the raw draws' autocorrelations are not the ranks'
     x = lcm_draws.posterior["margin_probs"].values
     x = np.log(x / (1 - x)) ** 3
-    real = results._rank_normal
+    real = diagnostics._rank_normal
 
     def raw(flat):
         _, order, ys = real(flat)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dplit import results
+from dplit import _arviz
 from dplit.mechanisms import two_sided_geometric_logpmf
 from dplit.nested import (
     PARAM_NAMES,
@@ -275,7 +275,7 @@ def test_recovery_at_eps_inf_with_many_households():
     est = res.posterior["summary_probs"].mean(("chain", "draw")).values
     assert np.abs(est - summary_probs(TRUE)).max() < 0.01
     assert res.posterior.attrs["rhat_max"] < 1.05 and res.posterior.attrs["ess_bulk_min"] > 100
-    assert set(results.groups(res)) == {"posterior", "latent", "sample_stats", "observed_data"}
+    assert set(_arviz.groups(res)) == {"posterior", "latent", "sample_stats", "observed_data"}
     assert list(res.posterior["summary_stat"].values) == ["S1", "S2", "S3", "S4", "S5"]
     assert res.latent["phi_rel"].shape[2:] == (2, 2, 4) and res.posterior.attrs["method"] == "nested"
 

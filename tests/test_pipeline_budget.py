@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dplit import results
+from dplit import _arviz, results
 from dplit.accounting import BudgetExceededError, PrivacyBudget
 from dplit.latent_class import MarginRelease, fit_latent_class
 from dplit.margin_selection import sample_network, select_and_release
@@ -49,7 +49,7 @@ def pipeline_problems(ledger, sel, rel, fit):
     for name, part in (("selection", sel), ("release", rel)):
         if not math.isclose(part.budget.spent, part.eps_total, rel_tol=1e-12):
             out.append(f"the {name}'s ledger spends {part.budget.spent} but it claims {part.eps_total}")
-    at = results.group(fit, "posterior").attrs
+    at = _arviz.group(fit, "posterior").attrs
     if not math.isclose(float(at["eps_total"]), rel.eps_total, rel_tol=1e-12):
         out.append(f"the fit reports eps_total {at['eps_total']} but the release spent {rel.eps_total}")
     if results.ledger(fit) != {e.label: e.eps for e in rel.budget.entries}:
@@ -65,7 +65,7 @@ def test_the_pipeline_spends_eps_and_every_part_says_so(pipeline):
     assert len(sel.budget.entries) == p - 1 and len(rel.budget.entries) == len(sel.pairs) == 1 + 2 * (p - 2)
     assert sel.eps_total == pytest.approx(0.25 * EPS) and rel.eps_total == pytest.approx(0.75 * EPS)
     assert math.fsum(e.eps for e in sel.budget.entries + rel.budget.entries) == pytest.approx(EPS, rel=1e-12)
-    at = results.group(fit, "posterior").attrs
+    at = _arviz.group(fit, "posterior").attrs
     assert at["eps_total"] == pytest.approx(rel.eps_total) and at["method"] == "latent_class"
     parts = results.ledger(fit)
     assert list(parts) == [f"margin {m}: geometric mechanism, sensitivity 2" for m in rel.margins]
@@ -115,7 +115,7 @@ def test_a_release_whose_ledger_disagrees_with_its_claim_is_refused_by_the_fit(p
 def test_a_fit_reporting_another_budget_is_caught(pipeline):
     ledger, sel, rel, _ = pipeline
     forged = _fit(rel)
-    for name in results.groups(forged):
+    for name in _arviz.groups(forged):
         forged[name].attrs["eps_total"] = EPS                    # the pipeline's total, not the release's
     problems = pipeline_problems(ledger, sel, rel, forged)
     assert any("the fit reports eps_total 2.0" in p for p in problems), problems

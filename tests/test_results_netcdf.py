@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dplit import results
+from dplit import _arviz, results
 from dplit.release import Release
 
 REL = Release.from_statistic([-1.2, -1.0, -1.4], 500, 1e-3, 1.0)
@@ -78,7 +78,7 @@ def test_netcdf_round_trip(tmp_path, name):
     path = tmp_path / f"{name}.nc"
     res.to_netcdf(str(path))  # the plain ArviZ call, as a user writes it
     back = results.from_netcdf(path)
-    assert results.groups(back) == results.groups(res)
+    assert _arviz.groups(back) == _arviz.groups(res)
     import arviz as az
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # 40 draws: ArviZ may warn about its diagnostics
@@ -99,7 +99,7 @@ def test_netcdf_round_trip(tmp_path, name):
 
 
 def test_attr_values_are_netcdf_types():
-    clean = results._attr_value
+    clean = _arviz._attr_value
     assert clean(None) == "None" and clean(True) == 1 and clean(np.float64(2.5)) == 2.5
     assert clean(np.array(["1/(0,)", "1/(1,)"])) == "1/(0,); 1/(1,)"
     assert clean(["a", "b"]) == "a; b"
@@ -109,9 +109,9 @@ def test_attr_values_are_netcdf_types():
 
 
 def test_to_netcdf_cleans_attrs_added_later(tmp_path):
-    res = results.to_arviz({"x": np.zeros((1, 5))})
+    res = _arviz.to_arviz({"x": np.zeros((1, 5))})
     res.posterior.attrs["labels"] = np.array(["u", "v"])
-    if results.arviz_generation() == 0:     # netCDF4 under ArviZ 0.x refuses an array of strings as an attribute
+    if _arviz.arviz_generation() == 0:     # netCDF4 under ArviZ 0.x refuses an array of strings as an attribute
         with pytest.raises((TypeError, ValueError)):
             res.to_netcdf(str(tmp_path / "raw.nc"))
     results.to_netcdf(res, tmp_path / "clean.nc")

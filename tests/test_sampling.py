@@ -103,7 +103,7 @@ def test_mpsrf_and_the_report():
         assert mpsrf(frozen) == np.inf
     with pytest.raises(ValueError, match="2 chains"):
         mpsrf(x[:1])
-    from dplit.results import to_arviz
+    from dplit._arviz import to_arviz
     rep = convergence_report(to_arviz({"th": x}), warn=False)
     assert rep["converged"] and rep["rhat_max"] < 1.01
 
@@ -195,7 +195,7 @@ def test_auto_stops_at_its_cap_with_a_warning_naming_what_failed():
 
 
 def test_one_chain_gets_a_split_rhat():
-    from dplit.results import to_arviz
+    from dplit._arviz import to_arviz
     x = np.random.default_rng(0).normal(size=(1, 1000, 2))
     rep = convergence_report(to_arviz({"th": x}), warn=False)
     assert rep["converged"] and np.isfinite(rep["rhat_max"]) and rep["rhat_max"] < 1.01
