@@ -3,14 +3,17 @@
 
 Most modules in this package are generated from the library notebooks ``notebooks/NN_topic.py``, one
 module each, named after it and numbered in import order (see the header of each file); ``config``,
-``results``, ``_validate``, ``testing``, ``datasets``, ``export`` and ``cli`` are written by hand.
+``_arviz``, ``diagnostics``, ``results``, ``_validate``, ``testing``, ``datasets``, ``export`` and ``cli`` are
+written by hand.
 
 ``PARTS`` groups the modules by what they serve: the shared core, then one part per paper
 (compositional data, the Dirichlet mechanism, dapper's data augmentation, latent classes), then the
 methods side by side with the studies, then the interfaces. Each part is a sequence of layers;
 ``LAYERS`` is their concatenation. A module may import only modules of a lower layer (never one of
 its own layer or above), so there are no import cycles, and never another module's private (``_``)
-names: what two modules share is public in the lower one. The notebooks' numbers follow the same
+names: what two modules share is importable from the lower one (a name without ``_``), while only
+what a user calls is in a module's ``__all__`` (``#| internal`` in a notebook keeps a building block
+out of it; a ``_`` module has none). The notebooks' numbers follow the same
 order (a module never imports the module of a higher-numbered notebook), and their tens digit names
 the part: 0x core, 1x-2x compositional data, 3x the Dirichlet mechanism, 4x dapper, 5x latent
 classes, 6x methods and studies. ``tests/test_layering.py`` checks every module against these rules.

@@ -7,13 +7,11 @@ A ledger for pure-DP budgets (sequential and parallel composition), Rényi DP an
 
 __all__ = [
     "BudgetExceededError",
-    "BudgetEntry",
     "PrivacyBudget",
     "compose_rdp",
     "rdp_to_dp",
     "rdp_to_dp_classic",
     "best_rdp_to_dp",
-    "RdpEntry",
     "RdpBudget",
     "gaussian_zcdp_rho",
     "zcdp_to_dp",

@@ -12,7 +12,6 @@ __all__ = [
     "RULES",
     "atus_compositions",
     "h0_probability",
-    "interval_diff",
     "interval_reject",
     "analyse",
     "table2",

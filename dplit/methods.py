@@ -138,7 +138,7 @@ def applies(data, name, prior=None):
     return None
 
 
-def fit(data, name, *, prior=None, rng=None, progress=False, **settings):
+def fit(data, name, *, prior=None, rng=None, progress=True, **settings):
     """Run method ``name`` of the registry on ``data`` and return its result (an ArviZ object of the contract).
 
     Parameters
@@ -152,7 +152,7 @@ def fit(data, name, *, prior=None, rng=None, progress=False, **settings):
         For the methods that take one (default: the entry point's, p1).
     rng : None, int or numpy.random.Generator
         Randomness; the same seed gives the entry point's own draws.
-    progress : bool, default False
+    progress : bool, default True
         Progress bar (the samplers' and DPABC's).
     **settings
         The method's other keywords (``n_iter``, ``n_boot``, ``b``, ...); the registry's defaults
@@ -289,7 +289,7 @@ estimand per component; inference spends no privacy beyond the release's.</p>
         return text
 
 
-def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, truth=None, progress=False,
+def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, truth=None, progress=True,
             settings=None):
     """Run every method that applies to ``release`` and summarise them side by side.
 
@@ -309,7 +309,7 @@ def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, tru
         Level of the intervals.
     truth : array_like, optional
         The true estimand (a simulation), kept for the figure.
-    progress : bool, default False
+    progress : bool, default True
         Progress bars of the methods.
     settings : dict, optional
         Per-method keywords, ``{name: {...}}`` (e.g. ``{"dpmcmc": {"n_iter": "auto"}}``).

@@ -10,7 +10,6 @@ __all__ = [
     "pgm_fit",
     "privbayes_fit",
     "latent_class_estimate",
-    "all_pairs",
     "estimate_errors",
     "METHODS",
     "compare_methods",

@@ -427,6 +427,7 @@ def p2_draws(release, n_draws=10_000, *, rng=None, **boots_options):
     """
     _split_part(release, "p2")
     n_draws = V.count(n_draws, "n_draws", minimum=10)
+    boots_options.setdefault("progress", False)   # a step inside a sampler: the sampler's own bar reports
     return BootResult.of(dp_boots(release, n_boot=n_draws, part="D1", rng=rng, **boots_options)).alpha
 
 

@@ -6,7 +6,6 @@
 """
 
 __all__ = [
-    "censoring_counts",
     "PAPER_CANDIDATES",
     "release",
     "release_mse",

@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 __all__ = [
+    "raises",
     "chisq_gof",
     "chisq_homogeneity",
     "sbc_ranks",
@@ -270,3 +271,21 @@ def py_func(kernel):
     which has no ``.py_func``; this returns it unchanged then.
     """
     return getattr(kernel, "py_func", kernel)
+
+
+def raises(exc, fn, *args, match=None, **kwargs):
+    """True when ``fn(*args, **kwargs)`` raises ``exc`` (with ``match`` in the message): a bad-input check for an
+    ``assert`` cell of a notebook, where ``pytest.raises`` is not at hand.
+
+    Examples
+    --------
+    >>> raises(ValueError, int, "x", match="invalid literal")
+    True
+    >>> raises(ValueError, int, "3")
+    False
+    """
+    try:
+        fn(*args, **kwargs)
+    except exc as err:
+        return match is None or match in str(err)
+    return False

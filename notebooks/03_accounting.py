@@ -74,6 +74,7 @@ fig.tight_layout()
 
 # %%
 #| default_exp accounting
+#| internal BudgetEntry RdpEntry
 #| export
 import math
 from dataclasses import dataclass

@@ -112,6 +112,7 @@ fig.tight_layout()
 # %%
 #| default_exp sampling
 #| internal chain_generators warmup_windows RHAT_MAX ESS_PER_CHAIN_MIN RUN_SETTINGS RUN_DEFAULTS
+#| internal PROGRESS_DELAY
 #| export
 import os
 import time
@@ -278,12 +279,18 @@ def _in_threads(fn, items, n_jobs):
     return [fn(x) for x in items]
 
 
+#: Seconds a run takes before its progress bar appears (tqdm's ``delay``).
+PROGRESS_DELAY = 2.0
+
+
 def _progress(progress, total, desc):
     """A tqdm bar (or None) and its update function (or None)."""
     if not progress:
         return None, None
     from tqdm.auto import tqdm
-    bar = tqdm(total=total, desc=desc)
+    # progress=True is every entry point's default: the bar shows once a run has taken PROGRESS_DELAY seconds, so
+    # that a short call (one of many in a loop) draws nothing and a run a reader waits on shows its progress
+    bar = tqdm(total=total, desc=desc, delay=PROGRESS_DELAY)
     return bar, bar.update
 
 
@@ -299,7 +306,7 @@ class _ConvergenceBar:
         from tqdm.auto import tqdm
         self.target, self.max_rhat, self.n_chains, self.iters, self.rhat = float(target_ess), max_rhat, n_chains, 0, None
         self.bar = tqdm(total=int(np.ceil(self.target)), desc=f"{desc}: smallest ESS", unit="ESS",
-                        bar_format="{desc} {n}/{total} |{bar}| {elapsed}{postfix}")
+                        bar_format="{desc} {n}/{total} |{bar}| {elapsed}{postfix}", delay=PROGRESS_DELAY)
         self._label()
 
     def _label(self):

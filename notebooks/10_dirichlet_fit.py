@@ -164,13 +164,7 @@ def in_stat_range(s):
     return bool(in_stat_range_kernel(s))
 
 # %%
-def raises(exc, fn, *args, match=None, **kwargs):
-    """True when fn(*args, **kwargs) raises exc (with `match` in the message)."""
-    try:
-        fn(*args, **kwargs)
-    except exc as err:
-        return match is None or match in str(err)
-    return False
+from dplit.testing import raises  # True when fn(*args) raises exc (with `match` in its message)
 
 
 X_pos = np.array([[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]])

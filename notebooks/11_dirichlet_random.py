@@ -33,13 +33,7 @@ alpha_m = np.array([0.5, 2.0, 7.0])
 print(f"quick mode: {is_quick()}; n_mc={n_mc}, n_recover={n_recover}")
 
 
-def raises(exc, fn, *args, match=None, **kwargs):
-    """True when fn(*args, **kwargs) raises exc (with `match` in the message)."""
-    try:
-        fn(*args, **kwargs)
-    except exc as err:
-        return match is None or match in str(err)
-    return False
+from dplit.testing import raises  # True when fn(*args) raises exc (with `match` in its message)
 
 # %%
 #| export

@@ -219,13 +219,7 @@ def check_compositions(X, *, name="X", tol=1e-8):
 # Checks: a valid array comes back as floats; each kind of bad input raises, naming the first bad row.
 
 # %%
-def raises(exc, fn, *args, match=None, **kwargs):
-    """True when fn(*args, **kwargs) raises exc (with `match` in the message)."""
-    try:
-        fn(*args, **kwargs)
-    except exc as err:
-        return match is None or match in str(err)
-    return False
+from dplit.testing import raises  # True when fn(*args) raises exc (with `match` in its message)
 
 
 assert np.array_equal(check_compositions([[0.25, 0.75]]), [[0.25, 0.75]])

@@ -11,6 +11,7 @@
 
 # %%
 #| default_exp release
+#| internal censoring_counts
 
 # %% [markdown]
 # ## Parameters

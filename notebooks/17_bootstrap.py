@@ -596,7 +596,7 @@ def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter, progres
             check.positive(tol, "tol"), check.count(max_iter, "max_iter"), check.boolean(progress, "progress"), n_jobs)
 
 
-def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=False, n_jobs=None, out_of_range="redraw",
+def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=True, n_jobs=None, out_of_range="redraw",
           max_redraw=20, tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
 
@@ -613,7 +613,7 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=False, n_jobs
         and to every simulated statistic; None (default) means no censoring.
     rng : None, int or numpy.random.Generator
         Source of randomness; the same seed gives the same replicates for any ``n_jobs``.
-    progress : bool, default False
+    progress : bool, default True
         Show a progress bar over replicates.
     n_jobs : int, optional
         Threads (blocks of ``BOOT_BLOCK`` replicates); default ``cpu_count``.
@@ -669,7 +669,7 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=False, n_jobs
 
 # %%
 #| export
-def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_jobs=None, method="auto",
+def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=True, n_jobs=None, truncation="auto",
              out_of_range="redraw", max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
 
@@ -689,12 +689,14 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_job
         ``"D1"`` is ``s_L1`` (a split release; this is how prior p2 is built).
     rng : None, int or numpy.random.Generator
         Source of randomness; the same seed gives the same replicates for any ``n_jobs``.
-    progress : bool, default False
+    progress : bool, default True
         Show a progress bar over replicates.
     n_jobs : int, optional
         Threads (blocks of ``BOOT_BLOCK`` replicates); default ``cpu_count``.
-    method : {"auto", "rejection", "gibbs"}
-        Truncated-noise sampler (:func:`truncated_statistic`); ``"auto"`` never hangs.
+    truncation : {"auto", "rejection", "gibbs"}
+        Truncated-noise sampler (:func:`truncated_statistic`); ``"auto"`` never hangs. (Called ``method`` before
+        0.1.0; ``method=`` still works for one release, with a DeprecationWarning: the result's ``method``
+        attribute names the algorithm, DPBoots.)
     out_of_range : {"redraw", "nan", "uncensored"}
         What to do when a simulated censored statistic leaves Range(S0).
     max_redraw : int
@@ -716,6 +718,10 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_job
     t0 = time.perf_counter()
     if not isinstance(release, Release):
         raise TypeError(f"release must be a dplit.release.Release, got {type(release).__name__}")
+    if "method" in noise_options:
+        warnings.warn("dp_boots(method=...) is now dp_boots(truncation=...): 'method' names the algorithm in the "
+                      "result", DeprecationWarning, stacklevel=2)
+        truncation = noise_options.pop("method")
     unknown = sorted(set(noise_options) - {"min_acceptance", "n_pilot", "thin", "burn_in"})
     if unknown:
         hint = " (randomness comes from rng=seed)" if {"seed", "random_state"} & set(unknown) else ""
@@ -726,7 +732,7 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=False, n_job
         n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs)
     rng = check.rng(rng)
     seeds = [_seed_label(rng)]
-    s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=method, return_info=True,
+    s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=truncation, return_info=True,
                                         **noise_options)
     alpha, n_out, n_failed = _boots_blocks(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, rng, n_jobs,
                                            progress)
@@ -901,7 +907,7 @@ assert not same.reject.any() and np.all(same.p_value == 1.0)
 #
 # DPBoots is the fast frequentist answer to "what does this release tell me about $\alpha$ and $E[x]$": one chain of
 # the noise step, then $B$ independent replicates, each a simulation of $n$ records and one MLE. It is exactly the
-# non-private bootstrap when $\epsilon$ is large. Use `method="auto"` (the default): it keeps the paper's rejection
+# non-private bootstrap when $\epsilon$ is large. Use `truncation="auto"` (the default): it keeps the paper's rejection
 # step when that is cheap and switches to the exact Gibbs sampler when it is not, so it never hangs (`attrs` say which
 # ran: `noise_method`). Watch `n_out_of_range` and `n_failed`: many out-of-range events mean the threshold $a$ censors
 # so much that the censored MLE barely exists (the S5 situation); prefer a smaller $a$ (Alg. 1's DP threshold

@@ -10,6 +10,7 @@
 # %%
 #| default_exp peers
 #| internal PEER_VERSIONS geometric_sd
+#| internal all_pairs
 
 # %% [markdown]
 # ## Parameters

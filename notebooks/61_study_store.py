@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dplit import _validate as V
+from dplit.sampling import PROGRESS_DELAY
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT NOT NULL, "
            "record TEXT NOT NULL, finished REAL NOT NULL)")
@@ -478,7 +479,7 @@ def _bar(progress, total):
     if progress:
         from tqdm.auto import tqdm
 
-        return tqdm(total=total, desc="tasks")
+        return tqdm(total=total, desc="tasks", delay=PROGRESS_DELAY)   # shown once the run takes a while
 
     class _Null:
         def update(self, k):

@@ -12,6 +12,7 @@
 #| internal CHAIN_FAMILIES SELECTED KEY_VERSION Task derive_seed NO_PRIVACY_EPS make_releases
 #| internal simulate_replicate run_method run_task
 #| internal check_max_mpsrf
+#| internal make_tasks
 
 # %% [markdown]
 # ## Parameters
@@ -580,7 +581,7 @@ def run_method(method, replicate, config_like, rng):
         effort.update({k: c[k] for k in ("target_ess", "max_iter") if k in c})
     effort.update(n_jobs=1, **({"thin": 10} if fam == "mcmc" else {}))
     data = replicate["X"] if fam in ("boots", "mcmc") else rel
-    res = fit(data, fam, prior=prior, rng=rng, **effort)
+    res = fit(data, fam, prior=prior, rng=rng, progress=False, **effort)   # the runner's bar reports
     at = dict(res.posterior.attrs)
     keep = {k: float(at[k]) for k in ("mpsrf", "rhat_max", "ess_bulk_min", "n_failed", "tolerance") if k in at}
     return results.draws(res, "alpha"), keep

@@ -9,6 +9,7 @@
 
 # %%
 #| default_exp atus
+#| internal interval_diff
 
 # %% [markdown]
 # ## Parameters

@@ -24,6 +24,7 @@ from dplit.bootstrap import (
 )
 from dplit.dirichlet import dirichlet_draws, logx_mean
 from dplit.release import Release, release
+from dplit.results import draws
 
 ALPHA = np.array([2.2, 3.3, 4.4])
 CANDS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
@@ -324,3 +325,12 @@ def test_first_user_slips_seed_keyword_and_failed_replicates():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert BootResult.of(dp_boots(rel, n_boot=20, rng=0)).n_failed == 0  # no warning when every replicate succeeds
+
+
+def test_dp_boots_method_keyword_is_deprecated_for_truncation():
+    """``method`` names the algorithm in every result; the noise sampler's option is ``truncation``."""
+    rel = Release.from_statistic(np.log([0.2, 0.3, 0.4]) - 0.3, 500, 1e-3, 1.0)
+    new = dp_boots(rel, n_boot=40, rng=3, truncation="rejection", progress=False)
+    with pytest.warns(DeprecationWarning, match="truncation"):
+        old = dp_boots(rel, n_boot=40, rng=3, method="rejection", progress=False)
+    assert np.array_equal(draws(new, "alpha"), draws(old, "alpha"))
