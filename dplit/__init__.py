@@ -44,6 +44,7 @@ PARTS = (
         ("bootstrap",),                     # 17: Boots, DPBoots, intervals and the two-sample test
         ("priors",),                        # 18: p1-p5, each owns its kernel density (p2 from DPBoots)
         ("_mcmc_moves",),                   # 19: the moves of an MCMC iteration (numba kernels and twins)
+        ("_release_model",),                # 20: the model of a release: checks, prior, likelihood blocks, start (shared by mcmc, abc, approx)
         ("mcmc",),                          # 21: MCMC, DPMCMC, DPreMCMC, p5
         ("abc", "approx"),                  # 22-23: DPABC, DPapprox
     )),

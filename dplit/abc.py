@@ -22,6 +22,7 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit._arviz import name_components, to_arviz
+from dplit._release_model import check_release
 from dplit.dirichlet import (
     any_below_one,
     gamma_large_kernel,
@@ -30,7 +31,6 @@ from dplit.dirichlet import (
 )
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
-from dplit.release import Release
 from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import map_blocks
 
@@ -269,8 +269,7 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
     True
     """
     t0 = time.perf_counter()
-    if not isinstance(release, Release):
-        raise TypeError(f"release must be a dplit.release.Release, got {type(release).__name__}")
+    release = check_release(release)
     n_accept = V.count(n_accept, "n_accept")
     accept_rate = V.unit_interval(accept_rate, "accept_rate", closed_high=True)
     V.choice(adjust, "adjust", ADJUSTMENTS)

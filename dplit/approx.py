@@ -22,8 +22,7 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit._arviz import name_components
-from dplit.dirichlet import logx_cov_kernel, logx_mean_kernel, trigamma_kernel
-from dplit.mcmc import (
+from dplit._release_model import (
     check_release,
     kernel_form_of,
     mode_theta,
@@ -34,6 +33,7 @@ from dplit.mcmc import (
     spec_from_blocks,
     start_statistic,
 )
+from dplit.dirichlet import logx_cov_kernel, logx_mean_kernel, trigamma_kernel
 from dplit.priors import prior_logpdf_kernel
 from dplit.release import laplace_scale
 from dplit.results import composition_draws, privacy_attrs
@@ -212,7 +212,7 @@ class _ApproxState:
 
 
 def _approx_sampler(blocks, a, form, update="blocked", n_mh=5):
-    """The DPapprox chain for dplit.sampling: blocks are (s_L, n, m, scale) as dplit.mcmc.release_blocks gives them."""
+    """The DPapprox chain for dplit.sampling: blocks are (s_L, n, m, scale) as release_blocks (notebook 20) gives them."""
     s_L = np.array([blk[0] for blk in blocks], dtype=float)
     n = np.array([blk[1] for blk in blocks], dtype=float)
     b = np.array([blk[3] for blk in blocks], dtype=float)

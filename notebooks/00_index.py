@@ -68,6 +68,7 @@
 # | `17_bootstrap` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
 # | `18_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
 # | `19_mcmc_moves` | `dplit._mcmc_moves` | the four moves inside DPMCMC (slice, record sweep, joint, ancillary), as numba kernels with NumPy twins | Guo et al. Sec. 4.2.2, S5 |
+# | `20_release_model` | `dplit._release_model` | the model of a release that MCMC, ABC and DPapprox share: its checks, the prior (Table 1), the latent blocks, the chain's specification, the posterior mode of eq. (1), the slice map, where a chain starts | Guo et al. Sec. 4.2.1-4.2.2, Table 1 |
 # | `21_mcmc` | `dplit.mcmc` | MCMC from a release: the target, MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
 # | `22_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
 # | `23_approx` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |

@@ -6,7 +6,8 @@
 # * **You get:** an ArviZ `InferenceData` of posterior draws of $\boldsymbol\alpha$ and $E[\mathbf x \mid \boldsymbol\alpha]$, with a convergence report (`n_iter="auto"` runs until it passes).
 #
 # Reading order: this notebook derives the target and the samplers and shows them in use; 19 derives the four moves of
-# an iteration, 73 checks that the samplers are exact, 74 compares the methods and measures the time to a posterior.
+# an iteration, 20 turns a release into what they read (the checks, the prior, the latent blocks, where a chain starts),
+# 73 checks that the samplers are exact, 74 compares the methods and measures the time to a posterior.
 
 # %%
 #| default_exp mcmc
@@ -180,7 +181,8 @@ display(Markdown(
 # approximation (as the paper says) that equals DPMCMC at $b = n_2$.
 #
 # One kernel serves all three samplers: a list of latent **blocks** (records, released statistic, Laplace scale,
-# power), plus an optional exact part (for MCMC$_{p1}$, a block-free chain on (1)).
+# power), plus an optional exact part (for MCMC$_{p1}$, a block-free chain on (1)). Notebook 20 builds them from a
+# release and a prior.
 
 # %% [markdown]
 # ## The moves of an iteration (notebook 19)
@@ -210,22 +212,29 @@ from dplit import _validate as V
 from dplit._arviz import name_components
 
 # the moves of notebook 19 (one iteration: chain_kernel); the record sweep and slice kernels are imported too, as
-# dplit.mcmc._<name> (benchmarks/bench_mcmc.py, notebook 23); tests/test_mcmc.py reads the others from _mcmc_moves
+# dplit.mcmc._<name> (benchmarks/bench_mcmc.py and tests/test_mcmc.py read them there)
 from dplit._mcmc_moves import UPDATE_JU as _UPDATE_JU
 from dplit._mcmc_moves import UPDATE_MODEL5 as _UPDATE_MODEL5
 from dplit._mcmc_moves import chain_kernel as _chain_kernel
 from dplit._mcmc_moves import record_sweep_kernel as _record_sweep_kernel  # noqa: F401
 from dplit._mcmc_moves import record_sweep_reference as _record_sweep_reference  # noqa: F401
 from dplit._mcmc_moves import slice_kernel as _slice_kernel  # noqa: F401
-from dplit.bootstrap import truncated_statistic
-from dplit.dirichlet import in_stat_range, log_dirichlet_draws_reference
-from dplit.priors import (
-    DrawsPrior,
-    GammaPrior,
-    KernelForm,
-    Prior,
-    make_prior,
+
+# the model of a release (notebook 20): its checks, the prior, the latent blocks, the chain's specification and start
+from dplit._release_model import (
+    ChainSpec,
+    check_release,
+    kernel_form_of,
+    mode_theta,
+    prior_name,
+    release_blocks,
+    resolve_prior,
+    slice_transform,
+    spec_from_blocks,
+    start_statistic,
 )
+from dplit.dirichlet import in_stat_range, log_dirichlet_draws_reference
+from dplit.priors import DrawsPrior, GammaPrior
 from dplit.release import Release, laplace_scale
 from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
@@ -235,119 +244,17 @@ from dplit.testing import sbc_ranks
 # ### The chain as a `dplit.sampling.Sampler`
 #
 # Everything around the kernel (per-chain seeds, warm-up, thinning, threads, progress, ArviZ packaging, the
-# convergence report) is `dplit.sampling`'s (notebook 04). DPMCMC supplies the target (`_Spec`: the blocks, the exact
-# part, the prior's `KernelForm`), a starting state (`init`, below), the transition (`run_chain`: `_chain_kernel`) and
-# the warm-up adaptation (`adapt`: the whitening map refit at the mean of $\log\boldsymbol\alpha$ over the window's second half).
+# convergence report) is `dplit.sampling`'s (notebook 04). DPMCMC supplies the target (a `ChainSpec` of notebook 20: the
+# blocks, the exact part, the prior's `KernelForm`), a starting state (`init`, below), the transition (`run_chain`:
+# `_chain_kernel`) and the warm-up adaptation (`adapt`: the whitening map refit at the mean of $\log\boldsymbol\alpha$ over
+# the window's second half).
 #
-# **Where a chain starts.** Near the mode of (1) for a plausible statistic, dispersed by $0.3$ in $\log\boldsymbol\alpha$, with
-# latent records drawn from the model. The released $\mathbf s_L$ itself will not do: it often lies outside
-# $\mathrm{Range}(S_0)$ (when the noise scale is comparable to the gap $1 - \sum_j e^{S_{0,j}}$), where (1) has no mode and
-# Newton runs off to the clip $\boldsymbol\alpha = e^8$; there the records are nearly identical, the record sweep keeps them so
-# and a chain can stay trapped for the whole run. So each block's $\mathbf s_L$ is replaced by the mean of $k = 4$ draws of
-# $S_L - \varepsilon$ truncated to $\mathrm{Range}(S_0)$ (DPBoots step 1, notebook 17); the range is convex, so these means,
-# and their weighted mean over blocks, lie in it. Why four: a single truncated draw lands, now and then, in the corner
-# of the range next to its boundary, where the mode has a huge $\alpha_0$ (on releases like those of Guo et al. S5, 1% of
-# single-draw starts had $\alpha_0 > 1000$ against a truth of 27.5, up to 9,600), and a chain drifts back from there
-# only slowly; the mean of four keeps the starts dispersed (10-90% range of $\alpha_0$ about twofold) without those
-# corner starts (largest 76 in the same experiment).
+# **Where a chain starts.** Near the mode of (1) at a plausible statistic (notebook 20: `start_statistic`, the mean of four
+# draws of $S_L - \varepsilon$ truncated to $\mathrm{Range}(S_0)$, and `mode_theta`), dispersed by $0.3$ in $\log\boldsymbol\alpha$, with
+# latent records drawn from the model; the slice map starts as `slice_transform` there.
 
 # %%
 #| export
-@dataclass
-class _Spec:
-    """What a chain needs: latent blocks, the exact part, the prior's kernel form and sampler settings."""
-
-    s_L: np.ndarray          # (k, d) released statistic of each latent block
-    m: np.ndarray            # (k,) latent records per block
-    power: np.ndarray        # (k,) power of each latent record's density (n_block / m)
-    inv_scale: np.ndarray    # (k,) 1 / Laplace scale of each block's release
-    log_a: float
-    T0: np.ndarray           # (d,) n0 * exact statistic; zeros when there is none
-    n0: float
-    prior: KernelForm        # the prior's log density as the kernel reads it
-    init_s: np.ndarray       # statistic whose posterior mode starts every chain (MCMC; DP chains draw one)
-    n_slice: int = 20
-    width: float = 3.0
-    mode: int = _UPDATE_JU
-    n_joint: int = 1         # scale and shift proposals (step iii) per iteration, when step (iv) is off
-    n_anc: int = 20          # ancillary proposals (step iv) per iteration, where a joint law exists
-
-    @property
-    def joint(self):
-        """True when (alpha, records) have one joint law (every power 1, Ju's update): step (iii) applies."""
-        return self.m.size > 0 and self.mode == _UPDATE_JU and bool(np.all(self.power == 1.0))
-
-    @property
-    def d(self):
-        return self.prior.shape.size
-
-    @property
-    def n_eff(self):
-        return float(self.n0 + np.sum(self.power * self.m))
-
-
-def mode_theta(spec, s=None):
-    """Posterior mode of log(alpha) under eq. (1) with the gamma part of the prior, given s (default spec.init_s).
-
-    Damped Newton (gradient ascent where the Hessian is not negative definite); p4's copula factor is left out.
-    """
-    n, v, w = spec.n_eff, spec.prior.shape, spec.prior.rate
-    s = spec.init_s if s is None else s
-
-    def f(th):
-        al = np.exp(th)
-        return (n * (special.gammaln(al.sum()) - special.gammaln(al).sum()) + n * np.dot(al - 1, s)
-                + np.dot(v, th) - np.dot(w, al))
-
-    th = np.zeros(spec.d)
-    f_th = f(th)
-    for _ in range(200):
-        al = np.exp(th)
-        score = n * (special.digamma(al.sum()) - special.digamma(al) + s)
-        grad = al * score + v - w * al
-        hess = n * special.polygamma(1, al.sum()) * np.outer(al, al)
-        hess[np.diag_indices_from(hess)] += al * score - w * al - n * al**2 * special.polygamma(1, al)
-        try:
-            np.linalg.cholesky(-hess)
-            step = -np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError:
-            step = grad / max(1.0, np.abs(grad).max())
-        step = np.clip(step, -2.0, 2.0)
-        t = 1.0
-        while t > 1e-8 and not f(th + t * step) >= f_th:
-            t /= 2
-        if t <= 1e-8:
-            break
-        th = th + t * step
-        f_th = f(th)
-        if np.max(np.abs(t * step)) < 1e-9:
-            break
-    return np.clip(th, -8.0, 8.0)
-
-
-def slice_transform(alpha, spec):
-    """Cholesky factor L (and L^-1) of the approximate covariance of log(alpha) | D."""
-    fisher = np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum())
-    prec = spec.n_eff * (alpha[:, None] * fisher * alpha[None, :])
-    prec[np.diag_indices_from(prec)] += spec.prior.rate * alpha + 1e-9
-    chol = np.linalg.cholesky(np.linalg.inv(prec))
-    return chol, np.linalg.inv(chol)
-
-
-def start_statistic(spec, rng, k=4):
-    """The statistic whose posterior mode starts a chain: spec.init_s, or for latent blocks a plausible S0.
-
-    Each block's s_L (often outside Range(S0), where (1) has no mode) is replaced by the mean of k draws of
-    S_L - noise truncated to Range(S0) (DPBoots step 1, notebook 17); see the notebook for why k = 4.
-    """
-    if spec.m.size == 0:
-        return spec.init_s
-    weight = spec.power * spec.m
-    draws = np.array([truncated_statistic(s_L, 1.0 / inv, k, rng=rng).mean(axis=0)
-                      for s_L, inv in zip(spec.s_L, spec.inv_scale)])
-    return (weight[:, None] * draws).sum(axis=0) / weight.sum()
-
-
 @dataclass
 class _ChainState:
     """One chain's state: log alpha, the latent log records of all blocks, their sums, the slice map."""
@@ -447,22 +354,15 @@ def _sampler(spec):
 # ## The public samplers
 #
 # `mcmc` (MCMC$_{p1}$, the non-private benchmark on an exact $S_0(\mathbf D)$), `dp_mcmc` (DPMCMC) and `dp_remcmc`
-# (DPreMCMC) check their input, build the blocks of the table below, run the chains and package an ArviZ object
-# (posterior `alpha` and `mean_composition` $= \boldsymbol\alpha/\alpha_0 = E[\mathbf x \mid \boldsymbol\alpha]$, their docstrings say the rest).
+# (DPreMCMC) check their input, build the latent blocks of the release under the prior (notebook 20, whose table says
+# which parts are latent under each prior: both parts of a split release under p1 and p5, else $\mathbf D_2$), run the
+# chains and package an ArviZ object (posterior `alpha` and `mean_composition`
+# $= \boldsymbol\alpha/\alpha_0 = E[\mathbf x \mid \boldsymbol\alpha]$, their docstrings say the rest).
 #
-# | release | prior | latent blocks | target |
-# |---|---|---|---|
-# | unsplit | p1 or a Prior object | $\mathbf D$ | $\pi(\boldsymbol\alpha \mid \mathbf s_L)$ |
-# | split | p1 (or a Prior named p1) | $\mathbf D_1$ and $\mathbf D_2$ | $\pi_{p1}(\boldsymbol\alpha \mid \mathbf s^{(1)}_L, \mathbf s^{(2)}_L)$ |
-# | split | p5 | $\mathbf D_1$ and $\mathbf D_2$ under p1 | the same (shown above) |
-# | split | p3, p4 or another Prior object | $\mathbf D_2$ | $\pi(\boldsymbol\alpha \mid \mathbf s^{(2)}_L, \mathbf s^{(1)}_L)$ (model 4) |
-# | any | p2 | refused: it has no density (use p3/p4, fitted to it, or `dp_abc`) | |
-#
-# DPreMCMC uses $\min(b, m_k)$ latent records for each block, with power $m_k / \min(b, m_k)$.
+# DPreMCMC uses $\min(b, n_k)$ latent records for a block of $n_k$ records, each with power $n_k / \min(b, n_k)$.
 
 # %%
 #| export
-_PRIOR_NAMES = ("p1", "p2", "p3", "p4", "p5")
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
 
@@ -472,75 +372,7 @@ def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs=None)
     return V.count(n_slice, "n_slice")
 
 
-def check_release(release):
-    """The release must be a dplit.release.Release (the Dirichlet model's curator output)."""
-    if not isinstance(release, Release):
-        raise TypeError("release must be a dplit.release.Release (the censored-statistic release of the "
-                        f"Dirichlet model, Guo et al. Alg. 1), got {type(release).__name__}")
-    return release
-
-
 _MONITORED = ["alpha", "mean_composition"]     # what the convergence report (and n_iter="auto") watches
-
-
-def kernel_form_of(prior, d):
-    """The prior's KernelForm (it states its own log density for the kernel; see notebook 18)."""
-    if not isinstance(prior, Prior):
-        raise TypeError(f"prior must be a name in {_PRIOR_NAMES} or a dplit.priors.Prior, "
-                        f"got {type(prior).__name__}")
-    if prior.d != d:
-        raise ValueError(f"prior has d = {prior.d} components, the release has d = {d}")
-    return prior.kernel_form()
-
-
-def prior_name(prior):
-    """Name of a prior argument for the attrs."""
-    return prior if isinstance(prior, str) else str(getattr(prior, "name", type(prior).__name__))
-
-
-def resolve_prior(prior, release, d, rng):
-    """Return (prior object, use both parts) for a name or a Prior object (see the table above)."""
-    if isinstance(prior, str):
-        name = prior.lower()
-        if name not in _PRIOR_NAMES:
-            raise ValueError(f"prior must be one of {_PRIOR_NAMES} or a Prior object, got {prior!r}")
-        if name == "p2":
-            raise ValueError("prior 'p2' (the DPBoots law) has no density, which MCMC needs: use p3 or p4 "
-                             "(fitted to it), or an ABC sampler")
-        if name in ("p1", "p5"):
-            if name == "p5" and (release is None or not release.split):
-                raise ValueError("prior 'p5' needs a split release (n1 > 0): it is the posterior given S_L(D1)")
-            return GammaPrior(1.0, 0.1, d=d, name="p1"), True
-        if release is None or not release.split:
-            raise ValueError(f"prior {name!r} is fitted to S_L(D1): it needs a split release (n1 > 0)")
-        return make_prior(name, release, rng=rng), False
-    if isinstance(prior, Prior) and not prior.has_density:
-        raise ValueError(f"prior {prior.name!r} is known only through draws and has no density, which MCMC "
-                         "needs (for p5 pass prior='p5': DPMCMC_p5 is DPMCMC_p1 on both parts)")
-    return prior, str(getattr(prior, "name", "")) == "p1"
-
-
-def release_blocks(release, both, b=None):
-    """Latent blocks (s_L, records in the model, latent records, Laplace scale) for a release."""
-    parts = ["D1", "D2"] if (release.split and both) else ["D2"]
-    out = []
-    for part in parts:
-        s_L, n_part, scale = release.part(part)
-        m = n_part if b is None else min(b, n_part)
-        out.append((np.asarray(s_L, dtype=float), n_part, m, scale))
-    return out
-
-
-def spec_from_blocks(blocks, a, form, n_slice, mode=_UPDATE_JU):
-    """Build the chain specification from blocks and the prior's KernelForm."""
-    d = form.shape.size
-    s_L = np.array([blk[0] for blk in blocks])
-    n_part = np.array([blk[1] for blk in blocks], dtype=float)
-    m = np.array([blk[2] for blk in blocks], dtype=np.int64)
-    init_s = (n_part[:, None] * s_L).sum(axis=0) / n_part.sum()
-    return _Spec(s_L=s_L, m=m, power=n_part / m, inv_scale=np.array([1.0 / blk[3] for blk in blocks]),
-                 log_a=float(np.log(a)), T0=np.zeros(d), n0=0.0, prior=form, init_s=init_s, n_slice=n_slice,
-                 mode=mode)
 
 
 def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, thin=1, n_slice=2,
@@ -579,8 +411,8 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
     if isinstance(prior, str) and prior.lower() != "p1":
         raise ValueError(f"mcmc takes prior 'p1' or a Prior object (p2-p5 are built from a release), got {prior!r}")
     form = kernel_form_of(resolve_prior(prior, None, s.size, rng)[0], s.size)
-    spec = _Spec(s_L=np.zeros((0, s.size)), m=np.zeros(0, dtype=np.int64), power=np.zeros(0),
-                 inv_scale=np.zeros(0), log_a=0.0, T0=n * s, n0=float(n), prior=form, init_s=s, n_slice=n_slice)
+    spec = ChainSpec(s_L=np.zeros((0, s.size)), m=np.zeros(0, dtype=np.int64), power=np.zeros(0),
+                     inv_scale=np.zeros(0), log_a=0.0, T0=n * s, n0=float(n), prior=form, init_s=s, n_slice=n_slice)
     attrs = {"method": "MCMC", "prior": prior_name(prior), "n": n, "n_slice": n_slice}
     return run(_sampler(spec), n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin, rng=rng,
                progress=progress, n_jobs=n_jobs, attrs=attrs, observed_data={"statistic": s},

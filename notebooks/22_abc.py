@@ -53,7 +53,7 @@ print(f"quick mode: {is_quick()}; rates {rates_conv}, {n_accept_conv} accepted d
 import dplit.abc as finished            # the module this notebook derives and exports below
 from dplit.mcmc import dp_mcmc
 from dplit.priors import make_prior
-from dplit.release import release
+from dplit.release import Release, release
 
 alpha_true = np.array([2.2, 3.3, 4.4])
 n_demo = 1000
@@ -163,6 +163,7 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit._arviz import name_components, to_arviz
+from dplit._release_model import check_release
 from dplit.dirichlet import (
     any_below_one,
     gamma_large_kernel,
@@ -171,7 +172,6 @@ from dplit.dirichlet import (
 )
 from dplit.mcmc import p5_prior
 from dplit.priors import PRIOR_NAMES, GammaPrior, Prior, make_prior
-from dplit.release import Release
 from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import map_blocks
 
@@ -522,7 +522,7 @@ else:
 # %% [markdown]
 # ## 5. `dp_abc`
 #
-# Check the input, build the prior, draw $N = \lceil n_{\mathrm{accept}}/\text{rate}\rceil$ values from it, simulate their releases in
+# Check the input (the release as every sampler of a release does, `check_release` of notebook 20), build the prior, draw $N = \lceil n_{\mathrm{accept}}/\text{rate}\rceil$ values from it, simulate their releases in
 # parallel blocks, keep the closest, optionally adjust, and package one chain of accepted draws through `dplit._arviz`
 # (`alpha` and `mean_composition` $= \boldsymbol\alpha/\alpha_0 = E[\mathbf x \mid \boldsymbol\alpha]$ with dims `component`, as `dp_mcmc`; the distance of
 # each kept draw and, when adjusted, its regression weight as sample stats; $\delta$, $N$ and the runtime in `attrs`).
@@ -593,8 +593,7 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
     True
     """
     t0 = time.perf_counter()
-    if not isinstance(release, Release):
-        raise TypeError(f"release must be a dplit.release.Release, got {type(release).__name__}")
+    release = check_release(release)
     n_accept = V.count(n_accept, "n_accept")
     accept_rate = V.unit_interval(accept_rate, "accept_rate", closed_high=True)
     V.choice(adjust, "adjust", ADJUSTMENTS)

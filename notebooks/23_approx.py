@@ -131,7 +131,7 @@ fig.tight_layout(rect=(0, 0, 1, 0.9))
 # 3. $\boldsymbol\alpha \mid S_0 \propto N(S_0 \mid \boldsymbol\mu_{\boldsymbol\alpha}, \boldsymbol\Sigma_{\boldsymbol\alpha}/n)\,\pi_0(\boldsymbol\alpha)$: no closed form; a random-walk
 #    Metropolis step on $\log\boldsymbol\alpha$.
 #
-# **Why a Metropolis step of our own, not the slice sampler of notebook 07.** `dplit.mcmc._slice_kernel` targets eq. (1),
+# **Why a Metropolis step of our own, not the slice sampler of notebook 19.** `dplit._mcmc_moves.slice_kernel` targets eq. (1),
 # the *exact* Dirichlet likelihood $\exp\{n[(\boldsymbol\alpha - 1)^\top S_0 - \log B(\boldsymbol\alpha)]\}$. Used as step 3 (as the paper's
 # "Metropolis-Hastings algorithm discussed in Section 4.2.2" suggests) it makes the three conditionals belong to no joint law
 # (the chain would target no model one could check it against), and eq. (1) is improper under a vague prior whenever the
@@ -171,8 +171,7 @@ from numba import njit
 
 from dplit import _validate as V
 from dplit._arviz import name_components
-from dplit.dirichlet import logx_cov_kernel, logx_mean_kernel, trigamma_kernel
-from dplit.mcmc import (
+from dplit._release_model import (
     check_release,
     kernel_form_of,
     mode_theta,
@@ -183,6 +182,7 @@ from dplit.mcmc import (
     spec_from_blocks,
     start_statistic,
 )
+from dplit.dirichlet import logx_cov_kernel, logx_mean_kernel, trigamma_kernel
 from dplit.priors import prior_logpdf_kernel
 from dplit.release import laplace_scale
 from dplit.results import composition_draws, privacy_attrs
@@ -528,10 +528,10 @@ def _approx_chain_kernel(theta, rho, v, s_L, n, b, blocked, n_iter, thin, n_mh, 
 # ### The chain as a `dplit.sampling.Sampler`
 #
 # The driver (notebook 04) owns seeds, warm-up windows, thinning, threads, progress and the ArviZ result; the method
-# supplies `init`, `run_chain` and `adapt`. A chain starts where DPMCMC's chains start (`dplit.mcmc`: the posterior mode
-# of eq. (1) at one draw of the released statistic truncated to $\mathrm{Range}(S_0)$, plus a random dispersion), with
+# supplies `init`, `run_chain` and `adapt`. A chain starts where DPMCMC's chains start (notebook 20: the posterior mode
+# of eq. (1) at the mean of four draws of $S_L - \varepsilon$ truncated to $\mathrm{Range}(S_0)$, plus a random dispersion), with
 # $\mathbf v$ from its prior and $\boldsymbol\rho$ from step 1. The proposal map $L$ starts as the Cholesky factor of the inverse
-# Fisher information of $\log\boldsymbol\alpha$ (DPMCMC's slice map). After each warm-up window the step size moves towards an
+# Fisher information of $\log\boldsymbol\alpha$ (DPMCMC's slice map, `slice_transform` of notebook 20). After each warm-up window the step size moves towards an
 # acceptance rate of 0.3, and $L$ is refitted: for the Gibbs step at the window's mean (the conditional given $S_0$ is
 # as narrow as the Fisher information says), for the blocked step to the window's covariance of $\log\boldsymbol\alpha$ (the
 # conditional given $\mathbf v$ is nearly as wide as the posterior).
@@ -553,7 +553,7 @@ class _ApproxState:
 
 
 def _approx_sampler(blocks, a, form, update="blocked", n_mh=5):
-    """The DPapprox chain for dplit.sampling: blocks are (s_L, n, m, scale) as dplit.mcmc.release_blocks gives them."""
+    """The DPapprox chain for dplit.sampling: blocks are (s_L, n, m, scale) as release_blocks (notebook 20) gives them."""
     s_L = np.array([blk[0] for blk in blocks], dtype=float)
     n = np.array([blk[1] for blk in blocks], dtype=float)
     b = np.array([blk[3] for blk in blocks], dtype=float)
@@ -591,7 +591,7 @@ def _approx_sampler(blocks, a, form, update="blocked", n_mh=5):
 #
 # `dp_approx` takes a release and the same keywords as `dp_mcmc`, and returns the same result: posterior `alpha` and
 # `mean_composition` with dims `component`, the convergence report of `dplit.sampling.run` in `attrs`. Priors are resolved
-# by `dplit.mcmc` (the same names, the same messages): p1 (a split release is used whole), p3 and p4 (from
+# as for DPMCMC, by notebook 20 (the same names, the same messages): p1 (a split release is used whole), p3 and p4 (from
 # $\mathbf s_L^{(1)}$; $\mathbf D_2$ in the likelihood), or any `Prior` with a kernel form. p2 has no density. p5 is refused too: the
 # paper defines no DPapprox$_{p5}$, and under p1 a split release already uses both parts (which is what p5 amounts to in
 # DPMCMC). A release with fewer records than `MIN_N` in a part gets an `ApproximationWarning`: the threshold comes

@@ -1,4 +1,5 @@
-"""Tests of dplit.mcmc: kernels against their twins, stationary laws, SBC, limits, results, bad input."""
+"""Tests of dplit.mcmc (and the model of a release it reads, dplit._release_model): kernels against their twins,
+stationary laws, SBC, limits, results, bad input."""
 
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ from _helpers import noisy_release as _release
 from scipy import integrate, special, stats
 
 from dplit import _mcmc_moves as MV
+from dplit import _release_model as RM
 from dplit import mcmc as M
 from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
 from dplit.priors import GammaPrior
@@ -37,10 +39,10 @@ class _NotAPrior:
 def test_only_priors_with_a_kernel_form_are_accepted():
     from dplit.priors import PRIOR_GAMMA, GammaPrior, Prior
 
-    form = M.kernel_form_of(GammaPrior(2.0, [0.5, 1.0, 2.0]), 3)
+    form = RM.kernel_form_of(GammaPrior(2.0, [0.5, 1.0, 2.0]), 3)
     assert form.kind == PRIOR_GAMMA and np.allclose(form.shape, 2.0) and np.allclose(form.rate, [0.5, 1.0, 2.0])
     with pytest.raises(TypeError, match="dplit.priors.Prior"):
-        M.kernel_form_of(_NotAPrior(), 3)
+        RM.kernel_form_of(_NotAPrior(), 3)
 
     class Mine(Prior):
         has_density = True
@@ -314,9 +316,9 @@ def test_chains_start_inside_the_range_when_s_L_is_outside():
     X = dirichlet_draws(np.array([2.2, 3.3, 4.4]), 400, rng=g)
     rel = release(X, eps1=0.75, eps2=0.25, candidates=[1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], tc=0.01, n1=100, rng=g, secure=False)
     assert not in_stat_range(rel.s_L)
-    spec = M.spec_from_blocks(M.release_blocks(rel, False), rel.a, make_prior("p1", d=3).kernel_form(), 20)
-    start = M.start_statistic(spec, np.random.default_rng(1))
-    assert in_stat_range(start) and np.all(M.mode_theta(spec, start) < 7.0)
+    spec = RM.spec_from_blocks(RM.release_blocks(rel, False), rel.a, make_prior("p1", d=3).kernel_form(), 20)
+    start = RM.start_statistic(spec, np.random.default_rng(1))
+    assert in_stat_range(start) and np.all(RM.mode_theta(spec, start) < 7.0)
     p4 = make_prior("p4", rel, rng=2, n_draws=1000)
     for seed in (11, 13):
         res = M.dp_mcmc(rel, prior=p4, rng=seed, n_iter=2000, n_warmup=500, n_chains=2, thin=2, progress=False)
@@ -332,10 +334,10 @@ def test_chain_starts_avoid_the_corner_of_the_range():
     g = np.random.default_rng(9)
     X = dirichlet_draws(np.array([2.2, 3.3, 4.4, 5.5, 6.6]), 1000, rng=g)
     rel = release(X, eps1=0.1875, eps2=0.0625, candidates=[1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1], tc=0.01, n1=250, rng=g, secure=False)
-    spec = M.spec_from_blocks(M.release_blocks(rel, False), rel.a, make_prior("p1", d=5).kernel_form(), 20)
+    spec = RM.spec_from_blocks(RM.release_blocks(rel, False), rel.a, make_prior("p1", d=5).kernel_form(), 20)
 
     def start_alpha0(k):
-        return np.array([np.exp(M.mode_theta(spec, M.start_statistic(spec, np.random.default_rng(s), k))).sum()
+        return np.array([np.exp(RM.mode_theta(spec, RM.start_statistic(spec, np.random.default_rng(s), k))).sum()
                          for s in range(100)])
 
     one, four = start_alpha0(1), start_alpha0(4)
