@@ -6,9 +6,7 @@ Rejection ABC for the Dirichlet parameter from the released noisy censored stati
 """
 
 __all__ = [
-    "BLOCK_SIZE",
     "simulate_releases",
-    "ADJUSTMENTS",
     "dp_abc",
 ]
 
@@ -169,7 +167,7 @@ def _loclinear(theta, stats, s_obs, dist, delta):
 
 
 # %% notebooks/22_abc.py, cell 20: 4. The prior and the parts (Table 1)
-def _abc_prior(prior, release, rng):
+def _abc_prior(prior, release, rng, progress=False):
     """(Prior, parts) for a prior name or object: parts are the release parts simulated (see the table)."""
     if isinstance(prior, str):
         V.choice(prior, "prior", PRIOR_NAMES)
@@ -179,7 +177,7 @@ def _abc_prior(prior, release, rng):
         if prior == "p1":
             prior = GammaPrior(1.0, 0.1, d=release.d, name="p1")
         elif prior == "p5":
-            prior = p5_prior(release, rng=rng)
+            prior = p5_prior(release, rng=rng, progress=progress)
         else:
             prior = make_prior(prior, release, rng=rng)
     elif not isinstance(prior, Prior):
@@ -281,7 +279,7 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
     V.work_size(8 * n_sim * (release.d * (1 + n_parts) + 2),   # prior draws, simulated statistics, distances
                 f"dp_abc: n_accept / accept_rate = {n_sim:,} simulations", "raise accept_rate or lower n_accept")
     g_prior, g_draws, g_sim = V.rng(rng).spawn(3)
-    prior_obj, parts = _abc_prior(prior, release, g_prior)
+    prior_obj, parts = _abc_prior(prior, release, g_prior, progress)
     alphas = _prior_draws(prior_obj, n_sim, release.d, g_draws)
     obs = [release.part(p) for p in parts]              # (s_L, n_k, scale) of each simulated part
     sims = simulate_releases(alphas, [o[1] for o in obs], [o[2] for o in obs], release.a, rng=g_sim,

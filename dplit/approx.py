@@ -314,7 +314,7 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
     >>> from dplit.dirichlet import dirichlet_draws
     >>> from dplit.release import release
     >>> X = dirichlet_draws([2.0, 3.0, 4.0], 2000, rng=1)
-    >>> r = release(X, 1.0, 0.5, [1e-3, 1e-2], 0.01, rng=2, secure=False)
+    >>> r = release(X, eps1=1.0, eps2=0.5, candidates=[1e-3, 1e-2], rng=2, secure=False)
     >>> res = dp_approx(r, n_iter=2000, n_warmup=500, n_chains=2, thin=2, rng=3, progress=False)
     >>> mean = res.posterior["mean_composition"].mean(("chain", "draw")).values
     >>> bool(np.abs(mean - np.array([2.0, 3.0, 4.0]) / 9).max() < 0.05)      # E[x] recovered

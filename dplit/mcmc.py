@@ -302,7 +302,7 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     >>> from dplit.dirichlet import dirichlet_draws
     >>> from dplit.release import release
     >>> X = dirichlet_draws([2.0, 3.0, 4.0], 500, rng=1)
-    >>> r = release(X, 1.0, 0.5, [1e-3, 1e-2], 0.01, rng=2, secure=False)
+    >>> r = release(X, eps1=1.0, eps2=0.5, candidates=[1e-3, 1e-2], rng=2, secure=False)
     >>> res = dp_mcmc(r, n_iter=4000, n_warmup=1000, n_chains=2, rng=3, progress=False)
     >>> mean = res.posterior["mean_composition"].mean(("chain", "draw")).values
     >>> bool(np.abs(mean - np.array([2.0, 3.0, 4.0]) / 9).max() < 0.05)      # E[x] recovered
@@ -347,7 +347,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
 
 
 # %% notebooks/21_mcmc.py, cell 17: Prior p5 (Guo et al., Sec. 4.2.1)
-def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=False,
+def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=True,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
 

@@ -33,8 +33,8 @@ n_starts = size(full=1000, quick=200)      # chain starts drawn per rule in the 
 alpha_true = np.array([2.2, 3.3, 4.4])
 candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
 X = dirichlet_draws(alpha_true, 1000, rng=rng)
-rel = release(X, 1.0, 0.25, candidates, 0.01, rng=rng, secure=False)
-rel_split = release(X, 0.75, 0.25, candidates, 0.01, n1=250, rng=rng, secure=False)
+rel = release(X, eps1=1.0, eps2=0.25, candidates=candidates, tc=0.01, rng=rng, secure=False)
+rel_split = release(X, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, n1=250, rng=rng, secure=False)
 print(f"quick mode: {is_quick()}; n_starts = {n_starts}")
 
 
@@ -433,7 +433,7 @@ assert start_statistic(exact, rng) is exact.init_s
 
 g5 = np.random.default_rng(9)
 X5 = dirichlet_draws(np.array([2.2, 3.3, 4.4, 5.5, 6.6]), 1000, rng=g5)
-rel5 = release(X5, 0.1875, 0.0625, candidates[::-1], 0.01, n1=250, rng=g5, secure=False)
+rel5 = release(X5, eps1=0.1875, eps2=0.0625, candidates=candidates[::-1], tc=0.01, n1=250, rng=g5, secure=False)
 spec5 = spec_from_blocks(release_blocks(rel5, False), rel5.a, GammaPrior(1.0, 0.1, d=5).kernel_form(), 20)
 assert not in_stat_range(rel5.s_L)
 alpha0_at_s_L = np.exp(mode_theta(spec5)).sum()

@@ -55,8 +55,8 @@ candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
 demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 21, 73 and 74: the stream of SEED
 demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
 X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
-rel = release(X_demo, 1.0, 0.25, candidates, 0.01, rng=demo_rng, secure=False)
-rel_split = release(X_demo, 0.75, 0.25, candidates, 0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
+rel = release(X_demo, eps1=1.0, eps2=0.25, candidates=candidates, tc=0.01, rng=demo_rng, secure=False)
+rel_split = release(X_demo, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
 kw_demo = dict(n_iter="auto", n_warmup=2000, n_chains=2, progress=False)
 post_dp = finished.dp_mcmc(rel, prior="p1", rng=11, **kw_demo)
 post_np = finished.mcmc(sufficient_stat(X_demo), n_demo, rng=10, **kw_demo)
@@ -515,7 +515,7 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     >>> from dplit.dirichlet import dirichlet_draws
     >>> from dplit.release import release
     >>> X = dirichlet_draws([2.0, 3.0, 4.0], 500, rng=1)
-    >>> r = release(X, 1.0, 0.5, [1e-3, 1e-2], 0.01, rng=2, secure=False)
+    >>> r = release(X, eps1=1.0, eps2=0.5, candidates=[1e-3, 1e-2], rng=2, secure=False)
     >>> res = dp_mcmc(r, n_iter=4000, n_warmup=1000, n_chains=2, rng=3, progress=False)
     >>> mean = res.posterior["mean_composition"].mean(("chain", "draw")).values
     >>> bool(np.abs(mean - np.array([2.0, 3.0, 4.0]) / 9).max() < 0.05)      # E[x] recovered
@@ -579,7 +579,7 @@ print("DPMCMC_p1:\n", summ_dp.iloc[:, :4], "\nMCMC_p1 (no privacy):\n", summ_np.
 
 # %%
 #| export
-def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=False,
+def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=True,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
 

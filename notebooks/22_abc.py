@@ -9,6 +9,7 @@
 
 # %%
 #| default_exp abc
+#| internal BLOCK_SIZE ADJUSTMENTS
 
 # %% [markdown]
 # ## Parameters
@@ -59,8 +60,8 @@ alpha_true = np.array([2.2, 3.3, 4.4])
 n_demo = 1000
 candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
 X_demo = dirichlet_draws(alpha_true, n_demo, rng=SEED + 1)
-rel = release(X_demo, 0.75, 0.25, candidates, 0.01, rng=SEED + 2, secure=False)                     # eps = 1, unsplit
-rel_split = release(X_demo, 0.75, 0.25, candidates, 0.01, n1=n_demo // 4, rng=SEED + 3, secure=False)  # eps = 1, split
+rel = release(X_demo, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, rng=SEED + 2, secure=False)                     # eps = 1, unsplit
+rel_split = release(X_demo, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, n1=n_demo // 4, rng=SEED + 3, secure=False)  # eps = 1, split
 p4_split = make_prior("p4", rel_split, rng=31)
 kw_mc = dict(n_iter=n_iter_mcmc, n_warmup=2000, n_chains=2, thin=10, progress=False)
 with warnings.catch_warnings():
@@ -456,7 +457,7 @@ else:
 
 # %%
 #| export
-def _abc_prior(prior, release, rng):
+def _abc_prior(prior, release, rng, progress=False):
     """(Prior, parts) for a prior name or object: parts are the release parts simulated (see the table)."""
     if isinstance(prior, str):
         V.choice(prior, "prior", PRIOR_NAMES)
@@ -466,7 +467,7 @@ def _abc_prior(prior, release, rng):
         if prior == "p1":
             prior = GammaPrior(1.0, 0.1, d=release.d, name="p1")
         elif prior == "p5":
-            prior = p5_prior(release, rng=rng)
+            prior = p5_prior(release, rng=rng, progress=progress)
         else:
             prior = make_prior(prior, release, rng=rng)
     elif not isinstance(prior, Prior):
@@ -605,7 +606,7 @@ def dp_abc(release, *, prior="p1", n_accept=1000, accept_rate=0.1, rng=None, n_j
     V.work_size(8 * n_sim * (release.d * (1 + n_parts) + 2),   # prior draws, simulated statistics, distances
                 f"dp_abc: n_accept / accept_rate = {n_sim:,} simulations", "raise accept_rate or lower n_accept")
     g_prior, g_draws, g_sim = V.rng(rng).spawn(3)
-    prior_obj, parts = _abc_prior(prior, release, g_prior)
+    prior_obj, parts = _abc_prior(prior, release, g_prior, progress)
     alphas = _prior_draws(prior_obj, n_sim, release.d, g_draws)
     obs = [release.part(p) for p in parts]              # (s_L, n_k, scale) of each simulated part
     sims = simulate_releases(alphas, [o[1] for o in obs], [o[2] for o in obs], release.a, rng=g_sim,
@@ -787,8 +788,8 @@ g_study = np.random.default_rng(41)
 t0 = time.perf_counter()
 for _rep in range(n_rep_study):
     X_r = dirichlet_draws(alpha_true, n_demo, rng=g_study)
-    rel_u = release(X_r, 0.75e10, 0.25e10, candidates, 0.01, rng=g_study, secure=False)
-    rel_s = release(X_r, 0.75e10, 0.25e10, candidates, 0.01, n1=n_demo // 4, rng=g_study, secure=False)
+    rel_u = release(X_r, eps1=0.75e10, eps2=0.25e10, candidates=candidates, tc=0.01, rng=g_study, secure=False)
+    rel_s = release(X_r, eps1=0.75e10, eps2=0.25e10, candidates=candidates, tc=0.01, n1=n_demo // 4, rng=g_study, secure=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r_mc = mcmc(sufficient_stat(X_r), n_demo, n_iter=2000, n_warmup=500, n_chains=2, rng=g_study, progress=False)

@@ -57,7 +57,7 @@ from dplit.release import release
 
 alpha_true = np.array([2.2, 3.3, 4.4])
 X_demo = dirichlet_draws(alpha_true, 1000, rng=SEED + 1)
-rel_demo = release(X_demo, 1.0, 0.25, [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6], 0.01, rng=SEED + 2, secure=False)
+rel_demo = release(X_demo, eps1=1.0, eps2=0.25, candidates=[1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6], tc=0.01, rng=SEED + 2, secure=False)
 kw_demo = dict(n_iter="auto", n_warmup=2000, n_chains=2, progress=False)
 runs_demo = {"DPMCMC$_{p1}$ (exact)": dp_mcmc(rel_demo, rng=11, **kw_demo),
              "DPapprox$_{p1}$": finished.dp_approx(rel_demo, rng=12, **kw_demo)}
@@ -667,7 +667,7 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
     >>> from dplit.dirichlet import dirichlet_draws
     >>> from dplit.release import release
     >>> X = dirichlet_draws([2.0, 3.0, 4.0], 2000, rng=1)
-    >>> r = release(X, 1.0, 0.5, [1e-3, 1e-2], 0.01, rng=2, secure=False)
+    >>> r = release(X, eps1=1.0, eps2=0.5, candidates=[1e-3, 1e-2], rng=2, secure=False)
     >>> res = dp_approx(r, n_iter=2000, n_warmup=500, n_chains=2, thin=2, rng=3, progress=False)
     >>> mean = res.posterior["mean_composition"].mean(("chain", "draw")).values
     >>> bool(np.abs(mean - np.array([2.0, 3.0, 4.0]) / 9).max() < 0.05)      # E[x] recovered
