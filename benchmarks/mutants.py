@@ -105,7 +105,7 @@ MUTANTS = (
            "the censored statistic's mean leaves out the censoring term",
            ("tests/test_censoring.py",)),
     # the samplers: each believes a Laplace scale 0.7 x the one the data were released with
-    Mutant("samplers_scale_x0.7", "mcmc.py",
+    Mutant("samplers_scale_x0.7", "_release_model.py",
            "        out.append((np.asarray(s_L, dtype=float), n_part, m, scale))",
            "        out.append((np.asarray(s_L, dtype=float), n_part, m, 0.7 * scale))",
            "DPMCMC, DPreMCMC and DPapprox read the release's Laplace scale as 0.7 x its value",

@@ -353,6 +353,9 @@ def fit_nested(release, *, G=2, M=2, a=None, weight=1.0, paper=False, n_iter=10_
     if not isinstance(release, SummaryRelease):
         raise TypeError(f"release must be a SummaryRelease, got {type(release).__name__}")
     G, M = V.count(G, "G"), V.count(M, "M")
+    width = max(G, M, 2, release.n_race, release.n_rel)   # the packed parameter rows (row_lengths), before any work
+    V.work_size(8 * (1 + 4 * G + 3 * G * M) * width, f"fit_nested: G = {G} household x M = {M} individual classes",
+                "lower G or M")
     paper = V.boolean(paper, "paper")
     a = V.positive((1.0 if paper else 0.25) if a is None else a, "a")
     weight = V.unit_interval(weight, "weight", closed_high=True)

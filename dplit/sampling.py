@@ -146,18 +146,65 @@ def _in_threads(fn, items, n_jobs):
     return [fn(x) for x in items]
 
 
-#: Seconds a run takes before its progress bar appears (tqdm's ``delay``).
+#: Seconds a run takes before its progress bar appears.
 PROGRESS_DELAY = 2.0
 
 
+class LazyBar:
+    """A tqdm bar made only once its run has taken ``PROGRESS_DELAY`` seconds.
+
+    ``progress=True`` is every entry point's default: a run a reader waits on shows its progress, and a short call
+    (one of many in a loop) draws nothing, not even a notebook widget (tqdm's own ``delay`` still builds one). Until
+    then it keeps what the bar would show (``n``, the postfix) and hands it over when the bar is made.
+    """
+
+    def __init__(self, **tqdm_options):
+        self._options, self._t0, self._bar, self._n, self._postfix = tqdm_options, time.perf_counter(), None, 0, None
+
+    def _made(self):
+        if self._bar is None and time.perf_counter() - self._t0 >= PROGRESS_DELAY:
+            from tqdm.auto import tqdm
+            self._bar = tqdm(initial=self._n, **self._options)
+            if self._postfix is not None:
+                self._bar.set_postfix_str(self._postfix, refresh=False)
+        return self._bar
+
+    @property
+    def n(self):
+        return self._n
+
+    @n.setter
+    def n(self, value):
+        self._n = value
+        if self._made() is not None:
+            self._bar.n = value
+
+    def update(self, k=1):
+        self._n += k
+        if self._bar is not None:
+            self._bar.update(k)
+        else:
+            self._made()
+
+    def set_postfix_str(self, text, refresh=True):
+        self._postfix = text
+        if self._bar is not None:
+            self._bar.set_postfix_str(text, refresh=refresh)
+
+    def refresh(self):
+        if self._made() is not None:
+            self._bar.refresh()
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+
+
 def _progress(progress, total, desc):
-    """A tqdm bar (or None) and its update function (or None)."""
+    """A progress bar (or None) and its update function (or None)."""
     if not progress:
         return None, None
-    from tqdm.auto import tqdm
-    # progress=True is every entry point's default: the bar shows once a run has taken PROGRESS_DELAY seconds, so
-    # that a short call (one of many in a loop) draws nothing and a run a reader waits on shows its progress
-    bar = tqdm(total=total, desc=desc, delay=PROGRESS_DELAY)
+    bar = LazyBar(total=total, desc=desc)
     return bar, bar.update
 
 
@@ -170,10 +217,9 @@ class _ConvergenceBar:
     """
 
     def __init__(self, target_ess, max_rhat, n_chains, desc):
-        from tqdm.auto import tqdm
         self.target, self.max_rhat, self.n_chains, self.iters, self.rhat = float(target_ess), max_rhat, n_chains, 0, None
-        self.bar = tqdm(total=int(np.ceil(self.target)), desc=f"{desc}: smallest ESS", unit="ESS",
-                        bar_format="{desc} {n}/{total} |{bar}| {elapsed}{postfix}", delay=PROGRESS_DELAY)
+        self.bar = LazyBar(total=int(np.ceil(self.target)), desc=f"{desc}: smallest ESS", unit="ESS",
+                           bar_format="{desc} {n}/{total} |{bar}| {elapsed}{postfix}")
         self._label()
 
     def _label(self):

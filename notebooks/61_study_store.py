@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dplit import _validate as V
-from dplit.sampling import PROGRESS_DELAY
+from dplit.sampling import LazyBar
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT NOT NULL, "
            "record TEXT NOT NULL, finished REAL NOT NULL)")
@@ -475,11 +475,9 @@ def run_tasks(keys, run, store, *, executor=None, progress=True, workers=None, m
 
 
 def _bar(progress, total):
-    """A tqdm bar, or a stand-in with the same two methods."""
+    """A progress bar (shown once the run takes a while), or a stand-in with the same two methods."""
     if progress:
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc="tasks", delay=PROGRESS_DELAY)   # shown once the run takes a while
+        return LazyBar(total=total, desc="tasks")
 
     class _Null:
         def update(self, k):

@@ -222,3 +222,22 @@ def test_one_kept_draw_per_chain_is_reported_not_a_crash():
     with pytest.warns(ConvergenceWarning, match="R-hat"):
         one = run(normal_rwm(Y), n_iter=10, n_warmup=10, n_chains=1, thin=10, rng=1, progress=False)
     assert one.posterior["mu"].shape == (1, 1) and one.posterior.attrs["converged"] == 0
+
+
+def test_progress_bar_appears_only_once_a_run_takes_a_while(monkeypatch, capsys):
+    """progress=True everywhere: a short run makes no bar (no notebook widget either); a long one shows its count."""
+    from dplit import sampling
+
+    bar = sampling.LazyBar(total=10, desc="short")
+    bar.update(3)
+    bar.set_postfix_str("R-hat -", refresh=False)
+    bar.close()
+    assert bar._bar is None and bar.n == 3
+    monkeypatch.setattr(sampling, "PROGRESS_DELAY", 0.0)
+    bar = sampling.LazyBar(total=10, desc="long")
+    bar.set_postfix_str("R-hat 1.2")
+    bar.update(4)
+    bar.n = 7
+    bar.refresh()
+    assert bar._bar is not None and bar._bar.n == 7 and bar._bar.total == 10
+    bar.close()
