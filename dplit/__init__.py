@@ -66,6 +66,7 @@ PARTS = (
         ("study_store",),                   # 61: the study's stores (text table, SQLite) and resumable runner
         ("study",),                         # 62: the simulation study runner (re-exports 61)
         ("atus",),                          # 63: the ATUS application (uses datasets, study)
+        ("study_summary",),                 # 64: the study's summaries and the paper's figures, from a store
     )),
     ("interfaces", (
         ("cli",),                           # the command line: may use anything

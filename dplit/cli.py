@@ -456,7 +456,7 @@ _REPORT_FILES = ("summary.csv", "figure1_mse_alpha.png", "figure2_mse_mean.png",
 
 
 def _report_study(args):
-    from dplit import study
+    from dplit import study, study_summary
 
     max_mpsrf = study.check_max_mpsrf(args.max_mpsrf, "--max-mpsrf")
     if args.out:
@@ -471,10 +471,10 @@ def _report_study(args):
     store = study.open_store(args.store)
     if not store.path.exists():
         raise ValueError(f"{args.store}: no such store")
-    df = study.load_results(store.check())
+    df = study_summary.load_results(store.check())
     if not len(df):
         raise ValueError(f"{args.store}: the store is empty")
-    summary = study.summarise(df, max_mpsrf=max_mpsrf)
+    summary = study_summary.summarise(df, max_mpsrf=max_mpsrf)
     cols = ["alpha", "n", "eps", "threshold", "method", "runs", "failed", "converged", "mse_alpha", "mse_mean",
             "coverage", "runtime"]
     print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
@@ -485,8 +485,10 @@ def _report_study(args):
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         summary.to_csv(out / "summary.csv", index=False)
-        figs = {"figure1_mse_alpha": study.figure_mse(summary), "figure2_mse_mean": study.figure_mse(summary, metric="mse_mean"),
-                "figure2_coverage": study.figure_coverage(summary), "figureS2_convergence": study.figure_convergence(summary)}
+        figs = {"figure1_mse_alpha": study_summary.figure_mse(summary),
+                "figure2_mse_mean": study_summary.figure_mse(summary, metric="mse_mean"),
+                "figure2_coverage": study_summary.figure_coverage(summary),
+                "figureS2_convergence": study_summary.figure_convergence(summary)}
         for name, fig in figs.items():
             fig.savefig(out / f"{name}.png", dpi=120)
         print(f"written: {out / 'summary.csv'} and {len(figs)} figures in {out}")

@@ -2,7 +2,7 @@
 # Edit the notebook, then run `python -m dplit.export`.
 """The simulation study: every method on the paper's grid, resumable
 
-Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenario grid, one task per (scenario, replicate, method), seeds derived from the task's settings, results written at once to one store (nothing lost, nothing redone: a text table of JSON lines to commit and share, or a SQLite file), any `concurrent.futures` executor (a local process pool, or Dask), and the paper's figures from the stored results.
+Guo et al.'s simulation study (Sec. 5.1, Figures 1-2, S5) as a runner: a scenario grid, one task per (scenario, replicate, method), seeds derived from the task's settings, results written at once to one store (nothing lost, nothing redone: a text table of JSON lines to commit and share, or a SQLite file), any `concurrent.futures` executor (a local process pool, or Dask).
 """
 
 __all__ = [
@@ -12,12 +12,6 @@ __all__ = [
     "mse",
     "predictive_coverage",
     "run_study",
-    "load_results",
-    "summarise",
-    "figure_mse",
-    "figure_coverage",
-    "figure_convergence",
-    "fixed_vs_dp",
 ]
 
 
@@ -447,161 +441,3 @@ def _as_config(config):
     if isinstance(config, StudyConfig):
         return config
     return StudyConfig.from_dict(config) if isinstance(config, dict) else StudyConfig.from_toml(config)
-
-
-# %% notebooks/62_study.py, cell 32: 7. From the store to the paper's figures
-def load_results(store):
-    """A pandas DataFrame of a store: one row per task, its settings and measures (``alpha`` as a label)."""
-    import pandas as pd
-
-    df = pd.DataFrame(open_store(store).rows())
-    if len(df):
-        df["alpha"] = df["alpha_true"].map(lambda a: "(" + ", ".join(f"{x:g}" for x in a) + ")")
-        df["threshold"] = df["threshold"].astype(str)
-    return df
-
-
-_MEASURES = ("mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage")
-
-
-def summarise(df, *, max_mpsrf=1.1, intervals=False, level=0.9, n_boot=1000, min_runs=5, rng=None):
-    """Medians per (alpha, n, eps, threshold, method) over the converged runs, with run, failure and convergence counts.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        From :func:`load_results`.
-    max_mpsrf : float, default 1.1
-        Runs above this multivariate PSRF are not converged (and left out of the medians), as in the paper.
-    intervals : bool, default False
-        Add the Monte Carlo error of each median: columns ``<measure>_lo`` and ``<measure>_hi``, the percentile
-        bootstrap interval (``level``, ``n_boot`` resamples of the data sets of the cell), and ``converged_lo``,
-        ``converged_hi`` (the same for the fraction converged). A cell with fewer than ``min_runs`` values has
-        NaN intervals: a bootstrap of one or two values says nothing about their error.
-    rng : None, int or numpy.random.Generator
-        The bootstrap's randomness.
-    """
-    import pandas as pd
-
-    max_mpsrf = check_max_mpsrf(max_mpsrf)
-    df = df.copy()
-    df["failed"] = df["error"].notna()
-    mp = df["mpsrf"] if "mpsrf" in df else pd.Series(np.nan, index=df.index)
-    df["converged"] = ~df["failed"] & ~(mp.astype(float) > max_mpsrf)
-    keys = ["alpha", "n", "eps", "threshold", "method"]
-    g = df.groupby(keys)
-    out = g.agg(runs=("method", "size"), failed=("failed", "sum"), converged=("converged", "mean"),
-                runtime=("runtime", "median")).reset_index()
-    good = df[df["converged"]].groupby(keys)
-    med = good[list(_MEASURES)].median().reset_index()
-    out = out.merge(med, on=keys, how="left")
-    if intervals:
-        level = V.unit_interval(level, "level")
-        g = V.rng(rng)
-        ci = []
-        for key, sub in df.groupby(keys):
-            row = dict(zip(keys, key))
-            ok = sub[sub["converged"]]
-            for col, values, stat in [(c, ok[c], np.median) for c in _MEASURES] + [
-                    ("converged", sub["converged"], np.mean)]:
-                v = values.astype(float).to_numpy()
-                v = v[np.isfinite(v)]
-                lo = hi = np.nan
-                if len(v) >= V.count(min_runs, "min_runs"):
-                    boot = stat(v[g.integers(0, len(v), (V.count(n_boot, "n_boot"), len(v)))], axis=1)
-                    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
-                row[f"{col}_lo"], row[f"{col}_hi"] = float(lo), float(hi)
-            ci.append(row)
-        out = out.merge(pd.DataFrame(ci), on=keys, how="left")
-    return out
-
-
-def _bars(ax, sub, methods, value, *, log, base):
-    """Grouped bars: one group per (eps, n), one bar per method; benchmarks wide and black."""
-    import matplotlib.pyplot as plt
-
-    groups = sorted({(e, n) for e, n in zip(sub["eps"], sub["n"])})
-    width = 0.8 / max(len(methods), 1)
-    colors = [plt.get_cmap("tab20")(i % 20) for i in range(len(methods))]     # k distinct colours
-    for k, m in enumerate(methods):
-        bench = m in ("boots", "mcmc_p1")
-        for gi, (e, n) in enumerate(groups):
-            row = sub[(sub["method"] == m) & (sub["eps"] == e) & (sub["n"] == n)]
-            if row.empty or not np.isfinite(row[value].iloc[0]):
-                continue
-            v = float(row[value].iloc[0])
-            x = gi + (k - (len(methods) - 1) / 2) * width
-            ax.bar(x, v - base, bottom=base, width=width * (1.6 if bench else 0.9),
-                   color="k" if bench else colors[k], label=m if gi == 0 else None, zorder=1 if bench else 2)
-            if f"{value}_lo" in row:     # the Monte Carlo error of the median (summarise(..., intervals=True))
-                lo, hi = float(row[f"{value}_lo"].iloc[0]), float(row[f"{value}_hi"].iloc[0])
-                if np.isfinite(lo) and np.isfinite(hi):
-                    ax.plot([x, x], [lo, hi], color="0.35" if bench else "k", lw=0.8, zorder=3)
-    ax.set_xticks(range(len(groups)), [f"eps={e:g}\nn={n}" for e, n in groups], fontsize=8)
-    if log:
-        ax.set_yscale("log")
-
-
-# %% notebooks/62_study.py, cell 33: 7. From the store to the paper's figures
-def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
-    """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
-
-    def panel(ax, sub, methods):
-        sub, top = sub.copy(), sub[metric].max()
-        sub["scaled"] = sub[metric] / top
-        if f"{metric}_lo" in sub:
-            sub["scaled_lo"], sub["scaled_hi"] = sub[f"{metric}_lo"] / top, sub[f"{metric}_hi"] / top
-        _bars(ax, sub, methods, "scaled", log=True, base=1.0)
-        ax.set_ylabel("rescaled median MSE", fontsize=9)
-
-    title = {"mse_alpha": "Figure 1: MSE of alpha", "mse_mean": "Figure 2 (left): MSE of E[x | alpha]"}
-    return _panels(summary, methods or METHODS, threshold, 2.1, panel,
-                   title.get(metric, metric) + " (longer bar = smaller MSE)")
-
-
-def figure_coverage(summary, *, methods=SELECTED, threshold="dp"):
-    """Figure 2 (right): median coverage of the 95% posterior-predictive ellipsoid."""
-    return _figure_level(summary, "coverage", methods, threshold, 0.95, "Figure 2 (right): predictive coverage")
-
-
-def figure_convergence(summary, *, methods=None, threshold="dp"):
-    """Figure S2: fraction of runs whose multivariate PSRF is at most the study's ``max_mpsrf``."""
-    methods = [m for m in (methods or METHODS) if METHODS[m][0] in CHAIN_FAMILIES]
-    return _figure_level(summary, "converged", methods, threshold, 1.0, "Figure S2: fraction converged (MPSRF <= 1.1)")
-
-
-def _figure_level(summary, value, methods, threshold, ref, title):
-    def panel(ax, sub, methods):
-        _bars(ax, sub, methods, value, log=False, base=0.0)
-        ax.axhline(ref, c="r", ls="--", lw=1)
-        ax.set_ylim(0, 1.05)
-
-    return _panels(summary, methods, threshold, 2.0, panel, title)
-
-
-def _panels(summary, methods, threshold, height, panel, title):
-    """One panel per true alpha (``panel(ax, rows of that alpha, methods)``), a title and one legend under them."""
-    import matplotlib.pyplot as plt
-
-    s = summary[summary["threshold"] == str(threshold)]
-    alphas = list(dict.fromkeys(s["alpha"]))
-    methods = [m for m in methods if m in set(s["method"])]
-    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, height * len(alphas) + 1.0), squeeze=False)
-    for ax, al in zip(axes[:, 0], alphas):
-        panel(ax, s[s["alpha"] == al], methods)
-        ax.set_title(f"alpha_true = {al}", fontsize=9)
-    handles, labels = axes[0, 0].get_legend_handles_labels()     # one legend, in rows: the figure fits a column
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    return fig
-
-
-def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
-    """Figure S3's numbers: per (alpha, n, eps, method), the fraction of data sets where DP a gives the smaller MSE."""
-    keys = ["alpha", "n", "eps", "method", "replicate"]
-    a = df[(df["threshold"] == "dp") & df["error"].isna()].set_index(keys)[metric]
-    b = df[(df["threshold"] == str(fixed)) & df["error"].isna()].set_index(keys)[metric]
-    both = a.to_frame("dp").join(b.to_frame("fixed"), how="inner")
-    both["dp_better"] = both["dp"] < both["fixed"]
-    return both.groupby(level=["alpha", "n", "eps", "method"])["dp_better"].agg(["mean", "size"]).reset_index()

@@ -103,8 +103,9 @@
 # |---|---|---|---|
 # | `60_methods` | `dplit.methods` | one contract for every method: the registry, one dispatcher, every method on one release side by side (`compare`, `dplit compare`) | all |
 # | `61_study_store` | `dplit.study_store` | the study's stores (a committed JSON-lines text table, or SQLite) and the resumable runner on any executor (process pool, Dask) | Guo et al. Sec. 5.1 |
-# | `62_study` | `dplit.study` | the simulation study | Guo et al. Sec. 5.1, Fig. 1-2 |
+# | `62_study` | `dplit.study` | the simulation study: settings, tasks and seeds, the measures, the resumable runner | Guo et al. Sec. 5.1 |
 # | `63_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
+# | `64_study_summary` | `dplit.study_summary` | the study's summaries and the paper's figures, from a store | Guo et al. Sec. 5.1, Fig. 1-2, S2-S3 |
 #
 # **Checks (`notebooks/checks/`)**
 #

@@ -1,4 +1,5 @@
-"""Tests of dplit.study: settings, keys and seeds, the SQLite store, resumption, executors (incl. Dask)."""
+"""Tests of dplit.study: settings, keys and seeds, the SQLite store, resumption, executors (incl. Dask); and of
+dplit.study_summary: the summaries and figures of a store."""
 
 import json
 import signal
@@ -10,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from dplit import study, study_store
+from dplit import study, study_store, study_summary
 from dplit.study import ResultStore, SerialExecutor, StudyConfig, make_tasks, run_study, run_task
 
 SMALL = {"alpha_true": [[2.0, 2.0, 2.0]], "n": [200], "eps": [1.0], "methods": ["dpboots", "dpmcmc_p1"],
@@ -160,9 +161,9 @@ def test_summary_and_figures(tmp_path):
     matplotlib.use("Agg")
     path = tmp_path / "s.sqlite"
     run_study(SMALL, path, executor=SerialExecutor(), progress=False)
-    s = study.summarise(study.load_results(path))
+    s = study_summary.summarise(study_summary.load_results(path))
     assert set(s["method"]) == {"dpboots", "dpmcmc_p1"} and (s["runs"] == 2).all()
-    for f in (study.figure_mse(s), study.figure_coverage(s), study.figure_convergence(s)):
+    for f in (study_summary.figure_mse(s), study_summary.figure_coverage(s), study_summary.figure_convergence(s)):
         assert f.axes
 
 
@@ -284,7 +285,7 @@ def test_store_check_and_summarise_refuse_bad_values(tmp_path):
         run_study(SMALL, tmp_path / "nofolder" / "r.sqlite", executor=SerialExecutor(), progress=False)
     for bad in (-1.0, 1.0, float("nan")):
         with pytest.raises(ValueError, match="max_mpsrf must be > 1"):
-            study.summarise(None, max_mpsrf=bad)
+            study_summary.summarise(None, max_mpsrf=bad)
         with pytest.raises(ValueError, match="max_mpsrf"):
             StudyConfig.from_dict(dict(SMALL, max_mpsrf=bad))
     with pytest.raises(TypeError, match="max_mpsrf"):
@@ -396,13 +397,13 @@ def test_summarise_intervals_cover_the_median():
             rows.append({"alpha": f"a{cell}", "n": 100, "eps": 1.0, "threshold": "dp", "method": "dpboots",
                          "replicate": rep, "error": None, "runtime": 0.1, "mse_alpha": v, "mse_mean": v,
                          "se_alpha": v, "se_mean": v, "coverage": 0.95})
-    s = study.summarise(pd.DataFrame(rows), intervals=True, rng=1).set_index("alpha")
+    s = study_summary.summarise(pd.DataFrame(rows), intervals=True, rng=1).set_index("alpha")
     for cell, centre in (("a0", 1.0), ("a1", 10.0)):     # the population median lies inside the 90% interval
         lo, mid, hi = s.loc[cell, ["mse_alpha_lo", "mse_alpha", "mse_alpha_hi"]]
         assert lo <= mid <= hi and lo < centre < hi and hi / lo < 2, (cell, lo, mid, hi)
     assert np.isnan(s.loc["a2", "mse_alpha_lo"]) and np.isfinite(s.loc["a2", "mse_alpha"])   # 3 runs: no interval
     assert s.loc["a0", "mse_alpha_hi"] < s.loc["a1", "mse_alpha_lo"]          # a tenfold difference is clear
-    assert "mse_alpha_lo" not in study.summarise(pd.DataFrame(rows))
+    assert "mse_alpha_lo" not in study_summary.summarise(pd.DataFrame(rows))
 
 
 def test_text_table_sees_another_writer(tmp_path):

@@ -39,8 +39,8 @@ from IPython.display import Markdown, display
 from dplit.bootstrap import dp_boots, truncated_statistic
 from dplit.config import size
 from dplit.dirichlet_fit import dirichlet_mle
-from dplit.study import (figure_convergence, figure_coverage, figure_mse, load_results, run_task, simulate_replicate,
-                         summarise)
+from dplit.study import run_task, simulate_replicate
+from dplit.study_summary import figure_convergence, figure_coverage, figure_mse, load_results, summarise
 
 SEED = 20261126
 TABLE = "sec51_study.jsonl"

@@ -1,0 +1,441 @@
+# %% [markdown]
+# # The study's summaries and the paper's figures, from a store
+# A study's store read into a table, summarised per cell of the grid over the converged runs (with the Monte Carlo error of each median), and drawn as Figures 1-2 and S2 of Guo et al., with Figure S3's numbers.
+#
+# * **For:** reading a simulation study of Guo et al. (Sec. 5.1), once its tasks are in a store (notebook `62_study`, `dplit study run`).
+# * **You need:** a store (a `.jsonl` text table or a SQLite file) that `dplit.study.run_study` wrote; nothing to download.
+# * **You get:** `dplit.study_summary`: `load_results` (the store as a pandas table), `summarise` (medians over the converged runs, run, failure and convergence counts, bootstrap intervals of each median), `figure_mse`, `figure_coverage`, `figure_convergence` (Figures 1, 2 and S2) and `fixed_vs_dp` (Figure S3's numbers), each checked here; `dplit study report` calls them.
+#
+# Nothing here runs a method: a summary needs only the stored rows, so it sits above the runner (`dplit.study`) and
+# can be rerun on a store that another machine filled. The paper's grid, summarised by these functions with Monte
+# Carlo error bars, is in `80_guo_simulation_study`.
+
+# %%
+#| default_exp study_summary
+
+# %% [markdown]
+# ## Parameters
+#
+# Sizes come from the size switch (`DPLIT_QUICK=1`: the test suite's): the data sets per cell of the small study
+# below, and the planted cells of the interval check.
+
+# %%
+# %matplotlib inline
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dplit.config import is_quick, size
+
+SEED = 20261127
+replicates = size(full=10, quick=3)              # data sets per cell of the small study
+n_cells = size(full=400, quick=100)             # planted cells in the check of the intervals
+print(f"quick mode: {is_quick()}")
+
+# %% [markdown]
+# ## A small study to read
+#
+# Two true parameters ($\boldsymbol\alpha_2 = (0.5, 0.5, 0.5)$ of the paper, and $(2, 2, 2)$), $n = 200$,
+# $\epsilon \in \{1, 10^{10}\}$, the two benchmarks (Boots, MCMC$_{p1}$) and three private methods at the quick effort,
+# run by `dplit.study.run_study` into one text table. The same store holds the S5 variant, a fixed threshold
+# $a = 10^{-6}$, for three of the methods: its tasks have their own keys, and the same data sets (a data seed does not
+# depend on the threshold rule).
+
+# %%
+from dplit.study import SerialExecutor, StudyConfig, run_study  # noqa: E402
+
+grid = {"alpha_true": [[0.5, 0.5, 0.5], [2.0, 2.0, 2.0]], "n": [200], "eps": [1.0, 1e10], "replicates": replicates,
+        "seed": 1, "quick": True, "methods": ["boots", "mcmc_p1", "dpboots", "dpmcmc_p1", "dpabc_p4"]}
+fixed_grid = dict(grid, methods=["dpboots", "dpmcmc_p1", "dpabc_p4"], threshold=1e-6)
+store = Path(tempfile.mkdtemp()) / "small.jsonl"
+for cfg in (grid, fixed_grid):
+    print(run_study(StudyConfig.from_dict(cfg), store, executor=SerialExecutor(), progress=False))
+
+# %% [markdown]
+# ## 1. From a store to a table
+#
+# `load_results` reads a store into a pandas table: one row per task, its settings and measures, with the true
+# $\boldsymbol\alpha$ as a label (`"(0.5, 0.5, 0.5)"`) and the threshold rule as text (`"dp"`, or the fixed `a`), the
+# keys by which the summaries group.
+
+# %%
+#| export
+import numpy as np
+
+from dplit import _validate as V
+from dplit.study import CHAIN_FAMILIES, METHODS, SELECTED, check_max_mpsrf
+from dplit.study_store import open_store
+
+
+def load_results(store):
+    """A pandas DataFrame of a store: one row per task, its settings and measures (``alpha`` as a label)."""
+    import pandas as pd
+
+    df = pd.DataFrame(open_store(store).rows())
+    if len(df):
+        df["alpha"] = df["alpha_true"].map(lambda a: "(" + ", ".join(f"{x:g}" for x in a) + ")")
+        df["threshold"] = df["threshold"].astype(str)
+    return df
+
+
+# %% [markdown]
+# Checks: one row per task of the two studies, none failed; the labels; a store with nothing in it reads as an empty
+# table.
+
+# %%
+from dplit.study_summary import load_results  # noqa: E402
+
+df = load_results(store)
+n_tasks = replicates * 2 * 2 * (5 + 3)
+assert len(df) == n_tasks and df["error"].isna().all(), (len(df), df["error"].dropna().tolist())
+assert set(df["alpha"]) == {"(0.5, 0.5, 0.5)", "(2, 2, 2)"} and set(df["threshold"]) == {"dp", "1e-06"}
+assert load_results(Path(tempfile.mkdtemp()) / "empty.sqlite").empty
+print(f"{len(df)} tasks, columns: {', '.join(df.columns)}")
+
+# %% [markdown]
+# ## 2. Medians over the converged runs
+#
+# `summarise` groups by (alpha, n, eps, threshold, method) and reports the runs, the failures (a method that raised),
+# the fraction **converged** (multivariate PSRF <= `max_mpsrf`, 1.1 as in the paper; bootstrap and ABC have no chains
+# and count as converged), and the medians of the measures **over the converged runs**, as the paper discards the
+# others. The median runtime is over all runs, failed ones included.
+
+# %%
+#| export
+_MEASURES = ("mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage")
+
+
+def summarise(df, *, max_mpsrf=1.1, intervals=False, level=0.9, n_boot=1000, min_runs=5, rng=None):
+    """Medians per (alpha, n, eps, threshold, method) over the converged runs, with run, failure and convergence counts.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        From :func:`load_results`.
+    max_mpsrf : float, default 1.1
+        Runs above this multivariate PSRF are not converged (and left out of the medians), as in the paper.
+    intervals : bool, default False
+        Add the Monte Carlo error of each median: columns ``<measure>_lo`` and ``<measure>_hi``, the percentile
+        bootstrap interval (``level``, ``n_boot`` resamples of the data sets of the cell), and ``converged_lo``,
+        ``converged_hi`` (the same for the fraction converged). A cell with fewer than ``min_runs`` values has
+        NaN intervals: a bootstrap of one or two values says nothing about their error.
+    rng : None, int or numpy.random.Generator
+        The bootstrap's randomness.
+    """
+    import pandas as pd
+
+    max_mpsrf = check_max_mpsrf(max_mpsrf)
+    df = df.copy()
+    df["failed"] = df["error"].notna()
+    mp = df["mpsrf"] if "mpsrf" in df else pd.Series(np.nan, index=df.index)
+    df["converged"] = ~df["failed"] & ~(mp.astype(float) > max_mpsrf)
+    keys = ["alpha", "n", "eps", "threshold", "method"]
+    g = df.groupby(keys)
+    out = g.agg(runs=("method", "size"), failed=("failed", "sum"), converged=("converged", "mean"),
+                runtime=("runtime", "median")).reset_index()
+    good = df[df["converged"]].groupby(keys)
+    med = good[list(_MEASURES)].median().reset_index()
+    out = out.merge(med, on=keys, how="left")
+    if intervals:
+        ci = _median_intervals(df, keys, level=level, n_boot=n_boot, min_runs=min_runs, rng=rng)
+        out = out.merge(ci, on=keys, how="left")
+    return out
+
+
+# %% [markdown]
+# Checks on a planted cell whose answer is known: five runs of one method, one failed, one with a multivariate PSRF of
+# 1.5, the others at MSE 1, 2, 3. The cell counts 5 runs, 1 failure, 3/5 converged, and the median MSE is 2 (the
+# unconverged run's 100 is left out); with no cut-off (`max_mpsrf=inf`) 4/5 converge and the median is 2.5. A cut-off
+# at or below 1 is refused (every run would count as unconverged). Then the small study's summary: every run of every
+# cell is counted, bootstrap methods count as converged, and the medians behave as the design says: at $\epsilon = 1$
+# every private method's median MSE of $\boldsymbol\alpha$ is over three times Boots' (with $n = 200$ records the noise
+# dominates), at $\epsilon = 10^{10}$ DPBoots and DPMCMC$_{p1}$ are within a factor 2 of it.
+
+# %%
+from dplit.study_summary import summarise  # noqa: E402
+from dplit.testing import raises  # noqa: E402
+
+cell = dict(alpha="a", n=100, eps=1.0, threshold="dp", method="dpmcmc_p1", runtime=1.0)
+planted = pd.DataFrame([{**cell, "replicate": i, "error": err, "mpsrf": mp, **dict.fromkeys(
+    ("mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage"), v)} for i, (v, mp, err) in enumerate(
+    [(1.0, 1.01, None), (2.0, 1.02, None), (3.0, 1.0, None), (100.0, 1.5, None), (np.nan, np.nan, "ValueError: x")])])
+row = summarise(planted).iloc[0]
+assert (row["runs"], row["failed"], row["converged"], row["mse_alpha"]) == (5, 1, 0.6, 2.0)
+row = summarise(planted, max_mpsrf=float("inf")).iloc[0]
+assert (row["converged"], row["mse_alpha"]) == (0.8, 2.5)
+for bad in (1.0, 0.5, float("nan")):
+    assert raises(ValueError, summarise, planted, max_mpsrf=bad, match="max_mpsrf must be > 1")
+
+summary = summarise(df)
+dp = summary[summary["threshold"] == "dp"].set_index(["alpha", "eps", "method"])
+assert (dp["runs"] == replicates).all() and (dp["failed"] == 0).all()
+assert (dp["converged"].xs("dpboots", level="method") == 1).all() and (dp["converged"].xs("boots", level="method") == 1).all()
+ratio = dp["mse_alpha"].unstack("method").div(dp["mse_alpha"].xs("boots", level="method"), axis=0)
+assert (ratio.xs(1.0, level="eps")[["dpboots", "dpmcmc_p1", "dpabc_p4"]] > 3).all().all()
+assert ratio.xs(1e10, level="eps")[["dpboots", "dpmcmc_p1"]].apply(lambda r: r.between(0.5, 2)).all().all()
+dp[["runs", "converged", "mse_alpha", "mse_mean", "coverage"]].round(4)
+
+# %% [markdown]
+# ## 3. The Monte Carlo error of a median
+#
+# A median over 50 data sets (the paper's) is itself uncertain. `summarise(..., intervals=True)` adds a percentile
+# bootstrap interval to each median and to the fraction converged: resample the data sets of the cell with
+# replacement `n_boot` times, take the statistic of each resample, and report its `(1 - level) / 2` and
+# `(1 + level) / 2` quantiles. The figures draw these as error bars. A cell with fewer than `min_runs` values gets NaN:
+# a bootstrap of two values says nothing about their error.
+
+# %%
+#| export
+def _median_intervals(df, keys, *, level, n_boot, min_runs, rng):
+    """Bootstrap intervals of each cell's medians (converged runs) and of its fraction converged, one row per cell."""
+    import pandas as pd
+
+    level = V.unit_interval(level, "level")
+    g = V.rng(rng)
+    ci = []
+    for key, sub in df.groupby(keys):
+        row = dict(zip(keys, key))
+        ok = sub[sub["converged"]]
+        for col, values, stat in [(c, ok[c], np.median) for c in _MEASURES] + [
+                ("converged", sub["converged"], np.mean)]:
+            v = values.astype(float).to_numpy()
+            v = v[np.isfinite(v)]
+            lo = hi = np.nan
+            if len(v) >= V.count(min_runs, "min_runs"):
+                boot = stat(v[g.integers(0, len(v), (V.count(n_boot, "n_boot"), len(v)))], axis=1)
+                lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+            row[f"{col}_lo"], row[f"{col}_hi"] = float(lo), float(hi)
+        ci.append(row)
+    return pd.DataFrame(ci)
+
+
+# %% [markdown]
+# Checks with power: `n_cells` planted cells of 40 runs each, drawn from a lognormal law whose median is 1. The 90%
+# intervals should hold 1 in about 90% of the cells (a planted bug, the 50% interval, holds it in about half); a cell
+# of 3 runs has a median but no interval.
+
+# %%
+lognormal = np.random.default_rng(SEED).lognormal(0.0, 0.5, (n_cells, 40))
+cells = pd.DataFrame([{**cell, "alpha": f"a{i}", "replicate": r, "error": None, **dict.fromkeys(
+    ("mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage"), v)} for i, vs in enumerate(lognormal)
+    for r, v in enumerate(vs)])
+ci = summarise(cells, intervals=True, rng=SEED)
+held = float(np.mean((ci["mse_alpha_lo"] < 1) & (1 < ci["mse_alpha_hi"])))
+tol = 3 * np.sqrt(0.9 * 0.1 / n_cells) + 0.02          # binomial error plus the bootstrap's own small bias
+assert abs(held - 0.9) < tol, (held, tol)
+half = summarise(cells, intervals=True, level=0.5, rng=SEED)
+assert np.mean((half["mse_alpha_lo"] < 1) & (1 < half["mse_alpha_hi"])) < 0.9 - tol
+few = summarise(cells[cells["replicate"] < 3], intervals=True, rng=SEED)
+assert few["mse_alpha_lo"].isna().all() and few["mse_alpha"].notna().all()
+print(f"90% intervals hold the true median in {held:.3f} of {n_cells} cells (tolerance {tol:.3f})")
+
+# %% [markdown]
+# ## 4. The figures: one panel per true $\boldsymbol\alpha$
+#
+# The figures have one panel per true $\boldsymbol\alpha$, one group of bars per ($\epsilon$, $n$) and one bar per
+# method: Figure 1 (MSE of $\boldsymbol\alpha$), Figure 2 (MSE of $E[\mathbf x]$, predictive coverage), Figure S2
+# (fraction converged). The benchmarks are the wide black bars, behind the others; a summary with intervals adds
+# its error bars. `_bars` draws one panel, `_panels` lays the panels out in a column with one legend under them.
+
+# %%
+#| export
+def _bars(ax, sub, methods, value, *, log, base):
+    """Grouped bars: one group per (eps, n), one bar per method; benchmarks wide and black."""
+    import matplotlib.pyplot as plt
+
+    groups = sorted({(e, n) for e, n in zip(sub["eps"], sub["n"])})
+    width = 0.8 / max(len(methods), 1)
+    colors = [plt.get_cmap("tab20")(i % 20) for i in range(len(methods))]     # k distinct colours
+    for k, m in enumerate(methods):
+        bench = m in ("boots", "mcmc_p1")
+        for gi, (e, n) in enumerate(groups):
+            row = sub[(sub["method"] == m) & (sub["eps"] == e) & (sub["n"] == n)]
+            if row.empty or not np.isfinite(row[value].iloc[0]):
+                continue
+            v = float(row[value].iloc[0])
+            x = gi + (k - (len(methods) - 1) / 2) * width
+            ax.bar(x, v - base, bottom=base, width=width * (1.6 if bench else 0.9),
+                   color="k" if bench else colors[k], label=m if gi == 0 else None, zorder=1 if bench else 2)
+            if f"{value}_lo" in row:     # the Monte Carlo error of the median (summarise(..., intervals=True))
+                lo, hi = float(row[f"{value}_lo"].iloc[0]), float(row[f"{value}_hi"].iloc[0])
+                if np.isfinite(lo) and np.isfinite(hi):
+                    ax.plot([x, x], [lo, hi], color="0.35" if bench else "k", lw=0.8, zorder=3)
+    ax.set_xticks(range(len(groups)), [f"eps={e:g}\nn={n}" for e, n in groups], fontsize=8)
+    if log:
+        ax.set_yscale("log")
+
+
+def _panels(summary, methods, threshold, height, panel, title):
+    """One panel per true alpha (``panel(ax, rows of that alpha, methods)``), a title and one legend under them."""
+    import matplotlib.pyplot as plt
+
+    s = summary[summary["threshold"] == str(threshold)]
+    alphas = list(dict.fromkeys(s["alpha"]))
+    methods = [m for m in methods if m in set(s["method"])]
+    fig, axes = plt.subplots(len(alphas), 1, figsize=(7.5, height * len(alphas) + 1.0), squeeze=False)
+    for ax, al in zip(axes[:, 0], alphas):
+        panel(ax, s[s["alpha"] == al], methods)
+        ax.set_title(f"alpha_true = {al}", fontsize=9)
+    handles, labels = axes[0, 0].get_legend_handles_labels()     # one legend, in rows: the figure fits a column
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+# %% [markdown]
+# Checks on the small study's coverage: a panel per true $\boldsymbol\alpha$ (of the threshold asked for only), a bar per
+# (method, group) running from `base` to the median, wide and black for a benchmark, and one legend entry per method.
+
+# %%
+import matplotlib.pyplot as plt  # noqa: E402
+
+from dplit.study_summary import _bars, _panels  # noqa: E402
+
+methods = ["boots", "dpboots", "dpmcmc_p1"]
+fig = _panels(summary, methods, "dp", 2.0, lambda ax, sub, ms: _bars(ax, sub, ms, "coverage", log=False, base=0.0),
+              "median coverage, drawn by _panels and _bars")
+panels = [ax for ax in fig.axes if ax.get_title()]
+assert [ax.get_title() for ax in panels] == ["alpha_true = (0.5, 0.5, 0.5)", "alpha_true = (2, 2, 2)"]
+tops = sorted(p.get_y() + p.get_height() for p in panels[0].patches)
+first = summary[(summary["threshold"] == "dp") & (summary["alpha"] == "(0.5, 0.5, 0.5)")]
+assert np.allclose(tops, sorted(first[first["method"].isin(methods)]["coverage"]))
+assert sum(p.get_facecolor()[:3] == (0, 0, 0) for p in panels[0].patches) == 2      # boots at both budgets
+assert [t.get_text() for t in fig.legends[0].get_texts()] == methods
+plt.close(fig)
+
+# %% [markdown]
+# **Figure 1 and the left of Figure 2.** Figure 1 divides the median MSEs of a true $\boldsymbol\alpha$ by their
+# largest, so that the trends in eps and n stay visible, and draws each bar from 1 down to its value on a log scale: a
+# longer bar is a smaller MSE. `metric="mse_mean"` gives the left of Figure 2, the MSE of $E[\mathbf x \mid
+# \boldsymbol\alpha]$.
+
+# %%
+#| export
+def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
+    """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
+
+    def panel(ax, sub, methods):
+        sub, top = sub.copy(), sub[metric].max()
+        sub["scaled"] = sub[metric] / top
+        if f"{metric}_lo" in sub:
+            sub["scaled_lo"], sub["scaled_hi"] = sub[f"{metric}_lo"] / top, sub[f"{metric}_hi"] / top
+        _bars(ax, sub, methods, "scaled", log=True, base=1.0)
+        ax.set_ylabel("rescaled median MSE", fontsize=9)
+
+    title = {"mse_alpha": "Figure 1: MSE of alpha", "mse_mean": "Figure 2 (left): MSE of E[x | alpha]"}
+    return _panels(summary, methods or METHODS, threshold, 2.1, panel,
+                   title.get(metric, metric) + " (longer bar = smaller MSE)")
+
+
+# %% [markdown]
+# Checks: in each panel every bar hangs from 1 and ends at its median divided by the panel's largest (one bar ends at
+# 1 exactly), on a log axis. Figure 1 of the small study, with the Monte Carlo error bars where a cell has
+# `min_runs` data sets or more:
+
+# %%
+from dplit.study_summary import figure_mse  # noqa: E402
+
+summary_ci = summarise(df, intervals=True, rng=SEED)
+fig1 = figure_mse(summary_ci)
+for ax in (ax for ax in fig1.axes if ax.get_title()):
+    al = ax.get_title().removeprefix("alpha_true = ")
+    want = summary_ci[(summary_ci["threshold"] == "dp") & (summary_ci["alpha"] == al)]["mse_alpha"]
+    ends = [p.get_y() + p.get_height() for p in ax.patches]
+    assert ax.get_yscale() == "log" and all(p.get_y() == 1.0 for p in ax.patches)
+    assert np.allclose(sorted(ends), sorted(want / want.max())) and np.isclose(max(ends), 1.0)
+
+# %% [markdown]
+# **Figure 2 (right) and Figure S2.** Both are fractions against a reference line: the median coverage of the 95%
+# posterior-predictive ellipsoid (notebook 62, section 4) against 0.95, for the methods the paper keeps; and the
+# fraction of runs converged, for the methods that run chains, against 1.
+
+# %%
+#| export
+def figure_coverage(summary, *, methods=SELECTED, threshold="dp"):
+    """Figure 2 (right): median coverage of the 95% posterior-predictive ellipsoid."""
+    return _figure_level(summary, "coverage", methods, threshold, 0.95, "Figure 2 (right): predictive coverage")
+
+
+def figure_convergence(summary, *, methods=None, threshold="dp"):
+    """Figure S2: fraction of runs whose multivariate PSRF is at most the study's ``max_mpsrf``."""
+    methods = [m for m in (methods or METHODS) if METHODS[m][0] in CHAIN_FAMILIES]
+    return _figure_level(summary, "converged", methods, threshold, 1.0, "Figure S2: fraction converged (MPSRF <= 1.1)")
+
+
+def _figure_level(summary, value, methods, threshold, ref, title):
+    def panel(ax, sub, methods):
+        _bars(ax, sub, methods, value, log=False, base=0.0)
+        ax.axhline(ref, c="r", ls="--", lw=1)
+        ax.set_ylim(0, 1.05)
+
+    return _panels(summary, methods, threshold, 2.0, panel, title)
+
+
+# %% [markdown]
+# Checks: the reference lines sit at 0.95 and 1; Figure S2 leaves out the methods without chains (Boots, DPBoots,
+# DPABC), and Figure 2 shows the methods the paper keeps (`dplit.study.SELECTED`), here all five of the small study.
+
+# %%
+from dplit.study_summary import figure_convergence, figure_coverage  # noqa: E402
+
+
+def legend_and_line(fig):
+    ax = next(ax for ax in fig.axes if ax.get_title())
+    return [t.get_text() for t in fig.legends[0].get_texts()], ax.get_lines()[-1].get_ydata()[0]   # after the error bars
+
+
+fig2 = figure_coverage(summary_ci)
+assert legend_and_line(fig2) == (["boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpabc_p4"], 0.95)
+fig_s2 = figure_convergence(summary_ci)
+assert legend_and_line(fig_s2) == (["mcmc_p1", "dpmcmc_p1"], 1.0)
+
+# %% [markdown]
+# ## 5. Figure S3's numbers: a fixed threshold against Alg. 1
+#
+# Sec. S5 asks whether choosing the threshold $a$ privately (Alg. 1, a quarter of the budget) beats a fixed $a$ that
+# gives the whole budget to the Laplace release. `fixed_vs_dp` pairs the runs of the two rules on the same data set
+# (same alpha, n, eps, method and replicate: the same records, as the data seed does not depend on the rule) and
+# reports, per cell, the fraction of data sets where Alg. 1's $a$ gives the smaller MSE, and how many pairs there are.
+
+# %%
+#| export
+def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
+    """Figure S3's numbers: per (alpha, n, eps, method), the fraction of data sets where DP a gives the smaller MSE."""
+    keys = ["alpha", "n", "eps", "method", "replicate"]
+    a = df[(df["threshold"] == "dp") & df["error"].isna()].set_index(keys)[metric]
+    b = df[(df["threshold"] == str(fixed)) & df["error"].isna()].set_index(keys)[metric]
+    both = a.to_frame("dp").join(b.to_frame("fixed"), how="inner")
+    both["dp_better"] = both["dp"] < both["fixed"]
+    return both.groupby(level=["alpha", "n", "eps", "method"])["dp_better"].agg(["mean", "size"]).reset_index()
+
+
+# %% [markdown]
+# Checks: on planted pairs (MSE under Alg. 1 smaller in 3 of 4 data sets, and a failed run that pairs with nothing)
+# the fraction is 3/4 over 4 pairs; on the small study every cell of the three methods run both ways has all its data
+# sets paired, and only those methods appear.
+
+# %%
+from dplit.study_summary import fixed_vs_dp  # noqa: E402
+
+pairs = pd.DataFrame([dict(cell, method="dpboots", replicate=r, threshold=t, error=e, mse_alpha=v)
+                      for r, (v_dp, v_fixed) in enumerate([(1, 2), (1, 2), (1, 2), (3, 2)])
+                      for t, v, e in (("dp", v_dp, None), ("1e-06", v_fixed, None))]
+                     + [dict(cell, method="dpboots", replicate=4, threshold="dp", error="ValueError: x", mse_alpha=0)])
+got = fixed_vs_dp(pairs, fixed=1e-6)
+assert got[["mean", "size"]].values.tolist() == [[0.75, 4]]
+s3 = fixed_vs_dp(df, fixed=1e-6)
+assert set(s3["method"]) == set(fixed_grid["methods"]) and (s3["size"] == replicates).all() and len(s3) == 4 * 3
+s3.pivot_table(index=["alpha", "eps"], columns="method", values="mean")
+
+# %% [markdown]
+# ## When to use this
+#
+# * After `dplit study run` (or `run_study`), on the store it wrote: `dplit study report --store results.jsonl --out
+#   figures/` prints the summary and saves Figures 1, 2 and S2 through these functions.
+# * Read the convergence counts (`summarise(...)["converged"]`) before the medians: as in the paper, the medians are
+#   over converged runs only, and a method that rarely converges has medians over a few, lucky, runs.
+# * Ask for `intervals=True` before reading a difference between two bars: with tens of data sets per cell the
+#   Monte Carlo error of a median is often as large as the difference between two private methods.
