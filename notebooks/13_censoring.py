@@ -37,13 +37,8 @@ n_mc = size(full=400_000, quick=40_000)  # Monte Carlo records for the checks
 n_grid = size(full=60, quick=15)  # thresholds per curve in the figures
 rng = np.random.default_rng(20261123)
 # The five parameter vectors of the simulation study (Guo et al., Sec. 5.1).
-PAPER_ALPHAS = {
-    "alpha1": np.array([3.3, 4.4]),
-    "alpha2": np.array([0.5, 0.5, 0.5]),
-    "alpha3": np.array([2.2, 3.3, 4.4]),
-    "alpha4": np.array([2.0, 20.0, 2.0]),
-    "alpha5": np.array([2.2, 3.3, 4.4, 5.5, 6.6]),
-}
+from dplit.censoring import PAPER_ALPHAS   # the five true parameters of Sec. 5.1, defined once (in this notebook's code below)
+ALPHAS = {f"alpha{k}": np.array(a) for k, a in enumerate(PAPER_ALPHAS, 1)}   # alpha1 ... alpha5
 
 # %% [markdown]
 # ## What it gives
@@ -63,9 +58,9 @@ import dplit.censoring as cens
 
 g_fig = np.random.default_rng(20261124)   # its own stream: the draws below do not depend on this cell
 a_fig = np.geomspace(1e-6, 0.3, n_grid)
-prop = {k: cens.expected_censored_proportion(v, a_fig) for k, v in PAPER_ALPHAS.items()}
-avg_bias = {k: cens.censoring_bias(v, a_fig).mean(axis=1) for k, v in PAPER_ALPHAS.items()}
-for k, v in PAPER_ALPHAS.items():
+prop = {k: cens.expected_censored_proportion(v, a_fig) for k, v in ALPHAS.items()}
+avg_bias = {k: cens.censoring_bias(v, a_fig).mean(axis=1) for k, v in ALPHAS.items()}
+for k, v in ALPHAS.items():
     assert np.all(np.diff(prop[k]) >= 0) and np.all(np.diff(avg_bias[k]) > 0)
     x = g_fig.dirichlet(v, size=n_mc)         # the truth at a = 0.1, by simulation
     cut, gap = x < 0.1, np.log(np.maximum(x, 0.1)) - np.log(x)
@@ -75,10 +70,10 @@ for k, v in PAPER_ALPHAS.items():
 # alpha2 (sum 1.5) is censored far more often than alpha5 (sum 22) at small a, and has a larger bias.
 i_small = np.searchsorted(a_fig, 1e-3)
 assert prop["alpha2"][i_small] > 10 * prop["alpha5"][i_small]
-assert all(np.all(avg_bias["alpha2"] > avg_bias[k]) for k in PAPER_ALPHAS if k != "alpha2")
+assert all(np.all(avg_bias["alpha2"] > avg_bias[k]) for k in ALPHAS if k != "alpha2")
 
 fig, axes = plt.subplots(1, 2, figsize=(7, 2.8))
-for k, v in PAPER_ALPHAS.items():
+for k, v in ALPHAS.items():
     label = f"$\\boldsymbol{{\\alpha}}_{k[-1]}$, $\\alpha_0$ = {v.sum():g}"
     axes[0].plot(a_fig, prop[k], label=label)
     axes[1].plot(a_fig, avg_bias[k], label=label)
@@ -109,6 +104,10 @@ from scipy import integrate, special
 
 from dplit import _validate as check
 from dplit.dirichlet import check_alpha
+
+#: The five true Dirichlet parameters alpha_1, ..., alpha_5 of Guo et al.'s simulation study (Sec. 5.1): the censoring
+#: costs here, the release's checks (notebook 15) and the study (notebook 62) use them.
+PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
 
 
 def _check_args(alpha, a, *, scalar=False):
@@ -151,7 +150,7 @@ def expected_censored_proportion(alpha, a):
 
 
 # %%
-alpha = PAPER_ALPHAS["alpha3"]
+alpha = ALPHAS["alpha3"]
 x = rng.dirichlet(alpha, size=n_mc)
 for a in (1e-3, 0.05, 0.2):
     exact = entry_censoring_prob(alpha, a)
@@ -253,7 +252,7 @@ def record_censoring_prob(alpha, a, *, method="auto", n_mc=200_000, rng=None):
 
 # %%
 # d = 3 quadrature against Monte Carlo, and the uniform case: Dirichlet(1,...,1) gives 1 - p(a) = (1 - d a)^(d-1).
-for alpha_chk, a in ((PAPER_ALPHAS["alpha3"], 0.05), (PAPER_ALPHAS["alpha2"], 1e-3), (np.ones(3), 0.1)):
+for alpha_chk, a in ((ALPHAS["alpha3"], 0.05), (ALPHAS["alpha2"], 1e-3), (np.ones(3), 0.1)):
     p_exact, _ = record_censoring_prob(alpha_chk, a)
     p_mc, se = record_censoring_prob(alpha_chk, a, method="mc", n_mc=n_mc, rng=rng)
     assert abs(p_mc - p_exact) < 5 * se, (alpha_chk, a, p_exact, p_mc, se)
@@ -262,9 +261,9 @@ assert np.isclose(record_censoring_prob(np.ones(2), 0.1)[0], 0.2)
 # d = 5: Monte Carlo, checked against the uniform closed form.
 p5, se5 = record_censoring_prob(np.ones(5), 0.05, n_mc=n_mc, rng=rng)
 assert se5 > 0 and abs(p5 - (1 - (1 - 5 * 0.05) ** 4)) < 5 * se5
-assert record_censoring_prob(PAPER_ALPHAS["alpha5"], 0.2) == (1.0, 0.0)  # a >= 1/d
+assert record_censoring_prob(ALPHAS["alpha5"], 0.2) == (1.0, 0.0)  # a >= 1/d
 # Union bound, and a record is censored at least as often as its most exposed entry.
-for alpha_chk in PAPER_ALPHAS.values():
+for alpha_chk in ALPHAS.values():
     if alpha_chk.size <= 3:
         p, _ = record_censoring_prob(alpha_chk, 0.01)
         pj = entry_censoring_prob(alpha_chk, 0.01)
@@ -356,7 +355,7 @@ def bias_series(alpha_j, beta_j, a, n_terms=400):
     return np.sum(binom * a ** (alpha_j + k) / (alpha_j + k) ** 2) / special.beta(alpha_j, beta_j)
 
 
-for alpha_chk in PAPER_ALPHAS.values():
+for alpha_chk in ALPHAS.values():
     beta_chk = alpha_chk.sum() - alpha_chk
     for a in (1e-6, 1e-3, 0.05, 0.3):
         b = censoring_bias(alpha_chk, a)
@@ -365,7 +364,7 @@ for alpha_chk in PAPER_ALPHAS.values():
         assert np.all(b >= 0)
 
 # Monte Carlo: mean and variance of log max(x, a), and the bias itself.
-alpha_chk, a = PAPER_ALPHAS["alpha2"], 0.05
+alpha_chk, a = ALPHAS["alpha2"], 0.05
 x = rng.dirichlet(alpha_chk, size=n_mc)
 logx_c = np.log(np.maximum(x, a))
 mean, var = censored_logx_moments(alpha_chk, a)
@@ -479,7 +478,7 @@ assert printed_bound(20.0, 4.0, a_cx) < true_p / 1000 < true_p < censoring_prob_
 
 # The corrected bounds hold on a grid of alphas and thresholds (tests/test_censoring.py adds a property test).
 a_grid = np.geomspace(1e-6, 0.95, 40)
-for alpha_chk in [*PAPER_ALPHAS.values(), np.array([0.1, 5.0]), np.array([50.0, 1.0, 0.3])]:
+for alpha_chk in [*ALPHAS.values(), np.array([0.1, 5.0]), np.array([50.0, 1.0, 0.3])]:
     assert np.all(entry_censoring_prob(alpha_chk, a_grid) <= censoring_prob_bound(alpha_chk, a_grid) + 1e-12)
     b_true = censoring_bias(alpha_chk, a_grid[:25])
     b_exact = bias_bound(alpha_chk, a_grid[:25])

@@ -33,13 +33,8 @@ SEED = 20261123
 rng = np.random.default_rng(SEED)
 CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # as listed in Sec. 5.1 (any order is accepted)
 TC = 0.01
-PAPER_ALPHAS = {
-    "alpha1": np.array([3.3, 4.4]),
-    "alpha2": np.array([0.5, 0.5, 0.5]),
-    "alpha3": np.array([2.2, 3.3, 4.4]),
-    "alpha4": np.array([2.0, 20.0, 2.0]),
-    "alpha5": np.array([2.2, 3.3, 4.4, 5.5, 6.6]),
-}
+from dplit.censoring import PAPER_ALPHAS   # the five true parameters of Sec. 5.1, defined once (notebook 13)
+ALPHAS = {f"alpha{k}": np.array(a) for k, a in enumerate(PAPER_ALPHAS, 1)}   # alpha1 ... alpha5
 print(f"quick mode: {is_quick()}; n_rel = {n_rel}, n_rep = {n_rep}")
 
 # %% [markdown]
@@ -61,7 +56,7 @@ import dplit.release as dpr
 g_fig = np.random.default_rng(SEED + 1)   # its own stream: the draws below do not depend on this cell
 a_grid = np.geomspace(1e-8, 0.3, size(full=40, quick=12))
 fig_alphas = ("alpha2", "alpha3", "alpha4")
-curves = {(k, e): np.array([dpr.release_mse(PAPER_ALPHAS[k], a_, 1000, e) for a_ in a_grid])
+curves = {(k, e): np.array([dpr.release_mse(ALPHAS[k], a_, 1000, e) for a_ in a_grid])
           for k in fig_alphas for e in (0.25, 1.0)}
 for (k, e), c in curves.items():
     i = int(np.argmin(c))
@@ -71,13 +66,13 @@ for k in fig_alphas:  # a smaller budget pushes the optimum to larger a
 
 fig, ax = plt.subplots(1, len(fig_alphas), figsize=(7, 2.8))
 for axis, k in zip(ax, fig_alphas):
-    Xk = g_fig.dirichlet(PAPER_ALPHAS[k], size=1000)
+    Xk = g_fig.dirichlet(ALPHAS[k], size=1000)
     for e, ls in ((0.25, "-"), (1.0, "--")):
         axis.plot(a_grid, curves[(k, e)], ls=ls, label=f"$\\epsilon_1$ = {e}")
         a_dp = [dpr.release(Xk, eps1=e, eps2=e / 3, candidates=CANDIDATES, tc=TC, rng=g_fig, secure=False).a for _ in range(50)]
         vals, cnt = np.unique(a_dp, return_counts=True)
         a_mode = vals[np.argmax(cnt)]
-        axis.plot([a_mode], [dpr.release_mse(PAPER_ALPHAS[k], a_mode, 1000, e)], "o", c=axis.lines[-1].get_color())
+        axis.plot([a_mode], [dpr.release_mse(ALPHAS[k], a_mode, 1000, e)], "o", c=axis.lines[-1].get_color())
     axis.set(xscale="log", yscale="log", xlabel="threshold $a$", xticks=[1e-8, 1e-5, 1e-2])
     axis.set_title(f"{k}, n = 1000", fontsize=10)
     axis.tick_params(labelsize=9)
@@ -248,7 +243,7 @@ def censoring_counts(X, candidates):
 # notebook 14) are the empirical censoring rates.
 
 # %%
-X_demo = rng.dirichlet(PAPER_ALPHAS["alpha3"], size=500)
+X_demo = rng.dirichlet(ALPHAS["alpha3"], size=500)
 mins = X_demo.min(axis=1)
 s_demo = censoring_counts(X_demo, CANDIDATES)
 cands_sorted = np.sort(CANDIDATES)
@@ -429,7 +424,7 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
 # prior (fast path, seeded):
 
 # %%
-X = rng.dirichlet(PAPER_ALPHAS["alpha3"], size=1000)
+X = rng.dirichlet(ALPHAS["alpha3"], size=1000)
 r1 = release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=7, secure=False)
 assert r1 == release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=7, secure=False)   # same seed, same release
 assert r1.eps_total == 1.0 and (r1.n1, r1.n2) == (250, 750)
@@ -484,7 +479,7 @@ from scipy.special import digamma
 
 from dplit.mechanisms import laplace_mechanism
 
-alpha, a, n, eps1 = PAPER_ALPHAS["alpha2"], 1e-2, 200, 1.0
+alpha, a, n, eps1 = ALPHAS["alpha2"], 1e-2, 200, 1.0
 truth = digamma(alpha) - digamma(alpha.sum())
 sq = []
 for _ in range(n_rel):
@@ -524,7 +519,7 @@ def simulate_selection(p, n, eps2, n_reps, rng, tc=TC):
     return np.maximum(np.sum(p_hat <= tc, axis=1) - 1, 0)
 
 
-alpha = PAPER_ALPHAS["alpha3"]
+alpha = ALPHAS["alpha3"]
 p_true = np.array([record_censoring_prob(alpha, c)[0] for c in cands_sorted])
 opt = int(np.sum(p_true < TC)) - 1
 assert cands_sorted[opt] == 1e-2 and p_true[opt] < TC < p_true[opt + 1]

@@ -100,6 +100,7 @@ import numpy as np
 
 from dplit import _validate as V
 from dplit import results
+from dplit.censoring import PAPER_ALPHAS as PAPER_ALPHAS
 from dplit.methods import fit
 from dplit.methods import method as method_entry
 from dplit.release import PAPER_CANDIDATES as PAPER_CANDIDATES
@@ -114,9 +115,6 @@ from dplit.study_store import dask_executor as dask_executor
 from dplit.study_store import export_table as export_table
 from dplit.study_store import open_store as open_store
 from dplit.study_store import run_tasks as run_tasks
-
-#: The five true parameters of Sec. 5.1.
-PAPER_ALPHAS = ((3.3, 4.4), (0.5, 0.5, 0.5), (2.2, 3.3, 4.4), (2.0, 20.0, 2.0), (2.2, 3.3, 4.4, 5.5, 6.6))
 
 #: Every method of Sec. 5.1: name -> (family, prior). p1 methods use the unsplit release, the others the split one.
 METHODS = {
