@@ -415,7 +415,7 @@ def run_study(config, store, *, executor=None, progress=True, workers=None, max_
     Returns
     -------
     StudyRun
-        ``ran`` (tasks run now), ``found`` (already done), ``seconds``.
+        What ``run_tasks`` returns: the tasks run now, those found done, the seconds.
 
     Examples
     --------

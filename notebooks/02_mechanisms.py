@@ -129,6 +129,17 @@ def _opendp():
     dp.enable_features("contrib")
     return dp
 
+
+def _opendp_laplace(x, scale, *, integer):
+    """``x`` plus OpenDP's exact Laplace noise (its discrete Laplace for integers), same shape (not seedable)."""
+    if x.size == 0:
+        return x.copy()
+    dp = _opendp()
+    kind = "i64" if integer else float
+    domain = dp.atom_domain(T=kind) if integer else dp.atom_domain(T=kind, nan=False)
+    meas = dp.m.make_laplace(dp.vector_domain(domain), dp.l1_distance(T=kind), scale=scale)
+    return np.asarray(meas(x.ravel().tolist()), dtype=np.int64 if integer else float).reshape(x.shape)
+
 # %%
 #| export
 def laplace_logpdf(x, loc, scale):
@@ -207,12 +218,7 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
     if budget is not None:
         budget.spend(eps, label)
     if secure:
-        if x.size == 0:
-            return x.copy()
-        dp = _opendp()
-        meas = dp.m.make_laplace(
-            dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=scale)
-        return np.asarray(meas(x.ravel().tolist()), dtype=float).reshape(x.shape)
+        return _opendp_laplace(x, scale, integer=False)
     rng = check.rng(rng)
     return x + rng.laplace(0.0, scale, size=x.shape)
 
@@ -369,11 +375,9 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, bud
     secure : bool, default False
         If True, draw the noise with OpenDP's integer ``make_laplace`` (exact integer sampling,
         randomness from the operating system: not seedable).
-    budget : dplit.accounting.PrivacyBudget, optional
-        A ledger to charge ``eps`` to (with ``label``) before any noise is drawn; a charge that
-        does not fit raises ``BudgetExceededError`` and releases nothing.
-    label : str, optional
-        What the ledger records.
+    budget, label
+        The ledger charged with ``eps`` before any noise is drawn, and what it records, as in
+        :func:`laplace_mechanism`.
 
     Returns
     -------
@@ -389,13 +393,7 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, bud
     if budget is not None:
         budget.spend(eps, label)
     if secure:
-        if x.size == 0:
-            return x.copy()
-        dp = _opendp()
-        meas = dp.m.make_laplace(
-            dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"),
-            scale=sensitivity / eps)
-        return np.asarray(meas(x.ravel().tolist()), dtype=np.int64).reshape(x.shape)
+        return _opendp_laplace(x, sensitivity / eps, integer=True)
     t = math.exp(-eps / sensitivity)
     rng = check.rng(rng)
     return x + _two_sided_geometric_kernel(t, x.size, rng).reshape(x.shape)

@@ -634,20 +634,14 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
         :func:`dplit.mcmc.dp_mcmc`.
     n_warmup : int, default 2000
         Warm-up iterations per chain (discarded; the proposal is tuned here).
-    n_chains : int, default 4
-        Chains, run in parallel threads when cores allow.
     thin : int, default 10
         Keep every ``thin``-th iteration.
     n_mh : int, default 5
         Metropolis steps for ``log alpha`` per iteration.
-    rng : None, int or numpy.random.Generator
-        Randomness; each chain gets a spawned generator (same seed, same draws).
-    progress : bool, default True
-        Show a progress bar.
-    n_jobs : int, optional
-        Threads; default ``min(n_chains, cpu_count)``. The draws do not depend on it.
-    target_ess, max_rhat, max_iter, max_time
-        The stopping rule of ``n_iter="auto"`` (see :func:`dplit.sampling.run`).
+    n_chains, rng, progress, n_jobs, target_ess, max_rhat, max_iter, max_time
+        The run settings every sampler shares (``dplit.sampling.RUN_SETTINGS``), documented once at
+        :func:`dplit.sampling.run`: 4 chains in parallel threads, a spawned generator per chain (same seed,
+        same draws, whatever ``n_jobs``), a progress bar, and the stopping rule of ``n_iter="auto"``.
 
     Returns
     -------
