@@ -375,6 +375,7 @@ def run_tasks(keys, run, store, *, executor=None, progress=True, workers=None, m
     return StudyRun(len(todo), found, time.perf_counter() - t0)
 
 
+# %% notebooks/61_study_store.py, cell 17: 2. The runner: any executor, resumable
 def _bar(progress, total):
     """A progress bar (shown once the run takes a while), or a stand-in with the same two methods."""
     if progress:

@@ -478,7 +478,8 @@ def run_tasks(keys, run, store, *, executor=None, progress=True, workers=None, m
             executor.shutdown(wait=True, cancel_futures=True)
     return StudyRun(len(todo), found, time.perf_counter() - t0)
 
-
+# %%
+#| export
 def _bar(progress, total):
     """A progress bar (shown once the run takes a while), or a stand-in with the same two methods."""
     if progress:
