@@ -326,6 +326,7 @@ def _dml_reference(x):
     return np.where(x < 10, special.digamma(x) - np.log(x), series)
 
 
+# %% notebooks/10_dirichlet_fit.py, cell 27: 4.2 A one-dimensional Newton problem
 def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     """Readable twin of _dirichlet_mle_core: (alpha, iterations, status)."""
     s = np.asarray(s, dtype=float)
@@ -380,7 +381,7 @@ def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     return np.full(d, np.nan), max_iter, 1
 
 
-# %% notebooks/10_dirichlet_fit.py, cell 27: 4.2 A one-dimensional Newton problem
+# %% notebooks/10_dirichlet_fit.py, cell 28: 4.2 A one-dimensional Newton problem
 def minka_fixed_point(s, tol=1e-10, max_iter=100_000):
     """Minka's (2000) fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j), for comparison only: (alpha, steps).
 
@@ -402,7 +403,7 @@ def minka_fixed_point(s, tol=1e-10, max_iter=100_000):
     return alpha, max_iter
 
 
-# %% notebooks/10_dirichlet_fit.py, cell 29: 4.2 A one-dimensional Newton problem
+# %% notebooks/10_dirichlet_fit.py, cell 30: 4.2 A one-dimensional Newton problem
 @dataclass(frozen=True)
 class MLEInfo:
     """Convergence report of :func:`dirichlet_mle`.
@@ -427,7 +428,7 @@ class MLEInfo:
     distance: float
 
 
-# %% notebooks/10_dirichlet_fit.py, cell 30: 4.2 A one-dimensional Newton problem
+# %% notebooks/10_dirichlet_fit.py, cell 31: 4.2 A one-dimensional Newton problem
 def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
     """Maximum-likelihood estimate of Dirichlet parameters from a statistic.
 

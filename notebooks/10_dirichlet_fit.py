@@ -581,7 +581,8 @@ def _dml_reference(x):
         1 / 132 - z * (691 / 32760 - z / 12))))))
     return np.where(x < 10, special.digamma(x) - np.log(x), series)
 
-
+# %%
+#| export
 def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     """Readable twin of _dirichlet_mle_core: (alpha, iterations, status)."""
     s = np.asarray(s, dtype=float)
