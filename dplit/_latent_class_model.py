@@ -47,6 +47,7 @@ def check_margins(margins, p):
     return tuple(out)
 
 
+# %% notebooks/50_latent_class_model.py, cell 6: Tables, margins and cells
 @dataclass(frozen=True)
 class CellIndex:
     """The released cells as arrays for the kernels (built by :func:`cell_index`).
@@ -92,7 +93,7 @@ def cell_index(levels, margins):
                      np.array([lev for b in by_var for _, lev in b], dtype=np.int64))
 
 
-# %% notebooks/50_latent_class_model.py, cell 8: The model and its marginal probabilities (Sec. 2.2, eqs. (4)-(5), (8)-(9))
+# %% notebooks/50_latent_class_model.py, cell 9: The model and its marginal probabilities (Sec. 2.2, eqs. (4)-(5), (8)-(9))
 @njit(cache=True, nogil=True)
 def _class_cell_probs(Psi, cell_var, cell_lev, cell_ord, A):
     """A[h, c] = product over cell c's (variable, level) of Psi[h, variable, level], in place."""
@@ -124,6 +125,7 @@ def margin_probs_reference(pi, Psi, levels, margins):
         np.argsort(np.argsort(m))).ravel() for m in margins])
 
 
+# %% notebooks/50_latent_class_model.py, cell 10: The model and its marginal probabilities (Sec. 2.2, eqs. (4)-(5), (8)-(9))
 def _check_params(pi, Psi, levels):
     """pi (k,) and Psi (k, p, max d) as float arrays, each on its simplex."""
     pi = V.finite_array(pi, "pi", ndim=1)
@@ -158,7 +160,7 @@ def table_probs(pi, Psi, levels):
     return marginal_probs(pi, Psi, levels, [tuple(range(len(levels)))])[0].reshape(levels)
 
 
-# %% notebooks/50_latent_class_model.py, cell 11: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
+# %% notebooks/50_latent_class_model.py, cell 13: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
 @njit(cache=True, nogil=True)
 def _trunc_geom(L, t, rng):
     """G in 0..L-1 with P(G = g) proportional to t**g (inverse cdf)."""
@@ -203,7 +205,7 @@ def update_counts(M, P, m_noisy, t, w, table_ptr, slack, rng, acc):
     return n_acc
 
 
-# %% notebooks/50_latent_class_model.py, cell 15: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
+# %% notebooks/50_latent_class_model.py, cell 17: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
 @njit(cache=True, nogil=True)
 def _loglik_change(M, P, P_new, cells):
     """sum over ``cells`` of M[c] (log P_new[i] - log P[c]) (P_new indexed like ``cells``)."""
@@ -240,6 +242,7 @@ def _update_eta(eta, pi, A, P, M, a_pi, w, step, rng, acc):
     return n_acc
 
 
+# %% notebooks/50_latent_class_model.py, cell 18: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
 @njit(cache=True, nogil=True)
 def log_dirichlet_density(x, alpha):
     """log Dirichlet(x | alpha) density."""
@@ -277,7 +280,7 @@ def _update_pi_dirichlet(pi, eta, A, P, M, a_pi, w, kappa, rng, acc):
     return 0
 
 
-# %% notebooks/50_latent_class_model.py, cell 17: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
+# %% notebooks/50_latent_class_model.py, cell 20: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
 @njit(cache=True, nogil=True)
 def _update_psi(Psi, pi, A, P, M, a_psi, w, levels, kappa, var_ptr, var_cells, var_lev, rng, acc):
     """S3: Dirichlet proposal for each Psi[h, j]; returns the number accepted."""
@@ -309,7 +312,7 @@ def _update_psi(Psi, pi, A, P, M, a_psi, w, levels, kappa, var_ptr, var_cells, v
     return n_acc
 
 
-# %% notebooks/50_latent_class_model.py, cell 21: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
+# %% notebooks/50_latent_class_model.py, cell 24: The posterior and its MH-within-Gibbs sampler (model (7), Supp. Sec. 2)
 @njit(cache=True, nogil=True)
 def _regenerate(eta, pi, Psi, A, P, M, a_pi, a_psi, w, strategy, levels, cell_var, cell_lev, cell_ord, rng):
     """S4: for each class, an independence proposal from the prior (Psi_h, and eta_h with Strategy 2); returns the
@@ -354,7 +357,7 @@ def _regenerate(eta, pi, Psi, A, P, M, a_pi, a_psi, w, strategy, levels, cell_va
     return n_acc
 
 
-# %% notebooks/50_latent_class_model.py, cell 25: One chain: the four blocks in a numba kernel
+# %% notebooks/50_latent_class_model.py, cell 28: One chain: the four blocks in a numba kernel
 @njit(cache=True, nogil=True)
 def _retune(step, kappa_pi, kappa_psi, acc_eta, acc_pi, acc_psi, batch):
     """Warm-up: move each proposal scale towards its target acceptance rate; reset the counters."""
@@ -405,7 +408,7 @@ def _lcm_chain_kernel(M, eta, pi, Psi, A, P, step, kappa_pi, kappa_psi, acc_M, a
     return out_P, out_ll, out_pi, out_Psi, out_M, rates
 
 
-# %% notebooks/50_latent_class_model.py, cell 27: One chain: the four blocks in a numba kernel
+# %% notebooks/50_latent_class_model.py, cell 30: One chain: the four blocks in a numba kernel
 def _start_counts(noisy, ptr, n):
     """Noisy counts made into tables: clipped at 0, rescaled to sum to n, rounded (remainder on the largest)."""
     out = np.empty(noisy.size, dtype=np.int64)
@@ -417,6 +420,7 @@ def _start_counts(noisy, ptr, n):
     return out
 
 
+# %% notebooks/50_latent_class_model.py, cell 31: One chain: the four blocks in a numba kernel
 def lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table, regenerate=True):
     """The Sampler of fit_latent_class (state: a dict of arrays, updated in place by the kernel)."""
     idx = cell_index(release.levels, release.margins)
@@ -473,7 +477,7 @@ def _table_probs_draws(pi_d, Psi_d, levels):
     return out.sum(axis=1)
 
 
-# %% notebooks/50_latent_class_model.py, cell 28: One chain: the four blocks in a numba kernel
+# %% notebooks/50_latent_class_model.py, cell 32: One chain: the four blocks in a numba kernel
 def cell_labels(release):
     """Labels of the released cells, in order: (cell, margin, level), e.g. ("CIT=0,AGE=1", "CIT,AGE", "0,1")."""
     rows = [(m, cell) for m in release.margins for cell in np.ndindex(*[release.levels[v] for v in m])]

@@ -142,6 +142,7 @@ def record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
     return accepted, T, C
 
 
+# %% notebooks/19_mcmc_moves.py, cell 12: Step (ii): the record sweep (Ju et al. 2022; Guo et al., Sec. 4.2.2)
 def record_sweep_reference(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
     """NumPy twin of `record_sweep_kernel` (same random stream, same result), in place."""
     m, d = logx.shape
@@ -168,6 +169,7 @@ def record_sweep_reference(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
     return accepted, logx.sum(axis=0), C
 
 
+# %% notebooks/19_mcmc_moves.py, cell 13: Step (ii): the record sweep (Ju et al. 2022; Guo et al., Sec. 4.2.2)
 UPDATE_JU = 0             # records from the unpowered model: the Laplace ratio alone
 UPDATE_MODEL5 = 1         # exact MH for model (5) with the Dirichlet(alpha) proposal
 UPDATE_MODEL5_POWERED = 2  # exact MH for model (5) with the Dirichlet(p(alpha - 1) + 1) proposal
@@ -189,7 +191,7 @@ def sweep_arguments(alpha, power, mode):
     return alpha_prop, coef
 
 
-# %% notebooks/19_mcmc_moves.py, cell 13: Step (iii): a joint move of $\boldsymbol\alpha$ and the records along the concentration
+# %% notebooks/19_mcmc_moves.py, cell 15: Step (iii): a joint move of $\boldsymbol\alpha$ and the records along the concentration
 @njit(cache=True, nogil=True)
 def _clr_spread_kernel(alpha):
     """V(alpha) = sum_j trigamma(alpha_j): the clr spread of Dirichlet(alpha) up to the factor 1 - 1/d."""
@@ -216,6 +218,7 @@ def _joint_log_target_kernel(theta, T, C, m, n_rec, s_L, inv_scale, kind, shape,
     return out if out == out else -np.inf
 
 
+# %% notebooks/19_mcmc_moves.py, cell 16: Step (iii): a joint move of $\boldsymbol\alpha$ and the records along the concentration
 @njit(cache=True, nogil=True)
 def joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_shift, dshift, kind, shape, rate,
                        prec, buf, rng):
@@ -284,6 +287,7 @@ def joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_s
     return 0
 
 
+# %% notebooks/19_mcmc_moves.py, cell 17: Step (iii): a joint move of $\boldsymbol\alpha$ and the records along the concentration
 def joint_move_reference(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_shift, dshift, prior_logpdf, rng,
                           jacobian=True):
     """NumPy twin of `joint_move_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.
@@ -319,7 +323,7 @@ def joint_move_reference(theta, logx, starts, s_L, log_a, inv_scale, step_u, ste
     return 0
 
 
-# %% notebooks/19_mcmc_moves.py, cell 15: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
+# %% notebooks/19_mcmc_moves.py, cell 19: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
 _CUBE_FLOOR = 1e-6          # the ancillary map is used only where every G^(1/3) >= 1e-6 times its mean (both ends)
 
 
@@ -336,6 +340,7 @@ def _cube_root_moments(alpha):
     return m, s
 
 
+# %% notebooks/19_mcmc_moves.py, cell 20: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
 @njit(cache=True, nogil=True)
 def log_product_mul(P, L, v):
     """(P, L) after multiplying the running product e^L P by v > 0: a sum of logs for a log now and then."""
@@ -347,6 +352,7 @@ def log_product_mul(P, L, v):
     return P, L
 
 
+# %% notebooks/19_mcmc_moves.py, cell 21: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
 @njit(cache=True, nogil=True)
 def _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, rate, prec, s_L, inv_scale, mb):
     """log of the extended target at (alpha, G) from its sums: F of step (iv), up to a constant."""
@@ -400,6 +406,7 @@ def _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, 
     return True
 
 
+# %% notebooks/19_mcmc_moves.py, cell 22: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
 @njit(cache=True, nogil=True)
 def _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, prec):
     """F~(theta), the first stage's target: F without the Dirichlet terms, C_bj by m_b E[log x_j] + delta_bj."""
@@ -413,6 +420,7 @@ def _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, pr
     return out
 
 
+# %% notebooks/19_mcmc_moves.py, cell 23: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
 @njit(cache=True, nogil=True)
 def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, theta_bar, kind, shape,
                             rate, prec, c, c_new, rng):
@@ -516,6 +524,7 @@ def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol
     return accepted
 
 
+# %% notebooks/19_mcmc_moves.py, cell 24: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
 def ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, theta_bar,
                                prior_logpdf, rng, jacobian=True):
     """NumPy twin of `ancillary_batch_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.
@@ -588,7 +597,7 @@ def ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_c
     return accepted
 
 
-# %% notebooks/19_mcmc_moves.py, cell 17: One iteration: the moves combined
+# %% notebooks/19_mcmc_moves.py, cell 26: One iteration: the moves combined
 @njit(cache=True, nogil=True)
 def chain_kernel(theta, logx, starts, T, s_L, log_a, inv_scale, power, mode,
                   T0, n0, n_iter, thin, n_slice, width, chol, chol_inv, n_joint, step_u, step_shift, dshift,

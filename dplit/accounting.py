@@ -196,6 +196,7 @@ def compose_rdp(eps):
     return float(total) if np.ndim(total) == 0 else total
 
 
+# %% notebooks/03_accounting.py, cell 13: zCDP and the discrete Gaussian (dapper, Example 2)
 def rdp_to_dp(eps, lam, delta):
     """Convert (lam, eps)-RDP to (epsilon_hat, delta)-DP (Canonne et al. 2020; Dirichlet paper Lemma 3).
 
@@ -251,7 +252,7 @@ def best_rdp_to_dp(eps, lams, delta):
     return float(eh[i]), float(lams[i])
 
 
-# %% notebooks/03_accounting.py, cell 16: A ledger of RDP charges
+# %% notebooks/03_accounting.py, cell 17: A ledger of RDP charges
 @dataclass(frozen=True)
 class RdpEntry:
     """One charge to an :class:`RdpBudget`: a label and its (lam, eps)-RDP cost."""
@@ -261,6 +262,7 @@ class RdpEntry:
     eps: float
 
 
+# %% notebooks/03_accounting.py, cell 18: A ledger of RDP charges
 class RdpBudget(_Ledger):
     """A ledger of (lam, epsilon)-RDP charges, composed to (min lam, sum epsilon)-RDP (Mironov 2017).
 
@@ -339,7 +341,7 @@ class RdpBudget(_Ledger):
         return "\n".join([head] + [f"  lam={e.lam:g}: {e.eps:g}  {e.label}" for e in self._entries])
 
 
-# %% notebooks/03_accounting.py, cell 19: A ledger of RDP charges
+# %% notebooks/03_accounting.py, cell 21: A ledger of RDP charges
 def gaussian_zcdp_rho(sigma, l2_sensitivity):
     """zCDP parameter ``rho = l2_sensitivity**2 / (2 sigma**2)`` of the (discrete) Gaussian mechanism."""
     sigma = check.positive(sigma, "sigma")
@@ -382,7 +384,7 @@ def zcdp_to_dp(rho, delta, *, method="standard"):
         return float(min(res.fun, zcdp_to_dp(rho, delta)))
 
 
-# %% notebooks/03_accounting.py, cell 23: A ledger of RDP charges
+# %% notebooks/03_accounting.py, cell 25: A ledger of RDP charges
 def _privacy_loss_pmf(sigma, shift):
     """Exact law of 2 sigma^2 L (an integer) under the discrete Gaussian mechanism: (values, probs)."""
     half = int(math.ceil(40 * sigma)) + 2
@@ -411,7 +413,7 @@ def _check_shift(shift):
     return s.astype(np.int64)
 
 
-# %% notebooks/03_accounting.py, cell 27: A ledger of RDP charges
+# %% notebooks/03_accounting.py, cell 29: A ledger of RDP charges
 def discrete_gaussian_delta(eps, sigma, *, shift=(1,)):
     """Exact delta(eps) of the discrete Gaussian mechanism for neighbours differing by ``shift``.
 

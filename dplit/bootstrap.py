@@ -185,6 +185,7 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
     return out, n_out, n_failed
 
 
+# %% notebooks/17_bootstrap.py, cell 15: Steps 2-4: the bootstrap loop
 #: Replicates per block of the threaded bootstrap (fixed, so the draws do not depend on ``n_jobs``).
 BOOT_BLOCK = 250
 
@@ -200,6 +201,7 @@ def _boots_blocks(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng, n_jobs,
             int(sum(p[2] for p in parts)))
 
 
+# %% notebooks/17_bootstrap.py, cell 16: Steps 2-4: the bootstrap loop
 def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     """Readable NumPy twin of `_boots_kernel` with ``fast=False`` (same stream when every alpha* >= 1)."""
     out = np.full(s_tilde.shape, np.nan)
@@ -225,7 +227,7 @@ def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     return out, n_out, n_failed
 
 
-# %% notebooks/17_bootstrap.py, cell 17: Steps 2-4: the bootstrap loop
+# %% notebooks/17_bootstrap.py, cell 19: Steps 2-4: the bootstrap loop
 def min_replicates(level):
     """Fewest valid replicates for a percentile interval at ``level``: ``ceil(2 / (1 - level))`` (40 at 95%).
 
@@ -245,6 +247,7 @@ def _check_replicates(k, level, what="valid replicates"):
                       f"use n_boot >= {need} (2 / (1 - level))", UserWarning, stacklevel=3)
 
 
+# %% notebooks/17_bootstrap.py, cell 20: Steps 2-4: the bootstrap loop
 @dataclass(frozen=True)
 class BootResult:
     """Bootstrap draws of the Dirichlet parameter (Boots or DPBoots).
@@ -369,7 +372,7 @@ class BootResult:
                    n_replicates_out_of_range=int(at["n_replicates_out_of_range"]), n_failed=int(at["n_failed"]))
 
 
-# %% notebooks/17_bootstrap.py, cell 20: Steps 2-4: the bootstrap loop
+# %% notebooks/17_bootstrap.py, cell 23: Steps 2-4: the bootstrap loop
 def _seed_label(rng):
     """The label of a Generator's seed (as the samplers' ``seeds``), or ``"unlabelled"`` for a bit generator
     without a seed sequence."""
@@ -385,6 +388,7 @@ def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter, progres
             check.positive(tol, "tol"), check.count(max_iter, "max_iter"), check.boolean(progress, "progress"), n_jobs)
 
 
+# %% notebooks/17_bootstrap.py, cell 24: Steps 2-4: the bootstrap loop
 def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=True, n_jobs=None, out_of_range="redraw",
           max_redraw=20, tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
@@ -449,7 +453,7 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=True, n_jobs=
                          attrs={"seeds": seeds, "runtime": time.perf_counter() - t0})
 
 
-# %% notebooks/17_bootstrap.py, cell 22: Steps 2-4: the bootstrap loop
+# %% notebooks/17_bootstrap.py, cell 26: Steps 2-4: the bootstrap loop
 def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=True, n_jobs=None, truncation="auto",
              out_of_range="redraw", max_redraw=20, tol=1e-10, max_iter=100, **noise_options):
     """DPBoots: the parametric bootstrap from a DP release (Guo et al., Sec. 4.1, Alg. 2).
@@ -529,7 +533,7 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=True, n_jobs
     return res.to_result(method="DPBoots", privacy=privacy_attrs(release), attrs=attrs, names=release.names)
 
 
-# %% notebooks/17_bootstrap.py, cell 24: Intervals and the two-sample test (Sec. 5.2)
+# %% notebooks/17_bootstrap.py, cell 28: Intervals and the two-sample test (Sec. 5.2)
 @dataclass(frozen=True)
 class TwoSampleTest:
     """Result of :func:`two_sample_test` (one entry per component j).
@@ -559,6 +563,7 @@ class TwoSampleTest:
     n_pairs: int
 
 
+# %% notebooks/17_bootstrap.py, cell 29: Intervals and the two-sample test (Sec. 5.2)
 def interval_test(draws, M=0.0, *, delta=0.01, level=0.95):
     """The interval test of ``H0_j: |E[x_j] - M_j| <= delta`` for each component j (Guo et al., Sec. 5.2).
 
@@ -600,6 +605,7 @@ def interval_test(draws, M=0.0, *, delta=0.01, level=0.95):
     return interval, (interval[:, 0] > delta) | (interval[:, 1] < -delta)
 
 
+# %% notebooks/17_bootstrap.py, cell 30: Intervals and the two-sample test (Sec. 5.2)
 def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
     """Test ``H0: |E[x_j | A] - E[x_j | B]| <= delta`` from two independent bootstraps (Sec. 5.2).
 

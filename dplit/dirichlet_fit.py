@@ -158,6 +158,7 @@ def gammainc_pq(a, x):
     return 1.0 - q, q
 
 
+# %% notebooks/10_dirichlet_fit.py, cell 13: 2. Digamma and trigamma inside numba
 @njit(cache=True, nogil=True)
 def ndtri_lower(p):
     """Standard normal quantile for 0 < p <= 1/2 (Acklam's approximation, one Halley step)."""
@@ -182,7 +183,7 @@ def ndtri_lower(p):
     return x - u / (1.0 + 0.5 * x * u)
 
 
-# %% notebooks/10_dirichlet_fit.py, cell 15: 3. The moments of log x inside numba
+# %% notebooks/10_dirichlet_fit.py, cell 16: 3. The moments of log x inside numba
 @njit(cache=True)
 def logx_mean_kernel(alpha):
     """numba twin of logx_mean for one alpha (d,)."""
@@ -203,7 +204,7 @@ def logx_cov_kernel(alpha):
     return out
 
 
-# %% notebooks/10_dirichlet_fit.py, cell 18: 4.2 A one-dimensional Newton problem
+# %% notebooks/10_dirichlet_fit.py, cell 19: 4.2 A one-dimensional Newton problem
 @njit(cache=True)
 def _inv_digamma_start(y):
     """Minka's (2000) starting point for the inverse digamma of y."""
@@ -246,7 +247,7 @@ def _profile_kernel(s, c, r):
     return total - 1.0, dtotal / c, 4.0 * _EPS * floor + _EPS
 
 
-# %% notebooks/10_dirichlet_fit.py, cell 22: 4.2 A one-dimensional Newton problem
+# %% notebooks/10_dirichlet_fit.py, cell 23: 4.2 A one-dimensional Newton problem
 @njit(cache=True)
 def _dirichlet_mle_core(s, tol, max_iter):
     """MLE of alpha from s: (alpha, iterations, status 0 ok / 1 not converged / 2 outside the range)."""
@@ -305,6 +306,7 @@ def _dirichlet_mle_core(s, tol, max_iter):
     return alpha, max_iter, 1
 
 
+# %% notebooks/10_dirichlet_fit.py, cell 24: 4.2 A one-dimensional Newton problem
 @njit(cache=True)
 def dirichlet_mle_kernel(s, tol, max_iter):
     """MLE of alpha from s (float64 (d,)); NaNs when s is outside the range or no convergence."""
@@ -314,7 +316,7 @@ def dirichlet_mle_kernel(s, tol, max_iter):
     return alpha
 
 
-# %% notebooks/10_dirichlet_fit.py, cell 24: 4.2 A one-dimensional Newton problem
+# %% notebooks/10_dirichlet_fit.py, cell 26: 4.2 A one-dimensional Newton problem
 def _dml_reference(x):
     """psi(x) - log(x) with scipy: direct below 10, asymptotic series above."""
     x = np.asarray(x, dtype=float)
@@ -324,6 +326,7 @@ def _dml_reference(x):
     return np.where(x < 10, special.digamma(x) - np.log(x), series)
 
 
+# %% notebooks/10_dirichlet_fit.py, cell 27: 4.2 A one-dimensional Newton problem
 def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     """Readable twin of _dirichlet_mle_core: (alpha, iterations, status)."""
     s = np.asarray(s, dtype=float)
@@ -378,6 +381,7 @@ def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     return np.full(d, np.nan), max_iter, 1
 
 
+# %% notebooks/10_dirichlet_fit.py, cell 28: 4.2 A one-dimensional Newton problem
 def minka_fixed_point(s, tol=1e-10, max_iter=100_000):
     """Minka's (2000) fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j), for comparison only: (alpha, steps).
 
@@ -399,7 +403,7 @@ def minka_fixed_point(s, tol=1e-10, max_iter=100_000):
     return alpha, max_iter
 
 
-# %% notebooks/10_dirichlet_fit.py, cell 26: 4.2 A one-dimensional Newton problem
+# %% notebooks/10_dirichlet_fit.py, cell 30: 4.2 A one-dimensional Newton problem
 @dataclass(frozen=True)
 class MLEInfo:
     """Convergence report of :func:`dirichlet_mle`.
@@ -424,6 +428,7 @@ class MLEInfo:
     distance: float
 
 
+# %% notebooks/10_dirichlet_fit.py, cell 31: 4.2 A one-dimensional Newton problem
 def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
     """Maximum-likelihood estimate of Dirichlet parameters from a statistic.
 

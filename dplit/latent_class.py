@@ -209,6 +209,7 @@ class MarginRelease(_MarginReleaseIO):
         return np.concatenate(self.counts)
 
 
+# %% notebooks/51_latent_class.py, cell 16: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 def _plausible_margins(rel):
     """Refuse cells outside [0, n] or tables whose sum is not n, each widened by the noise's reach (derivation above)."""
     n_cells = sum(c.size for c in rel.counts)
@@ -221,7 +222,7 @@ def _plausible_margins(rel):
                         noise=reach, feasible=f"the cells of a table sum to n = {rel.n}")
 
 
-# %% notebooks/51_latent_class.py, cell 17: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
+# %% notebooks/51_latent_class.py, cell 18: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True, sensitivity=2.0, names=(),
                     budget=None):
     """Release marginal tables of ``records`` with the geometric mechanism (Nixon et al., Sec. 4.2).
@@ -278,6 +279,7 @@ def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True
     return rel
 
 
+# %% notebooks/51_latent_class.py, cell 19: The agency's side: true margins and their geometric-mechanism release (Sec. 3.1, 4.2)
 def check_budget(budget, eps, what):
     """Refuse, before any noise is drawn, a ledger that is not a PrivacyBudget or cannot pay ``eps``."""
     if budget is None:
@@ -288,13 +290,14 @@ def check_budget(budget, eps, what):
         raise BudgetExceededError(f"{what} needs eps = {eps:.6g} but the budget has only {budget.remaining:.6g} left")
 
 
-# %% notebooks/51_latent_class.py, cell 20: `fit_latent_class`
+# %% notebooks/51_latent_class.py, cell 22: `fit_latent_class`
 # Read-only: a user who wants other settings passes them as arguments, and no assignment can change the defaults
 # that every later call (and every reproduction) reads.
 DEFAULT_SETTINGS = MappingProxyType({"weight": "auto", "a": 0.1})   # intervals that cover: "The defaults" below
 PAPER_SETTINGS = MappingProxyType({"weight": 1.0, "a": 1.0})        # Nixon et al.'s composite likelihood (6), prior (7)
 
 
+# %% notebooks/51_latent_class.py, cell 23: `fit_latent_class`
 def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
     """Refuse ``full_table=True`` when the table's draws would not fit in memory (``dplit._validate.work_size``).
 
@@ -312,6 +315,7 @@ def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
     return cells
 
 
+# %% notebooks/51_latent_class.py, cell 24: `fit_latent_class`
 def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, weight=None, paper=False,
                      regenerate=True, full_table=False, n_iter=5_000, n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True,
                      n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
@@ -399,7 +403,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
     return label_cells(move_to_group(result, latent, "latent"), release)
 
 
-# %% notebooks/51_latent_class.py, cell 24: Inference for any cell, and synthetic data (Sec. 3.1)
+# %% notebooks/51_latent_class.py, cell 28: Inference for any cell, and synthetic data (Sec. 3.1)
 def latent_params(result):
     """(pi, Psi, levels) of a fit_latent_class result: draws with leading (chain, draw) axes."""
     if "latent" not in groups(result):
@@ -453,7 +457,7 @@ def synthesize(result, n, m, *, rng=None):
     return out
 
 
-# %% notebooks/51_latent_class.py, cell 27: Inference for any cell, and synthetic data (Sec. 3.1)
+# %% notebooks/51_latent_class.py, cell 31: Inference for any cell, and synthetic data (Sec. 3.1)
 @dataclass(frozen=True)
 class CombinedEstimate:
     """Point estimate, variance, degrees of freedom and interval from m synthetic data sets (arrays per cell)."""
@@ -495,7 +499,7 @@ def combine(estimates, variances, *, level=0.95, rule="partial"):
     return CombinedEstimate(q_bar, T, df, q_bar - half, q_bar + half, b, u_bar, rule, level)
 
 
-# %% notebooks/51_latent_class.py, cell 30: A population from published margins: `ipf_table`
+# %% notebooks/51_latent_class.py, cell 34: A population from published margins: `ipf_table`
 def ipf_table(levels, margins, targets, *, tol=1e-10, max_iter=10_000):
     """The maximum-entropy table with the given margin probabilities (iterative proportional fitting).
 

@@ -79,6 +79,7 @@ def mi_sensitivity(n, binary=True):
     return 2.0 / n * math.log((n + 1) / 2) + (n - 1) / n * math.log((n + 1) / (n - 1))
 
 
+# %% notebooks/52_margin_selection.py, cell 9: The score: mutual information and its sensitivity
 @njit(cache=True, nogil=True)
 def _mi_kernel(xt, levels, child, parents):
     """Mutual information (nats) of each candidate (child[c], parents[c, :]) from (p, n) codes ``xt``."""
@@ -135,7 +136,7 @@ def mutual_information(records, child, parents, *, levels=None):
     return float(_mi_kernel(xt, np.array(levels, dtype=np.int64), np.array([child], dtype=np.int64), pa)[0])
 
 
-# %% notebooks/52_margin_selection.py, cell 11: The score: mutual information and its sensitivity
+# %% notebooks/52_margin_selection.py, cell 12: The score: mutual information and its sensitivity
 def _mi_sensitivity_reference(n, dx, dp):
     """Brute-force twin of `mi_sensitivity`: largest |I(D) - I(D')| over all tables of n records (dx x dp cells) and all one-record changes."""
     cells = dx * dp
@@ -160,7 +161,7 @@ def _mi_sensitivity_reference(n, dx, dp):
     return worst
 
 
-# %% notebooks/52_margin_selection.py, cell 14: The exponential mechanism
+# %% notebooks/52_margin_selection.py, cell 15: The exponential mechanism
 def selection_probabilities(scores, sensitivity, eps):
     """Probabilities of the exponential mechanism, exp(eps * score / (2 S)) normalised (S per candidate or one)."""
     scores = V.finite_array(scores, "scores", ndim=1)
@@ -180,7 +181,7 @@ def exponential_mechanism(scores, sensitivity, eps, *, rng=None):
     return int(V.rng(rng).choice(prob.size, p=prob))
 
 
-# %% notebooks/52_margin_selection.py, cell 20: Greedy network construction (PrivBayes' first half)
+# %% notebooks/52_margin_selection.py, cell 21: Greedy network construction (PrivBayes' first half)
 @dataclass(frozen=True)
 class MarginSelection:
     """A Bayesian network chosen privately by :func:`select_margins`, and the margins it names.
@@ -245,13 +246,14 @@ class MarginSelection:
         return tuple(m for m in self.margins if not any(set(m) < set(o) for o in self.margins))
 
 
+# %% notebooks/52_margin_selection.py, cell 22: Greedy network construction (PrivBayes' first half)
 def _candidates(p, chosen, k):
     """(attribute, parents) pairs: every attribute not chosen, every k-subset of the chosen ones (sorted)."""
     parent_sets = list(itertools.combinations(sorted(chosen), k))
     return [(a, pa) for a in range(p) if a not in chosen for pa in parent_sets]
 
 
-# %% notebooks/52_margin_selection.py, cell 21: Greedy network construction (PrivBayes' first half)
+# %% notebooks/52_margin_selection.py, cell 23: Greedy network construction (PrivBayes' first half)
 _CANDIDATE_BYTES = 200   # memory of one cached candidate: its key tuples, score and dict slot (measured ~165)
 
 
@@ -276,6 +278,7 @@ def _check_selection_size(levels, n, degree):
     return cached
 
 
+# %% notebooks/52_margin_selection.py, cell 24: Greedy network construction (PrivBayes' first half)
 def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None):
     """Choose a Bayesian network, and so the margins to release, with eps-DP (PrivBayes' GreedyBayes).
 
@@ -337,7 +340,7 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     return sel
 
 
-# %% notebooks/52_margin_selection.py, cell 25: Greedy network construction (PrivBayes' first half)
+# %% notebooks/52_margin_selection.py, cell 28: Greedy network construction (PrivBayes' first half)
 def sample_network(network, n, *, weight=0.6, rng=None):
     """Binary records (n, p) drawn from a logistic Bayesian network.
 
@@ -358,7 +361,7 @@ def sample_network(network, n, *, weight=0.6, rng=None):
     return x
 
 
-# %% notebooks/52_margin_selection.py, cell 30: From a network to two-way margins (Sec. 5.2)
+# %% notebooks/52_margin_selection.py, cell 33: From a network to two-way margins (Sec. 5.2)
 def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=None, secure=True, names=(),
                        budget=None):
     """Nixon et al. Sec. 5.2: ``share * eps`` chooses a network, the rest releases its edges as two-way margins.
@@ -397,7 +400,7 @@ def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=N
     return sel, rel
 
 
-# %% notebooks/52_margin_selection.py, cell 33: What the selection buys: 29 selected margins against all 120 (NLTCS)
+# %% notebooks/52_margin_selection.py, cell 36: What the selection buys: 29 selected margins against all 120 (NLTCS)
 @dataclass(frozen=True, eq=False)
 class TwoWayReport:
     """A fit's two-way cells against the truth (built by :func:`two_way_report`); arrays have one entry per cell.

@@ -74,6 +74,7 @@ class Method:
         return getattr(importlib.import_module(module), name)
 
 
+# %% notebooks/60_methods.py, cell 8: The registry
 _CHAIN_OPTIONS = ("n_iter", "n_warmup", "n_chains", "thin")
 
 #: Every inference method of dplit, by name.
@@ -108,7 +109,7 @@ def method(name):
     return REGISTRY[V.choice(name, "method", tuple(REGISTRY))]
 
 
-# %% notebooks/60_methods.py, cell 11: One dispatcher
+# %% notebooks/60_methods.py, cell 12: One dispatcher
 _SPLIT_PRIORS = ("p2", "p3", "p4", "p5")      # built from the D1 part of a split release
 
 
@@ -138,6 +139,7 @@ def applies(data, name, prior=None):
     return None
 
 
+# %% notebooks/60_methods.py, cell 13: One dispatcher
 def fit(data, name, *, prior=None, rng=None, progress=True, **settings):
     """Run method ``name`` of the registry on ``data`` and return its result (an ArviZ object of the contract).
 
@@ -192,7 +194,7 @@ def fit(data, name, *, prior=None, rng=None, progress=True, **settings):
 _NOISE_OPTIONS = ("min_acceptance", "n_pilot", "thin", "burn_in")
 
 
-# %% notebooks/60_methods.py, cell 15: All methods on one release
+# %% notebooks/60_methods.py, cell 17: All methods on one release
 def _applicable(data, names, priors):
     """[(label, name, prior)] of the methods to run on ``data``."""
     runs = []
@@ -206,6 +208,7 @@ def _applicable(data, names, priors):
     return runs
 
 
+# %% notebooks/60_methods.py, cell 18: All methods on one release
 @dataclass
 class Comparison:
     """Every method's result on one release, side by side (:func:`compare`).
@@ -289,6 +292,7 @@ estimand per component; inference spends no privacy beyond the release's.</p>
         return text
 
 
+# %% notebooks/60_methods.py, cell 19: All methods on one release
 def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, truth=None, progress=True,
             settings=None):
     """Run every method that applies to ``release`` and summarise them side by side.

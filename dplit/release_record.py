@@ -43,6 +43,7 @@ def check_candidates(candidates):
     return out
 
 
+# %% notebooks/14_release_record.py, cell 6: 1. The formulas a release is checked against
 def censored_sensitivity(d, a, n):
     """Global l1 sensitivity of the censored statistic ``S_0(D, a)``: ``-d log(a) / n`` (Guo et al., Theorem 1).
 
@@ -79,7 +80,7 @@ def laplace_scale(d, a, n, eps1):
     return censored_sensitivity(d, a, n) / check.epsilon(eps1, "eps1")
 
 
-# %% notebooks/14_release_record.py, cell 6: 1. The formulas a release is checked against
+# %% notebooks/14_release_record.py, cell 7: 1. The formulas a release is checked against
 def noisy_censoring_rates(s_G):
     """Noisy censoring rates ``p_hat_G,m = sum_{l<=m} s_G,l / sum_l s_G,l``, m = 1..M (Sec. 3.2).
 
@@ -102,7 +103,7 @@ def noisy_censoring_rates(s_G):
     return np.cumsum(s)[:-1] / total
 
 
-# %% notebooks/14_release_record.py, cell 7: 1. The formulas a release is checked against
+# %% notebooks/14_release_record.py, cell 8: 1. The formulas a release is checked against
 def select_threshold(p_hat_G, candidates, tc):
     """The threshold rule of Guo et al. (Sec. 3.2, Alg. 1).
 
@@ -134,7 +135,7 @@ def select_threshold(p_hat_G, candidates, tc):
     return float(out) if np.ndim(out) == 0 else out
 
 
-# %% notebooks/14_release_record.py, cell 9: 2. Which numbers a release can hold (plausibility)
+# %% notebooks/14_release_record.py, cell 10: 2. Which numbers a release can hold (plausibility)
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
 _OPTIONAL = ("names",)  # written only when set, so files without them stay valid
@@ -194,7 +195,7 @@ def check_names(names, d):
     return names
 
 
-# %% notebooks/14_release_record.py, cell 13: 3. The record
+# %% notebooks/14_release_record.py, cell 14: 3. The record
 class _ReleaseBuild:
     """Ways to build a :class:`Release` other than :func:`release`: from JSON (the format ``FORMAT``,
     every field by name), from a dict, from a statistic released elsewhere; and the way back to JSON."""
@@ -308,7 +309,7 @@ class _ReleaseBuild:
                    scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names, checked=check)
 
 
-# %% notebooks/14_release_record.py, cell 15: 3. The record
+# %% notebooks/14_release_record.py, cell 16: 3. The record
 class _ReleaseChecks:
     """The validation of a :class:`Release` (its ``__post_init__``), naming the first bad field."""
 
@@ -399,7 +400,7 @@ class _ReleaseChecks:
             object.__setattr__(self, name, value)
 
 
-# %% notebooks/14_release_record.py, cell 17: 3. The record
+# %% notebooks/14_release_record.py, cell 18: 3. The record
 @dataclass(frozen=True, eq=False)
 class Release(_ReleaseChecks, _ReleaseBuild):
     """What a curator publishes by Algorithm 1 of Guo et al. (an (eps1 + eps2)-DP release).

@@ -146,6 +146,7 @@ def _in_threads(fn, items, n_jobs):
     return [fn(x) for x in items]
 
 
+# %% notebooks/04_sampling.py, cell 13: Many chains, in parallel
 #: Seconds a run takes before its progress bar appears.
 PROGRESS_DELAY = 2.0
 
@@ -200,6 +201,7 @@ class LazyBar:
             self._bar.close()
 
 
+# %% notebooks/04_sampling.py, cell 14: Many chains, in parallel
 def _progress(progress, total, desc):
     """A progress bar (or None) and its update function (or None)."""
     if not progress:
@@ -243,6 +245,7 @@ class _ConvergenceBar:
         self.bar.close()
 
 
+# %% notebooks/04_sampling.py, cell 15: Many chains, in parallel
 def _stack(chains):
     """(draws, stats) of all chains: dicts of arrays with leading (chain, draw) axes."""
     arrays = [c.arrays() for c in chains]
@@ -291,7 +294,7 @@ def run_chains(sampler, *, n_iter, n_warmup, n_chains, thin=1, rng=None, progres
                    progress=progress, n_jobs=n_jobs, desc=desc)
 
 
-# %% notebooks/04_sampling.py, cell 14: Convergence: R-hat, ESS and the multivariate PSRF (Guo et al., S5)
+# %% notebooks/04_sampling.py, cell 17: Convergence: R-hat, ESS and the multivariate PSRF (Guo et al., S5)
 class ConvergenceWarning(UserWarning):
     """A run whose R-hat, ESS or multivariate PSRF says its chains have not converged."""
 
@@ -337,7 +340,7 @@ def mpsrf(result, var="alpha"):
     return float((t - 1) / t + (m + 1) / m * lam)
 
 
-# %% notebooks/04_sampling.py, cell 17: Convergence: R-hat, ESS and the multivariate PSRF (Guo et al., S5)
+# %% notebooks/04_sampling.py, cell 20: Convergence: R-hat, ESS and the multivariate PSRF (Guo et al., S5)
 RHAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
 
@@ -361,6 +364,7 @@ def _diagnostics(post, names):
     return out
 
 
+# %% notebooks/04_sampling.py, cell 21: Convergence: R-hat, ESS and the multivariate PSRF (Guo et al., S5)
 def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT_MAX, warn=True):
     """R-hat, bulk and tail ESS and multivariate PSRF of a result; warns when the run has not converged.
 
@@ -408,7 +412,7 @@ def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT
             "failed": "; ".join(failed)}
 
 
-# %% notebooks/04_sampling.py, cell 19: The driver, and running until converged
+# %% notebooks/04_sampling.py, cell 23: The driver, and running until converged
 def _until_converged(chains, *, thin, first, max_iter, target_ess, max_rhat, max_time, n_jobs, tick, names, t0,
                      bar=None):
     """Extend the (warmed-up) chains, in place, until the monitored quantities pass or a cap is hit."""
@@ -444,7 +448,7 @@ def _check_auto(thin, target_ess, max_rhat, max_iter, max_time):
     return min(max_iter, max(20 * thin, 2000) // thin * thin), max_iter
 
 
-# %% notebooks/04_sampling.py, cell 20: The driver, and running until converged
+# %% notebooks/04_sampling.py, cell 24: The driver, and running until converged
 #: The run settings of dplit's sampler contract: every sampler takes these keywords, by these names.
 RUN_SETTINGS = ("n_iter", "n_warmup", "n_chains", "thin", "rng", "progress", "n_jobs", "target_ess", "max_rhat",
                 "max_iter", "max_time")
@@ -454,6 +458,7 @@ RUN_DEFAULTS = {"n_chains": 4, "rng": None, "progress": True, "n_jobs": None, "t
                 "max_rhat": RHAT_MAX, "max_iter": 200_000, "max_time": None}
 
 
+# %% notebooks/04_sampling.py, cell 25: The driver, and running until converged
 def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=True, n_jobs=None, attrs=None,
         observed_data=None, report_vars=None, check=True, desc="iterations", target_ess=400, max_rhat=RHAT_MAX,
         max_iter=200_000, max_time=None, privacy=None):
@@ -533,7 +538,7 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
     return update_attrs(result, **{k: (int(v) if isinstance(v, bool) else v) for k, v in report.items()})
 
 
-# %% notebooks/04_sampling.py, cell 22: Work that is not a chain: a reproducible parallel map
+# %% notebooks/04_sampling.py, cell 27: Work that is not a chain: a reproducible parallel map
 def map_blocks(fn, n, *, block_size, rng=None, n_jobs=None, progress=False, desc="items"):
     """Apply ``fn(start, stop, rng)`` to fixed blocks of ``range(n)``, in threads, reproducibly.
 

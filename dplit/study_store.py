@@ -47,6 +47,7 @@ def _check_path(p, write, example):
     return p
 
 
+# %% notebooks/61_study_store.py, cell 6: 1. The store: nothing lost, nothing redone
 class ResultStore:
     """Finished tasks of one or more studies in a SQLite file, keyed by the task key.
 
@@ -134,6 +135,7 @@ class ResultStore:
         return len(self.done_keys())
 
 
+# %% notebooks/61_study_store.py, cell 7: 1. The store: nothing lost, nothing redone
 class TableStore:
     """Finished tasks in a text table: JSON lines, one task per line, ``{"settings": ..., "result": ...}``.
 
@@ -234,6 +236,7 @@ class TableStore:
         return len(self._lines())
 
 
+# %% notebooks/61_study_store.py, cell 8: 1. The store: nothing lost, nothing redone
 def open_store(store):
     """The store at a path: a :class:`TableStore` for ``*.jsonl``, else a :class:`ResultStore` (SQLite)."""
     if isinstance(store, (ResultStore, TableStore)):
@@ -255,7 +258,7 @@ def export_table(store, out):
     return len(todo)
 
 
-# %% notebooks/61_study_store.py, cell 11: 2. The runner: any executor, resumable
+# %% notebooks/61_study_store.py, cell 14: 2. The runner: any executor, resumable
 class SerialExecutor(cf.Executor):
     """A ``concurrent.futures.Executor`` that runs each task at submission, in the calling process."""
 
@@ -284,6 +287,7 @@ def dask_executor(scheduler=None, **client_options):
     return client.get_executor(), client
 
 
+# %% notebooks/61_study_store.py, cell 15: 2. The runner: any executor, resumable
 class StudyRun(NamedTuple):
     """What :func:`run_tasks` (or ``dplit.study.run_study``) did: tasks run now, tasks found done, wall time in seconds."""
 
@@ -292,6 +296,7 @@ class StudyRun(NamedTuple):
     seconds: float
 
 
+# %% notebooks/61_study_store.py, cell 16: 2. The runner: any executor, resumable
 def run_tasks(keys, run, store, *, executor=None, progress=True, workers=None, max_tasks=None):
     """Run every task whose key is not in the store yet, writing each result as it finishes.
 
@@ -370,6 +375,7 @@ def run_tasks(keys, run, store, *, executor=None, progress=True, workers=None, m
     return StudyRun(len(todo), found, time.perf_counter() - t0)
 
 
+# %% notebooks/61_study_store.py, cell 17: 2. The runner: any executor, resumable
 def _bar(progress, total):
     """A progress bar (shown once the run takes a while), or a stand-in with the same two methods."""
     if progress:

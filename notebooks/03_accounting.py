@@ -328,7 +328,8 @@ def compose_rdp(eps):
     total = e.sum(axis=0)
     return float(total) if np.ndim(total) == 0 else total
 
-
+# %%
+#| export
 def rdp_to_dp(eps, lam, delta):
     """Convert (lam, eps)-RDP to (epsilon_hat, delta)-DP (Canonne et al. 2020; Dirichlet paper Lemma 3).
 
@@ -426,7 +427,8 @@ class RdpEntry:
     lam: float
     eps: float
 
-
+# %%
+#| export
 class RdpBudget(_Ledger):
     """A ledger of (lam, epsilon)-RDP charges, composed to (min lam, sum epsilon)-RDP (Mironov 2017).
 

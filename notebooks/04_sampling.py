@@ -278,7 +278,8 @@ def _in_threads(fn, items, n_jobs):
             return list(pool.map(fn, items))
     return [fn(x) for x in items]
 
-
+# %%
+#| export
 #: Seconds a run takes before its progress bar appears.
 PROGRESS_DELAY = 2.0
 
@@ -332,7 +333,8 @@ class LazyBar:
         if self._bar is not None:
             self._bar.close()
 
-
+# %%
+#| export
 def _progress(progress, total, desc):
     """A progress bar (or None) and its update function (or None)."""
     if not progress:
@@ -375,7 +377,8 @@ class _ConvergenceBar:
     def close(self):
         self.bar.close()
 
-
+# %%
+#| export
 def _stack(chains):
     """(draws, stats) of all chains: dicts of arrays with leading (chain, draw) axes."""
     arrays = [c.arrays() for c in chains]
@@ -533,7 +536,8 @@ def _diagnostics(post, names):
                   float(np.min(np.where(np.isfinite(b), b, 0.0))), float(np.min(np.where(np.isfinite(t), t, 0.0))))
     return out
 
-
+# %%
+#| export
 def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT_MAX, warn=True):
     """R-hat, bulk and tail ESS and multivariate PSRF of a result; warns when the run has not converged.
 
@@ -645,7 +649,8 @@ RUN_SETTINGS = ("n_iter", "n_warmup", "n_chains", "thin", "rng", "progress", "n_
 RUN_DEFAULTS = {"n_chains": 4, "rng": None, "progress": True, "n_jobs": None, "target_ess": 400,
                 "max_rhat": RHAT_MAX, "max_iter": 200_000, "max_time": None}
 
-
+# %%
+#| export
 def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=True, n_jobs=None, attrs=None,
         observed_data=None, report_vars=None, check=True, desc="iterations", target_ess=400, max_rhat=RHAT_MAX,
         max_iter=200_000, max_time=None, privacy=None):

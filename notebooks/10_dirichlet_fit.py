@@ -301,7 +301,8 @@ def gammainc_pq(a, x):
     q = math.exp(log_pre) * h
     return 1.0 - q, q
 
-
+# %%
+#| export
 @njit(cache=True, nogil=True)
 def ndtri_lower(p):
     """Standard normal quantile for 0 < p <= 1/2 (Acklam's approximation, one Halley step)."""
@@ -556,7 +557,8 @@ def _dirichlet_mle_core(s, tol, max_iter):
         c = c_new
     return alpha, max_iter, 1
 
-
+# %%
+#| export
 @njit(cache=True)
 def dirichlet_mle_kernel(s, tol, max_iter):
     """MLE of alpha from s (float64 (d,)); NaNs when s is outside the range or no convergence."""
@@ -579,7 +581,8 @@ def _dml_reference(x):
         1 / 132 - z * (691 / 32760 - z / 12))))))
     return np.where(x < 10, special.digamma(x) - np.log(x), series)
 
-
+# %%
+#| export
 def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
     """Readable twin of _dirichlet_mle_core: (alpha, iterations, status)."""
     s = np.asarray(s, dtype=float)
@@ -633,7 +636,8 @@ def dirichlet_mle_reference(s, tol=1e-10, max_iter=100):
         c = c_new
     return np.full(d, np.nan), max_iter, 1
 
-
+# %%
+#| export
 def minka_fixed_point(s, tol=1e-10, max_iter=100_000):
     """Minka's (2000) fixed point alpha_j <- psi^{-1}(psi(alpha_0) + s_j), for comparison only: (alpha, steps).
 
@@ -682,7 +686,8 @@ class MLEInfo:
     max_score: float
     distance: float
 
-
+# %%
+#| export
 def dirichlet_mle(s, *, tol=1e-10, max_iter=100, return_info=False):
     """Maximum-likelihood estimate of Dirichlet parameters from a statistic.
 

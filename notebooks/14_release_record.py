@@ -69,7 +69,8 @@ def check_candidates(candidates):
         raise ValueError(f"candidates must be distinct; {repeated[0]!r} is repeated")
     return out
 
-
+# %%
+#| export
 def censored_sensitivity(d, a, n):
     """Global l1 sensitivity of the censored statistic ``S_0(D, a)``: ``-d log(a) / n`` (Guo et al., Theorem 1).
 

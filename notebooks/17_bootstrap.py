@@ -361,7 +361,8 @@ def _boots_kernel(s_tilde, n, a, policy, max_redraw, tol, max_iter, fast, rng):
             n_failed += 1
     return out, n_out, n_failed
 
-
+# %%
+#| export
 #: Replicates per block of the threaded bootstrap (fixed, so the draws do not depend on ``n_jobs``).
 BOOT_BLOCK = 250
 
@@ -376,7 +377,8 @@ def _boots_blocks(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng, n_jobs,
     return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
             int(sum(p[2] for p in parts)))
 
-
+# %%
+#| export
 def _boots_reference(s_tilde, n, a, policy, max_redraw, tol, max_iter, rng):
     """Readable NumPy twin of `_boots_kernel` with ``fast=False`` (same stream when every alpha* >= 1)."""
     out = np.full(s_tilde.shape, np.nan)
@@ -435,7 +437,8 @@ def _check_replicates(k, level, what="valid replicates"):
         warnings.warn(f"only {k} {what} for a {100 * level:g}% percentile interval: its ends are the extreme draws; "
                       f"use n_boot >= {need} (2 / (1 - level))", UserWarning, stacklevel=3)
 
-
+# %%
+#| export
 @dataclass(frozen=True)
 class BootResult:
     """Bootstrap draws of the Dirichlet parameter (Boots or DPBoots).
@@ -595,7 +598,8 @@ def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter, progres
     return (check.count(n_boot, "n_boot"), policy, check.count(max_redraw, "max_redraw", minimum=0),
             check.positive(tol, "tol"), check.count(max_iter, "max_iter"), check.boolean(progress, "progress"), n_jobs)
 
-
+# %%
+#| export
 def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=True, n_jobs=None, out_of_range="redraw",
           max_redraw=20, tol=1e-10, max_iter=100):
     """Non-private parametric bootstrap of the Dirichlet MLE ("Boots", Guo et al. Sec. 5.1).
@@ -794,7 +798,8 @@ class TwoSampleTest:
     level: float
     n_pairs: int
 
-
+# %%
+#| export
 def interval_test(draws, M=0.0, *, delta=0.01, level=0.95):
     """The interval test of ``H0_j: |E[x_j] - M_j| <= delta`` for each component j (Guo et al., Sec. 5.2).
 
@@ -835,7 +840,8 @@ def interval_test(draws, M=0.0, *, delta=0.01, level=0.95):
     interval = np.quantile(x, [(1 - level) / 2, (1 + level) / 2], axis=0).T
     return interval, (interval[:, 0] > delta) | (interval[:, 1] < -delta)
 
-
+# %%
+#| export
 def two_sample_test(result_a, result_b, *, delta=0.01, level=0.95, of="mean"):
     """Test ``H0: |E[x_j | A] - E[x_j | B]| <= delta`` from two independent bootstraps (Sec. 5.2).
 

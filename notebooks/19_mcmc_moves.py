@@ -225,7 +225,8 @@ def record_sweep_kernel(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
                 logx[i, j] = lg[j]
     return accepted, T, C
 
-
+# %%
+#| export
 def record_sweep_reference(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
     """NumPy twin of `record_sweep_kernel` (same random stream, same result), in place."""
     m, d = logx.shape
@@ -251,7 +252,8 @@ def record_sweep_reference(logx, alpha_prop, coef, s_L, log_a, inv_scale, rng):
             logx[i] = lg
     return accepted, logx.sum(axis=0), C
 
-
+# %%
+#| export
 UPDATE_JU = 0             # records from the unpowered model: the Laplace ratio alone
 UPDATE_MODEL5 = 1         # exact MH for model (5) with the Dirichlet(alpha) proposal
 UPDATE_MODEL5_POWERED = 2  # exact MH for model (5) with the Dirichlet(p(alpha - 1) + 1) proposal
@@ -349,7 +351,8 @@ def _joint_log_target_kernel(theta, T, C, m, n_rec, s_L, inv_scale, kind, shape,
             out -= abs(s_L[b, j] - C[b, j] / m[b]) * inv_scale[b]
     return out if out == out else -np.inf
 
-
+# %%
+#| export
 @njit(cache=True, nogil=True)
 def joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_shift, dshift, kind, shape, rate,
                        prec, buf, rng):
@@ -417,7 +420,8 @@ def joint_move_kernel(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_s
         return 1
     return 0
 
-
+# %%
+#| export
 def joint_move_reference(theta, logx, starts, s_L, log_a, inv_scale, step_u, step_shift, dshift, prior_logpdf, rng,
                           jacobian=True):
     """NumPy twin of `joint_move_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.
@@ -537,7 +541,8 @@ def _cube_root_moments(alpha):
         s[j] = math.sqrt(max(math.exp(math.lgamma(alpha[j] + 2.0 / 3.0) - lg) - m[j] * m[j], 0.0))
     return m, s
 
-
+# %%
+#| export
 @njit(cache=True, nogil=True)
 def log_product_mul(P, L, v):
     """(P, L) after multiplying the running product e^L P by v > 0: a sum of logs for a log now and then."""
@@ -548,7 +553,8 @@ def log_product_mul(P, L, v):
         return 1.0, L + math.log(P)
     return P, L
 
-
+# %%
+#| export
 @njit(cache=True, nogil=True)
 def _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, rate, prec, s_L, inv_scale, mb):
     """log of the extended target at (alpha, G) from its sums: F of step (iv), up to a constant."""
@@ -601,7 +607,8 @@ def _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, 
         Lc_new[j] += math.log(Pc[j])
     return True
 
-
+# %%
+#| export
 @njit(cache=True, nogil=True)
 def _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, prec):
     """F~(theta), the first stage's target: F without the Dirichlet terms, C_bj by m_b E[log x_j] + delta_bj."""
@@ -614,7 +621,8 @@ def _ancillary_surrogate(theta, delta, mb, s_L, inv_scale, kind, shape, rate, pr
             out -= abs(s_L[b, j] - mu[j] - delta[b, j] / mb[b]) * inv_scale[b]
     return out
 
-
+# %%
+#| export
 @njit(cache=True, nogil=True)
 def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, theta_bar, kind, shape,
                             rate, prec, c, c_new, rng):
@@ -717,7 +725,8 @@ def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol
                 logx[i, j] = 3.0 * math.log(c[i, j]) - log_tot
     return accepted
 
-
+# %%
+#| export
 def ancillary_batch_reference(theta, logx, starts, s_L, log_a, inv_scale, prop_chol, n_prop, theta_bar,
                                prior_logpdf, rng, jacobian=True):
     """NumPy twin of `ancillary_batch_kernel` (same stream, same result), in place; prior_logpdf(alpha) in Python.

@@ -176,7 +176,8 @@ def python_sweep(model, state, prop, sdp, rng):
     state["st"], state["cur"] = st, cur
     return n_acc
 
-
+# %%
+#| export
 def python_chain(model, state, n_steps, thin, sdp, rng, sweep=None):
     """Advance a chain n_steps iterations: post_f and latent_f called from Python, then a record sweep
     (``sweep(state, prop, rng)``, default the Python one); state dict updated in place."""
@@ -233,7 +234,8 @@ def sweep_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
             n_acc += 1
     return st, cur, n_acc
 
-
+# %%
+#| export
 @njit(nogil=True)
 def sweep_slot_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
     """The sweep when record i's term is zero outside slot i of the statistic: only that slot is updated (in
@@ -278,7 +280,8 @@ def sweep_terms_kernel(priv_f, t_cur, t_new, dmat, prop, st, cur, sdp, rng):
             n_acc += 1
     return st, cur, n_acc
 
-
+# %%
+#| export
 def make_chain_kernel(sweep):
     """The whole chain in one compiled function, with the record sweep ``sweep``."""
     @njit(nogil=True)  # not cached: its specialisations key on the user's module functions (numba cannot
@@ -399,7 +402,8 @@ def _jit(name, f, takes_rng):
         return njit(wrapped)
     return cf
 
-
+# %%
+#| export
 def _probe_one(model, name, args, random, seed=20261125):
     """(compiled module, None) when module ``name`` compiles and agrees with its Python self on args, else (None, why)."""
     f = getattr(model, name)
@@ -423,7 +427,8 @@ def _probe_one(model, name, args, random, seed=20261125):
         return None, "its compiled output differs from the Python module's on the same input"
     return cf, None
 
-
+# %%
+#| export
 def _probe(model, sdp, theta):
     """Compile and probe the four modules (cached on the model per shape of sdp): the engines they allow."""
     key = (np.ndim(sdp), np.shape(sdp))
@@ -464,7 +469,8 @@ def _probe(model, sdp, theta):
     model._probes[key] = out
     return out
 
-
+# %%
+#| export
 def choose_engine(model, sdp, theta, engine):
     """The engine to run ('numba', 'sweep' or 'python') and the probe's record (None for engine='python')."""
     if engine == "python":

@@ -79,7 +79,8 @@ def check_margins(margins, p):
         raise ValueError("margins: a margin is listed twice")
     return tuple(out)
 
-
+# %%
+#| export
 @dataclass(frozen=True)
 class CellIndex:
     """The released cells as arrays for the kernels (built by :func:`cell_index`).
@@ -190,7 +191,8 @@ def margin_probs_reference(pi, Psi, levels, margins):
     return np.concatenate([full.sum(axis=tuple(j for j in range(len(levels)) if j not in m)).transpose(
         np.argsort(np.argsort(m))).ravel() for m in margins])
 
-
+# %%
+#| export
 def _check_params(pi, Psi, levels):
     """pi (k,) and Psi (k, p, max d) as float arrays, each on its simplex."""
     pi = V.finite_array(pi, "pi", ndim=1)
@@ -428,7 +430,8 @@ def _update_eta(eta, pi, A, P, M, a_pi, w, step, rng, acc):
     pi[:] = eta / S
     return n_acc
 
-
+# %%
+#| export
 @njit(cache=True, nogil=True)
 def log_dirichlet_density(x, alpha):
     """log Dirichlet(x | alpha) density."""
@@ -788,7 +791,8 @@ def _start_counts(noisy, ptr, n):
         out[a:b] = m
     return out
 
-
+# %%
+#| export
 def lcm_sampler(release, k, strategy, alpha, a, weight, n_windows, full_table, regenerate=True):
     """The Sampler of fit_latent_class (state: a dict of arrays, updated in place by the kernel)."""
     idx = cell_index(release.levels, release.margins)

@@ -351,7 +351,8 @@ class MarginRelease(_MarginReleaseIO):
         """All noisy counts, concatenated in the order of the margins."""
         return np.concatenate(self.counts)
 
-
+# %%
+#| export
 def _plausible_margins(rel):
     """Refuse cells outside [0, n] or tables whose sum is not n, each widened by the noise's reach (derivation above)."""
     n_cells = sum(c.size for c in rel.counts)
@@ -426,7 +427,8 @@ def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True
         budget.absorb(rel.budget)
     return rel
 
-
+# %%
+#| export
 def check_budget(budget, eps, what):
     """Refuse, before any noise is drawn, a ledger that is not a PrivacyBudget or cannot pay ``eps``."""
     if budget is None:
@@ -501,7 +503,8 @@ for n_rec in (1, 5, 200):
 DEFAULT_SETTINGS = MappingProxyType({"weight": "auto", "a": 0.1})   # intervals that cover: "The defaults" below
 PAPER_SETTINGS = MappingProxyType({"weight": 1.0, "a": 1.0})        # Nixon et al.'s composite likelihood (6), prior (7)
 
-
+# %%
+#| export
 def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
     """Refuse ``full_table=True`` when the table's draws would not fit in memory (``dplit._validate.work_size``).
 
@@ -518,7 +521,8 @@ def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
                 "margins need no full table), or fewer draws (n_iter, thin, max_iter)")
     return cells
 
-
+# %%
+#| export
 def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, weight=None, paper=False,
                      regenerate=True, full_table=False, n_iter=5_000, n_warmup=2_000, n_chains=4, thin=1, rng=None, progress=True,
                      n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):

@@ -202,7 +202,8 @@ def mi_sensitivity(n, binary=True):
         return math.log(n) / n + (n - 1) / n * math.log(n / (n - 1))
     return 2.0 / n * math.log((n + 1) / 2) + (n - 1) / n * math.log((n + 1) / (n - 1))
 
-
+# %%
+#| export
 @njit(cache=True, nogil=True)
 def _mi_kernel(xt, levels, child, parents):
     """Mutual information (nats) of each candidate (child[c], parents[c, :]) from (p, n) codes ``xt``."""
@@ -489,7 +490,8 @@ class MarginSelection:
         """The families not contained in another family (what PrivBayes would release)."""
         return tuple(m for m in self.margins if not any(set(m) < set(o) for o in self.margins))
 
-
+# %%
+#| export
 def _candidates(p, chosen, k):
     """(attribute, parents) pairs: every attribute not chosen, every k-subset of the chosen ones (sorted)."""
     parent_sets = list(itertools.combinations(sorted(chosen), k))
@@ -521,7 +523,8 @@ def _check_selection_size(levels, n, degree):
                       f"transposed? records is (n, p), one row per record", UserWarning, stacklevel=3)
     return cached
 
-
+# %%
+#| export
 def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None):
     """Choose a Bayesian network, and so the margins to release, with eps-DP (PrivBayes' GreedyBayes).
 

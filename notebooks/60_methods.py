@@ -133,7 +133,8 @@ class Method:
         module, name = self.entry.split(":")
         return getattr(importlib.import_module(module), name)
 
-
+# %%
+#| export
 _CHAIN_OPTIONS = ("n_iter", "n_warmup", "n_chains", "thin")
 
 #: Every inference method of dplit, by name.
@@ -228,7 +229,8 @@ def applies(data, name, prior=None):
         return f"prior {prior} is built from D1 and needs a split release (n1 > 0); this release is unsplit"
     return None
 
-
+# %%
+#| export
 def fit(data, name, *, prior=None, rng=None, progress=True, **settings):
     """Run method ``name`` of the registry on ``data`` and return its result (an ArviZ object of the contract).
 
@@ -342,7 +344,8 @@ def _applicable(data, names, priors):
                 runs.append((f"{m.label}_{p}" if p else m.label, name, p))
     return runs
 
-
+# %%
+#| export
 @dataclass
 class Comparison:
     """Every method's result on one release, side by side (:func:`compare`).
@@ -425,7 +428,8 @@ estimand per component; inference spends no privacy beyond the release's.</p>
                 fh.write(text)
         return text
 
-
+# %%
+#| export
 def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, truth=None, progress=True,
             settings=None):
     """Run every method that applies to ``release`` and summarise them side by side.

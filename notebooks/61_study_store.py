@@ -84,7 +84,8 @@ def _check_path(p, write, example):
             raise ValueError(f"{p}: the folder {p.parent} is not writable")
     return p
 
-
+# %%
+#| export
 class ResultStore:
     """Finished tasks of one or more studies in a SQLite file, keyed by the task key.
 
@@ -171,7 +172,8 @@ class ResultStore:
     def __len__(self):
         return len(self.done_keys())
 
-
+# %%
+#| export
 class TableStore:
     """Finished tasks in a text table: JSON lines, one task per line, ``{"settings": ..., "result": ...}``.
 
@@ -271,7 +273,8 @@ class TableStore:
     def __len__(self):
         return len(self._lines())
 
-
+# %%
+#| export
 def open_store(store):
     """The store at a path: a :class:`TableStore` for ``*.jsonl``, else a :class:`ResultStore` (SQLite)."""
     if isinstance(store, (ResultStore, TableStore)):
@@ -387,7 +390,8 @@ def dask_executor(scheduler=None, **client_options):
     client = Client(scheduler, **client_options) if scheduler else Client(processes=True, **client_options)
     return client.get_executor(), client
 
-
+# %%
+#| export
 class StudyRun(NamedTuple):
     """What :func:`run_tasks` (or ``dplit.study.run_study``) did: tasks run now, tasks found done, wall time in seconds."""
 
@@ -395,7 +399,8 @@ class StudyRun(NamedTuple):
     found: int
     seconds: float
 
-
+# %%
+#| export
 def run_tasks(keys, run, store, *, executor=None, progress=True, workers=None, max_tasks=None):
     """Run every task whose key is not in the store yet, writing each result as it finishes.
 
@@ -473,7 +478,8 @@ def run_tasks(keys, run, store, *, executor=None, progress=True, workers=None, m
             executor.shutdown(wait=True, cancel_futures=True)
     return StudyRun(len(todo), found, time.perf_counter() - t0)
 
-
+# %%
+#| export
 def _bar(progress, total):
     """A progress bar (shown once the run takes a while), or a stand-in with the same two methods."""
     if progress:
