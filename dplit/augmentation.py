@@ -50,6 +50,7 @@ def _takes_rng(f):
     return "rng" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
+# %% notebooks/41_augmentation.py, cell 9: The privacy model
 class PrivacyModel:
     """The four modules of a data-augmentation sampler (dapper's ``new_privacy``).
 
@@ -138,7 +139,7 @@ class PrivacyModel:
         return f(*args, rng=rng) if self.takes_rng[name] else f(*args)
 
 
-# %% notebooks/41_augmentation.py, cell 12: The first call: what dapper checks before the loop
+# %% notebooks/41_augmentation.py, cell 13: The first call: what dapper checks before the loop
 def _first_call(model, sdp, init_par):
     """Check the modules at init_par as the sampler will call them; returns (sdp, init_par) in checked form."""
     if not isinstance(model, PrivacyModel):
@@ -172,7 +173,7 @@ def _first_call(model, sdp, init_par):
     return sdp, theta
 
 
-# %% notebooks/41_augmentation.py, cell 17: The sampler on the core: `dapper_sample`
+# %% notebooks/41_augmentation.py, cell 18: The sampler on the core: `dapper_sample`
 _ENGINES = ("auto", "python", "sweep", "numba")
 
 
@@ -229,6 +230,7 @@ def _sampler(model, sdp, init_par, engine, info):
     return Sampler(init=init, run_chain=run_chain)
 
 
+# %% notebooks/41_augmentation.py, cell 19: The sampler on the core: `dapper_sample`
 def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=4, thin=1, rng=None,
                   progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None,
                   engine="auto", budget=None):
@@ -332,7 +334,7 @@ def _check_acceptance(result):
                       UserWarning, stacklevel=3)
 
 
-# %% notebooks/41_augmentation.py, cell 19: The sampler on the core: `dapper_sample`
+# %% notebooks/41_augmentation.py, cell 21: The sampler on the core: `dapper_sample`
 def summary(result, var_names=None):
     """dapper's posterior summary: mean, median, sd, mad, q5, q95, rhat, ess_bulk, ess_tail.
 

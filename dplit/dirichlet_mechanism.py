@@ -84,6 +84,7 @@ def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0,
     return float(out) if out.ndim == 0 else out
 
 
+# %% notebooks/30_dirichlet_mechanism.py, cell 10: 2. Calibration: $r$ and $\alpha$ for $(\lambda, \epsilon)$-RDP (Alg. 1, Lemma 2, Remarks 1-2)
 def dirichlet_mechanism_params(eps, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0, g=None):
     """Calibrate the Dirichlet mechanism to (lam, eps)-RDP: ``(r, alpha)`` of Alg. 1.
 
@@ -138,7 +139,7 @@ def dirichlet_mechanism_params(eps, lam, delta2=SQRT2, delta_inf=1.0, *, lower_b
     return r, 1.0 + float(gf(r)) + (lam - 1.0) * r * delta_inf
 
 
-# %% notebooks/30_dirichlet_mechanism.py, cell 13: 3. The mechanism, and what it spends
+# %% notebooks/30_dirichlet_mechanism.py, cell 14: 3. The mechanism, and what it spends
 def dirichlet_mechanism(counts, eps, lam, *, delta2=SQRT2, delta_inf=1.0, lower_bound=0.0,
                         rng=None, budget=None, label="Dirichlet mechanism"):
     """Release a histogram as one draw from ``Dirichlet(r counts + alpha)`` (the paper's Alg. 1).
@@ -180,7 +181,7 @@ def dirichlet_mechanism(counts, eps, lam, *, delta2=SQRT2, delta_inf=1.0, lower_
     return gam / gam.sum(axis=-1, keepdims=True)
 
 
-# %% notebooks/30_dirichlet_mechanism.py, cell 17: 4. The exact Rényi divergence between two Dirichlet laws (App. D, eqs. 11-12)
+# %% notebooks/30_dirichlet_mechanism.py, cell 18: 4. The exact Rényi divergence between two Dirichlet laws (App. D, eqs. 11-12)
 _N_SERIES = 40
 
 
@@ -234,13 +235,13 @@ def renyi_divergence_dirichlet(u, v, lam):
     return float(out) if np.ndim(out) == 0 else out
 
 
-# %% notebooks/30_dirichlet_mechanism.py, cell 22: 6. From RDP to $(\hat\epsilon, \delta)$ (App. B, eq. 10, Figure 7)
+# %% notebooks/30_dirichlet_mechanism.py, cell 23: 6. From RDP to $(\hat\epsilon, \delta)$ (App. B, eq. 10, Figure 7)
 def dirichlet_mechanism_dp(eps, lam, delta):
     """(epsilon_hat, delta)-DP of the (lam, eps)-RDP Dirichlet mechanism (eq. 10), via ``accounting.rdp_to_dp``."""
     return rdp_to_dp(V.epsilon(eps, "eps"), _check_lam(lam), V.delta(delta))
 
 
-# %% notebooks/30_dirichlet_mechanism.py, cell 25: 7. Utility: the KL tail bound (Thm. 2) and sample complexity (Sec. 4)
+# %% notebooks/30_dirichlet_mechanism.py, cell 26: 7. Utility: the KL tail bound (Thm. 2) and sample complexity (Sec. 4)
 def kl_tail_bound(eta, beta, d, alpha):
     """Theorem 2: bound on ``P[D_KL(p || q) > eta]`` for ``q ~ Dirichlet(beta p + alpha)``.
 
@@ -271,7 +272,7 @@ def sample_complexity(eta, zeta, eps, lam, d, *, delta2=SQRT2, delta_inf=1.0):
                2 * (2 + eta) * (4 + 3 * eta) * math.log(1 / zeta) / (r * eta**2))
 
 
-# %% notebooks/30_dirichlet_mechanism.py, cell 29: 8. The baselines at equal $(\lambda, \epsilon)$: Gaussian and Laplace noise on the counts (Sec. 5)
+# %% notebooks/30_dirichlet_mechanism.py, cell 30: 8. The baselines at equal $(\lambda, \epsilon)$: Gaussian and Laplace noise on the counts (Sec. 5)
 def laplace_rdp(lam, scale, shift=1.0):
     """RDP of the Laplace mechanism for one coordinate moved by ``shift`` (Mironov 2017, Prop. 6)."""
     lam = _check_lam(lam)
@@ -301,7 +302,7 @@ def baseline_noise_scale(mechanism, eps, lam, *, cells_changed=2):
     return math.exp(optimize.brentq(h, -50.0, 50.0, xtol=1e-14, rtol=4 * np.finfo(float).eps))
 
 
-# %% notebooks/30_dirichlet_mechanism.py, cell 33: 9. Differentially private naive Bayes (Sec. 5.1, Figures 3-4)
+# %% notebooks/30_dirichlet_mechanism.py, cell 34: 9. Differentially private naive Bayes (Sec. 5.1, Figures 3-4)
 _MECHANISMS = ("dirichlet", "gaussian", "laplace", "mle")
 
 
@@ -363,6 +364,7 @@ def _model_ledger(mechanism, eps_each, lam, labels):
     return ledger
 
 
+# %% notebooks/30_dirichlet_mechanism.py, cell 35: 9. Differentially private naive Bayes (Sec. 5.1, Figures 3-4)
 class NaiveBayesModel(tuple):
     """The pair ``(log_prior, log_theta)`` of :func:`private_naive_bayes`, with its privacy ledger.
 
@@ -449,7 +451,7 @@ def naive_bayes_log_proba(model, codes, n_levels):
     return logit - special.logsumexp(logit, axis=1, keepdims=True)
 
 
-# %% notebooks/30_dirichlet_mechanism.py, cell 37: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
+# %% notebooks/30_dirichlet_mechanism.py, cell 39: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
 class BayesNetCpts(list):
     """The log conditional tables of :func:`bayes_net_cpts` (a list, one per node), with its privacy ledger.
 
@@ -505,6 +507,7 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, 
     return BayesNetCpts(out, ledger)
 
 
+# %% notebooks/30_dirichlet_mechanism.py, cell 40: 10. Parameter estimation of a discrete Bayesian network (Sec. 5.2, Figure 6)
 def bayes_net_loglik(log_cpts, codes, n_levels, parents):
     """Mean log-likelihood per record of ``codes`` under the network (eq. 8 divided by n)."""
     codes = np.asarray(codes)

@@ -217,15 +217,8 @@ class PrivacyBudget(_Ledger):
         ledger : PrivacyBudget or None
             What a release spent (``release.budget``); None (an exact release) charges nothing.
 
-        Returns
-        -------
-        float
-            The remaining budget.
-
-        Raises
-        ------
-        BudgetExceededError
-            If the whole ledger does not fit; nothing is recorded then.
+        The result (the remaining budget, or BudgetExceededError with nothing recorded when the whole ledger
+        does not fit) is that of :meth:`spend`.
         """
         if ledger is None:
             return self.remaining

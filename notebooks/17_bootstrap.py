@@ -691,12 +691,8 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=True, n_jobs
     part : {"D2", "D1", "D"}
         Which released statistic: ``"D2"`` is ``s_L`` (the whole data when unsplit),
         ``"D1"`` is ``s_L1`` (a split release; this is how prior p2 is built).
-    rng : None, int or numpy.random.Generator
-        Source of randomness; the same seed gives the same replicates for any ``n_jobs``.
-    progress : bool, default True
-        Show a progress bar over replicates.
-    n_jobs : int, optional
-        Threads (blocks of ``BOOT_BLOCK`` replicates); default ``cpu_count``.
+    rng, progress, n_jobs
+        As in :func:`boots`: the same seed gives the same replicates for any ``n_jobs``.
     truncation : {"auto", "rejection", "gibbs"}
         Truncated-noise sampler (:func:`truncated_statistic`); ``"auto"`` never hangs. (Called ``method`` before
         0.1.0; ``method=`` still works for one release, with a DeprecationWarning: the result's ``method``

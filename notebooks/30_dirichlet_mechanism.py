@@ -185,7 +185,8 @@ def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0,
     out = 0.5 * lam * r**2 * delta2**2 * special.polygamma(1, 1.0 + lower_bound * r + g(r))
     return float(out) if out.ndim == 0 else out
 
-
+# %%
+#| export
 def dirichlet_mechanism_params(eps, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0, g=None):
     """Calibrate the Dirichlet mechanism to (lam, eps)-RDP: ``(r, alpha)`` of Alg. 1.
 
@@ -663,7 +664,8 @@ def _model_ledger(mechanism, eps_each, lam, labels):
         ledger.spend_rdp(eps_each, lam, f"{label} ({_LABELS[mechanism]})")
     return ledger
 
-
+# %%
+#| export
 class NaiveBayesModel(tuple):
     """The pair ``(log_prior, log_theta)`` of :func:`private_naive_bayes`, with its privacy ledger.
 
@@ -834,7 +836,8 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, 
         budget.absorb(ledger)
     return BayesNetCpts(out, ledger)
 
-
+# %%
+#| export
 def bayes_net_loglik(log_cpts, codes, n_levels, parents):
     """Mean log-likelihood per record of ``codes`` under the network (eq. 8 divided by n)."""
     codes = np.asarray(codes)

@@ -214,7 +214,8 @@ def _takes_rng(f):
         return False
     return "rng" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
-
+# %%
+#| export
 class PrivacyModel:
     """The four modules of a data-augmentation sampler (dapper's ``new_privacy``).
 
@@ -515,7 +516,8 @@ def _sampler(model, sdp, init_par, engine, info):
 
     return Sampler(init=init, run_chain=run_chain)
 
-
+# %%
+#| export
 def dapper_sample(model, sdp, init_par, *, n_iter=2000, n_warmup=1000, n_chains=4, thin=1, rng=None,
                   progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None,
                   engine="auto", budget=None):

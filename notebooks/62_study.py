@@ -29,12 +29,13 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+from dplit.censoring import PAPER_ALPHAS   # the five true parameters of Sec. 5.1 (notebook 13)
 from dplit.config import is_quick, size
 
 SEED = 20261126
 rng = np.random.default_rng(SEED)
 n_cover = size(full=4000, quick=1000)            # draws in the coverage checks
-print(f"quick mode: {is_quick()}")
+print(f"quick mode: {is_quick()}; the paper's alphas: {PAPER_ALPHAS}")
 
 # %% [markdown]
 # ## The design (Guo et al., Sec. 5.1)
@@ -129,7 +130,8 @@ CHAIN_FAMILIES = ("mcmc", "dpmcmc", "dpremcmc", "dpapprox")
 #: The methods the paper keeps after Sec. 5.1 (Figure 2, Sec. 5.2).
 SELECTED = ("boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpabc_p5")
 
-
+# %%
+#| export
 @dataclass(frozen=True)
 class StudyConfig:
     """The settings of a study (the defaults are the paper's full grid, Sec. 5.1).
@@ -584,7 +586,8 @@ def run_method(method, replicate, config_like, rng):
     keep = {k: float(at[k]) for k in ("mpsrf", "rhat_max", "ess_bulk_min", "n_failed", "tolerance") if k in at}
     return results.draws(res, "alpha"), keep
 
-
+# %%
+#| export
 def run_task(task):
     """Run one task (a :class:`Task`, its key or its settings) and return its record: a dict of measures."""
     s = json.loads(task) if isinstance(task, str) else dict(task if isinstance(task, dict) else task.settings)
