@@ -16,6 +16,7 @@ __all__ = [
 # %% notebooks/21_mcmc.py, cell 9: The moves of an iteration (notebook 19)
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special
@@ -45,9 +46,10 @@ from dplit._release_model import (
     spec_from_blocks,
     start_statistic,
 )
-from dplit.dirichlet import in_stat_range, log_dirichlet_draws_reference
+from dplit.dirichlet import dirichlet_draws, in_stat_range, log_dirichlet_draws_reference
 from dplit.priors import DrawsPrior, GammaPrior
-from dplit.release import Release, laplace_scale
+from dplit.release import PAPER_CANDIDATES, Release, laplace_scale
+from dplit.release import release as _release
 from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
@@ -346,7 +348,34 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
                    n_jobs, "DPreMCMC", until)
 
 
-# %% notebooks/21_mcmc.py, cell 17: Prior p5 (Guo et al., Sec. 4.2.1)
+# %% notebooks/21_mcmc.py, cell 15: The demo data set
+class DemoData(NamedTuple):
+    """The demo data set of notebooks 21, 73 and 74 (:func:`demo_data`)."""
+
+    alpha: np.ndarray      # the true alpha, (2.2, 3.3, 4.4)
+    X: np.ndarray          # the confidential records, shape (1000, 3)
+    rel: Release           # unsplit release: eps1 = 1, eps2 = 0.25
+    rel_split: Release     # split release: eps1 = 0.75, eps2 = 0.25, n1 = 250
+
+
+def demo_data(seed=6):
+    """The demo data set of notebooks 21, 73 and 74: n = 1000 records from Dirichlet(2.2, 3.3, 4.4), released twice.
+
+    One generator, ``numpy.random.default_rng(seed)``, draws the records, then the unsplit release (eps1 = 1,
+    eps2 = 0.25) and the split one (eps1 = 0.75, eps2 = 0.25, n1 = 250), both by Algorithm 1 with the paper's
+    candidate thresholds (:data:`dplit.release.PAPER_CANDIDATES`), tc = 0.01 and the seeded fast noise
+    (``secure=False``). Returns a :class:`DemoData` ``(alpha, X, rel, rel_split)``.
+    """
+    g = np.random.default_rng(seed)
+    alpha = np.array([2.2, 3.3, 4.4])
+    X = dirichlet_draws(alpha, 1000, rng=g)
+    kw = dict(candidates=PAPER_CANDIDATES, tc=0.01, rng=g, secure=False)     # _release: dplit.release.release
+    rel = _release(X, eps1=1.0, eps2=0.25, **kw)
+    rel_split = _release(X, eps1=0.75, eps2=0.25, n1=len(X) // 4, **kw)
+    return DemoData(alpha, X, rel, rel_split)
+
+
+# %% notebooks/21_mcmc.py, cell 20: Prior p5 (Guo et al., Sec. 4.2.1)
 def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=True,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
@@ -379,7 +408,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     return DrawsPrior(draws, name="p5", source=f"DPMCMC_p1 on S_L(D1, a), n1 = {release.n1}")
 
 
-# %% notebooks/21_mcmc.py, cell 20: Simulation-based calibration of DPMCMC
+# %% notebooks/21_mcmc.py, cell 23: Simulation-based calibration of DPMCMC
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
                moves=True, prior_rate=0.1, monitor=None, rng=None):
     """Ranks of prior draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks), one column per monitored value.

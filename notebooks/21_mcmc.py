@@ -11,6 +11,7 @@
 
 # %%
 #| default_exp mcmc
+#| internal DemoData demo_data
 
 # %% [markdown]
 # ## Parameters
@@ -26,7 +27,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from dplit.config import is_quick
-from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
+from dplit.dirichlet import censored_stat, sufficient_stat
 
 SEED = 20261123
 rng = np.random.default_rng(SEED)
@@ -38,7 +39,8 @@ print(f"quick mode: {is_quick()}")
 # Before the derivation, the result, from the finished module `dplit.mcmc`. A data set in the setting of the simulation
 # study (Guo et al., Sec. 5.1: $\boldsymbol\alpha_3^{true} = (2.2, 3.3, 4.4)$, $n = 1000$, candidates
 # $10^{-1}, \dots, 10^{-6}$, $t_c = 0.01$) is released by Algorithm 1 (notebook 15) with $\epsilon_1 = 1$ (and once split,
-# $\epsilon_1 = 0.75$, $n_1 = n/4$, for prior p5 below; notebooks 73 and 74 draw the same from the same seed).
+# $\epsilon_1 = 0.75$, $n_1 = n/4$, for prior p5 below): the demo data set `demo_data()`, defined below
+# ("The demo data set") and shared with notebooks 73 and 74.
 # DPMCMC$_{p1}$ samples the posterior given the release, MCMC$_{p1}$ the posterior given the confidential statistic
 # $S_0(\mathbf D)$, i.e. without privacy; two chains each, run until the convergence report passes. The figure shows both
 # with the truth: the concentration $\alpha_0 = \sum_j \alpha_j$ (left) and the mean composition
@@ -48,15 +50,10 @@ print(f"quick mode: {is_quick()}")
 # %%
 # NBVAL_IGNORE_OUTPUT
 import dplit.mcmc as finished          # the module this notebook derives and exports below
-from dplit.release import Release, release
+from dplit.release import Release
 
-alpha_true, n_demo = np.array([2.2, 3.3, 4.4]), 1000
-candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
-demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 21, 73 and 74: the stream of SEED
-demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
-X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
-rel = release(X_demo, eps1=1.0, eps2=0.25, candidates=candidates, tc=0.01, rng=demo_rng, secure=False)
-rel_split = release(X_demo, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
+alpha_true, X_demo, rel, rel_split = finished.demo_data()    # the demo data set of notebooks 21, 73 and 74
+n_demo = len(X_demo)
 kw_demo = dict(n_iter="auto", n_warmup=2000, n_chains=2, progress=False)
 post_dp = finished.dp_mcmc(rel, prior="p1", rng=11, **kw_demo)
 post_np = finished.mcmc(sufficient_stat(X_demo), n_demo, rng=10, **kw_demo)
@@ -204,6 +201,7 @@ display(Markdown(
 #| export
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special
@@ -233,9 +231,10 @@ from dplit._release_model import (
     spec_from_blocks,
     start_statistic,
 )
-from dplit.dirichlet import in_stat_range, log_dirichlet_draws_reference
+from dplit.dirichlet import dirichlet_draws, in_stat_range, log_dirichlet_draws_reference
 from dplit.priors import DrawsPrior, GammaPrior
-from dplit.release import Release, laplace_scale
+from dplit.release import PAPER_CANDIDATES, Release, laplace_scale
+from dplit.release import release as _release
 from dplit.results import composition_draws, privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, run_chains
 from dplit.testing import sbc_ranks
@@ -558,6 +557,55 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
     return _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress,
                    n_jobs, "DPreMCMC", until)
 
+
+# %% [markdown]
+# ## The demo data set
+#
+# The demo of this notebook and notebooks 73 and 74 run on one data set, `demo_data(seed=6)`: $n = 1000$ records from
+# Dirichlet(2.2, 3.3, 4.4) ($\boldsymbol\alpha_3^{true}$ of Guo et al., Sec. 5.1), released twice by Algorithm 1 with the
+# paper's candidate thresholds (`dplit.release.PAPER_CANDIDATES`, $10^{-1}, \dots, 10^{-6}$) and $t_c = 0.01$: unsplit with
+# $\epsilon_1 = 1$, $\epsilon_2 = 0.25$, and split with $\epsilon_1 = 0.75$, $\epsilon_2 = 0.25$, $n_1 = n/4 = 250$. One
+# generator seeded by `seed` draws the records, then each release's noise on the fast seeded path (`secure=False`; a
+# curator's release uses OpenDP's), so the same seed gives the same data and releases. It is a demonstration, not API:
+# importable from `dplit.mcmc`, not in its `__all__`.
+
+# %%
+#| export
+class DemoData(NamedTuple):
+    """The demo data set of notebooks 21, 73 and 74 (:func:`demo_data`)."""
+
+    alpha: np.ndarray      # the true alpha, (2.2, 3.3, 4.4)
+    X: np.ndarray          # the confidential records, shape (1000, 3)
+    rel: Release           # unsplit release: eps1 = 1, eps2 = 0.25
+    rel_split: Release     # split release: eps1 = 0.75, eps2 = 0.25, n1 = 250
+
+
+def demo_data(seed=6):
+    """The demo data set of notebooks 21, 73 and 74: n = 1000 records from Dirichlet(2.2, 3.3, 4.4), released twice.
+
+    One generator, ``numpy.random.default_rng(seed)``, draws the records, then the unsplit release (eps1 = 1,
+    eps2 = 0.25) and the split one (eps1 = 0.75, eps2 = 0.25, n1 = 250), both by Algorithm 1 with the paper's
+    candidate thresholds (:data:`dplit.release.PAPER_CANDIDATES`), tc = 0.01 and the seeded fast noise
+    (``secure=False``). Returns a :class:`DemoData` ``(alpha, X, rel, rel_split)``.
+    """
+    g = np.random.default_rng(seed)
+    alpha = np.array([2.2, 3.3, 4.4])
+    X = dirichlet_draws(alpha, 1000, rng=g)
+    kw = dict(candidates=PAPER_CANDIDATES, tc=0.01, rng=g, secure=False)     # _release: dplit.release.release
+    rel = _release(X, eps1=1.0, eps2=0.25, **kw)
+    rel_split = _release(X, eps1=0.75, eps2=0.25, n1=len(X) // 4, **kw)
+    return DemoData(alpha, X, rel, rel_split)
+
+
+# %%
+again, other = demo_data(6), demo_data(7)
+assert np.array_equal(again.X, X_demo) and np.array_equal(again.rel.s_L, rel.s_L)     # same seed, same data
+assert np.array_equal(again.rel_split.s_L1, rel_split.s_L1) and np.array_equal(again.rel_split.s_L, rel_split.s_L)
+assert not np.array_equal(other.X, X_demo)
+assert (rel.eps1, rel.eps2, rel.eps_total) == (1.0, 0.25, 1.25) and not rel.split and rel.n == rel.n2 == 1000
+assert (rel_split.eps1, rel_split.eps2, rel_split.eps_total) == (0.75, 0.25, 1.0) and rel_split.split
+assert (rel_split.n1, rel_split.n2) == (250, 750) and np.array_equal(alpha_true, [2.2, 3.3, 4.4])
+print(f"demo_data(6): a = {rel.a:g} (unsplit), {rel_split.a:g} (split); n1, n2 = {rel_split.n1}, {rel_split.n2}")
 
 # %% [markdown]
 # ## Using the samplers

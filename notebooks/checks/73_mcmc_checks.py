@@ -2,7 +2,7 @@
 # # Is DPMCMC exact? Invariance of each move, the non-private limit, calibration
 #
 # * **For:** checking that the samplers of notebook 21 sample the posterior they claim: each move of notebook 19 leaves its target invariant, DPMCMC meets MCMC$_{p1}$ where privacy vanishes, and simulation-based calibration passes (and catches a planted error).
-# * **You need:** nothing: every check simulates its own data (the demo data set is that of notebook 21, same seed).
+# * **You need:** nothing: every check simulates its own data (the demo data set is notebook 21's, `dplit.mcmc.demo_data()`).
 # * **You get:** each check's statistic in the output and an assertion that fails the notebook (and the test suite) when it does not hold.
 
 # %% [markdown]
@@ -36,9 +36,9 @@ from dplit._mcmc_moves import (
 )
 from dplit.config import is_quick, size
 from dplit.dirichlet import censored_stat, dirichlet_draws, log_dirichlet_draws_reference, sufficient_stat
-from dplit.mcmc import _sbc_ranks, dp_mcmc, dp_remcmc, mcmc
+from dplit.mcmc import _sbc_ranks, demo_data, dp_mcmc, dp_remcmc, mcmc
 from dplit.priors import PRIOR_GAMMA, GammaPrior
-from dplit.release import Release, release
+from dplit.release import Release
 from dplit.testing import sbc_check
 
 SEED = 20261123
@@ -278,7 +278,7 @@ for jac, n_prop in [(True, 1), (True, 4), (False, 4)]:
 # %% [markdown]
 # ## The non-private limit: DPMCMC meets MCMC$_{p1}$
 #
-# The demo data set of notebook 21 ($\boldsymbol\alpha_3^{true} = (2.2, 3.3, 4.4)$, $n = 1000$, the same seed), released with
+# The demo data set of notebook 21 ($\boldsymbol\alpha_3^{true} = (2.2, 3.3, 4.4)$, $n = 1000$, `demo_data()`), released with
 # $\epsilon_1 = 10^{10}$: DPMCMC must reproduce MCMC$_{p1}$ on the confidential $S_0(\mathbf D)$. At that budget the
 # privacy term pins the latent censored statistic to $\mathbf s_L$, so the latent records barely move, but
 # $\boldsymbol\alpha \mid \mathbf D$ is then the non-private posterior (Guo et al. S5 note the poor mixing of the records
@@ -288,13 +288,8 @@ for jac, n_prop in [(True, 1), (True, 4), (False, 4)]:
 # posterior standard deviation for the means and 15% for the standard deviations.
 
 # %%
-alpha_true = np.array([2.2, 3.3, 4.4])
-n_demo = 1000
-candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
-demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 21, 73 and 74: the stream of SEED
-demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
-X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
-rel = release(X_demo, eps1=1.0, eps2=0.25, candidates=candidates, tc=0.01, rng=demo_rng, secure=False)
+alpha_true, X_demo, rel, _ = demo_data()     # the demo data set of notebooks 21, 73 and 74
+n_demo = len(X_demo)
 
 # %%
 rel_inf = Release.from_statistic(censored_stat(X_demo, rel.a) + rng.laplace(0, 1e-12, 3), n_demo, rel.a, 1e10)

@@ -2,14 +2,14 @@
 # # Choosing a sampler: MCMC, DPMCMC and DPreMCMC side by side, and the time to a posterior
 #
 # * **For:** choosing among the samplers of notebook 21 and the priors p1-p4: their posteriors on one data set, how they mix as the budget changes, and how long a trustworthy posterior takes.
-# * **You need:** nothing: the demo data set of notebook 21 (same seed) and its unsplit and split releases; the timing figure reads the stored benchmark `benchmarks/results/time_to_posterior.csv`.
+# * **You need:** nothing: the demo data set of notebook 21 (`dplit.mcmc.demo_data()`) and its unsplit and split releases; the timing figure reads the stored benchmark `benchmarks/results/time_to_posterior.csv`.
 # * **You get:** a table of posterior means, standard deviations, ESS and convergence per method, the ESS per iteration against $\epsilon_1$, and the time to ESS 400 over the paper's grid.
 
 # %% [markdown]
 # ## Parameters
 #
 # Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite); every random draw comes
-# from a generator seeded here. The data set and releases are those of notebook 07.
+# from a generator seeded here. The data set and releases are notebook 21's, `demo_data()`.
 
 # %%
 # %matplotlib inline
@@ -24,7 +24,7 @@ from IPython.display import Markdown, display
 
 from dplit.config import is_quick, size
 from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
-from dplit.mcmc import dp_mcmc, dp_remcmc, mcmc
+from dplit.mcmc import demo_data, dp_mcmc, dp_remcmc, mcmc
 from dplit.release import Release, laplace_scale, release
 
 SEED = 20261123
@@ -32,14 +32,8 @@ rng = np.random.default_rng(SEED)
 n_iter_demo = size(full=40_000, quick=3_000)
 print(f"quick mode: {is_quick()}; n_iter_demo = {n_iter_demo}")
 
-alpha_true = np.array([2.2, 3.3, 4.4])
-n_demo = 1000
-candidates = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
-demo_rng = np.random.default_rng(SEED)   # the demo data set of notebooks 21, 73 and 74: the stream of SEED
-demo_rng.bit_generator.advance(2705)     # from its 2,705th draw on
-X_demo = dirichlet_draws(alpha_true, n_demo, rng=demo_rng)
-rel = release(X_demo, eps1=1.0, eps2=0.25, candidates=candidates, tc=0.01, rng=demo_rng, secure=False)
-rel_split = release(X_demo, eps1=0.75, eps2=0.25, candidates=candidates, tc=0.01, n1=n_demo // 4, rng=demo_rng, secure=False)
+alpha_true, X_demo, rel, rel_split = demo_data()     # the demo data set of notebooks 21, 73 and 74
+n_demo = len(X_demo)
 
 # %% [markdown]
 # ## Convergence: the multivariate Gelman-Rubin statistic (Guo et al., S5)
