@@ -172,7 +172,10 @@ def _last_bar(err):
     return [line for line in err.replace("\r", "\n").splitlines() if "ESS" in line][-1]
 
 
-def test_auto_progress_counts_toward_the_ess_target(capsys):
+def test_auto_progress_counts_toward_the_ess_target(capsys, monkeypatch):
+    from dplit import sampling
+
+    monkeypatch.setattr(sampling, "PROGRESS_DELAY", 0.0)    # these runs are short: show their bars at once
     run(normal_rwm(Y), n_iter="auto", target_ess=500, max_iter=50_000, n_warmup=200, n_chains=2, rng=7)
     last = _last_bar(capsys.readouterr().err)
     assert "500/500" in last and "R-hat 1.00" in last and "it/chain" in last, last
