@@ -20,7 +20,7 @@ import numpy as np
 from _timing import best_of
 
 from dplit import abc as A
-from dplit import dirichlet as dr
+from dplit import dirichlet_random
 
 SEED = 20261125
 ALPHA = np.array([2.2, 3.3, 4.4, 5.5, 6.6])
@@ -36,14 +36,14 @@ def main():
     rng = np.random.default_rng(SEED)
     log_a = math.log(A_CENS)
     A._censored_stat_sim_kernel(ALPHA, N, log_a, rng)        # compile (cached) before timing
-    dr._gamma_draws_fast_kernel(ALPHA, N, rng)
-    dr._gamma_draws_kernel(ALPHA, N, rng)
+    dirichlet_random.gamma_draws_fast_kernel(ALPHA, N, rng)
+    dirichlet_random.gamma_draws_kernel(ALPHA, N, rng)
     alphas = np.tile(ALPHA, (2 * A.BLOCK_SIZE * 2, 1))       # four blocks
     A.simulate_releases(alphas[:10], [N], [0.01], A_CENS, rng=1, n_jobs=1)
 
     kern = per_second(lambda: A._censored_stat_sim_kernel(ALPHA, N, log_a, rng))
-    gam_fast = per_second(lambda: dr._gamma_draws_fast_kernel(ALPHA, N, rng))
-    gam_np = per_second(lambda: dr._gamma_draws_kernel(ALPHA, N, rng))
+    gam_fast = per_second(lambda: dirichlet_random.gamma_draws_fast_kernel(ALPHA, N, rng))
+    gam_np = per_second(lambda: dirichlet_random.gamma_draws_kernel(ALPHA, N, rng))
     ref = per_second(lambda: A._censored_stat_sim_reference(ALPHA, N, A_CENS, rng), reps=20)
     par = {}
     for jobs in (1, 2):

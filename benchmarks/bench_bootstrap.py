@@ -19,7 +19,9 @@ from dplit.bootstrap import (
     dp_boots,
     truncated_statistic,
 )
-from dplit.dirichlet import _gamma_draws_fast_kernel, _gamma_draws_kernel, dirichlet_draws
+from dplit.dirichlet import dirichlet_draws
+from dplit.dirichlet_random import gamma_draws_fast_kernel as _gamma_draws_fast_kernel
+from dplit.dirichlet_random import gamma_draws_kernel as _gamma_draws_kernel
 from dplit.release import release
 
 

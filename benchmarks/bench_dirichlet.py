@@ -13,6 +13,7 @@ from _timing import best_of
 from numba import njit
 
 from dplit import dirichlet as dr
+from dplit import dirichlet_random
 from dplit.dirichlet_fit import minka_fixed_point
 
 SEED = 20261123
@@ -77,13 +78,13 @@ def bench_draws(rng):
                   np.array([2.0, 20.0, 2.0]), np.full(18, 0.8), np.full(10, 0.05)):
         g = np.random.default_rng(SEED)
         for kernel in (dr.dirichlet_draws_kernel, dr.dirichlet_draws_fast_kernel,
-                       dr._gamma_draws_kernel, dr._gamma_draws_fast_kernel):
+                       dirichlet_random.gamma_draws_kernel, dirichlet_random.gamma_draws_fast_kernel):
             kernel(alpha, 10, g)                                  # compile / load cache
         t_np = best_of(lambda a=alpha, g=g: g.dirichlet(a, size=n))
         t_def = best_of(lambda a=alpha, g=g: dr.dirichlet_draws_kernel(a, n, g))
         t_fast = best_of(lambda a=alpha, g=g: dr.dirichlet_draws_fast_kernel(a, n, g))
-        f_def = best_of(lambda a=alpha, g=g: dr._gamma_draws_kernel(a, n, g))
-        f_fast = best_of(lambda a=alpha, g=g: dr._gamma_draws_fast_kernel(a, n, g))
+        f_def = best_of(lambda a=alpha, g=g: dirichlet_random.gamma_draws_kernel(a, n, g))
+        f_fast = best_of(lambda a=alpha, g=g: dirichlet_random.gamma_draws_fast_kernel(a, n, g))
         name = f"d={len(alpha)}, {alpha[0]}" + ("" if np.all(alpha == alpha[0]) else "...")
         print(f"{name:16s} {n / t_np:16,.0f} {n / t_def:12,.0f} {n / t_fast:12,.0f} "
               f"{t_np / t_def:13.2f}x {t_np / t_fast:10.2f}x {f_def / t_def:13.2f}x {f_fast / t_fast:10.2f}x")
@@ -91,8 +92,8 @@ def bench_draws(rng):
     d = 5
     g = np.random.default_rng(SEED)
     alpha = np.array([2.2, 3.3, 4.4, 5.5, 6.6])
-    f_def = best_of(lambda: dr._gamma_draws_kernel(alpha, n, g), repeat=5)
-    f_fast = best_of(lambda: dr._gamma_draws_fast_kernel(alpha, n, g), repeat=5)
+    f_def = best_of(lambda: dirichlet_random.gamma_draws_kernel(alpha, n, g), repeat=5)
+    f_fast = best_of(lambda: dirichlet_random.gamma_draws_fast_kernel(alpha, n, g), repeat=5)
     t_npg = best_of(lambda: g.standard_gamma(alpha, size=(n, d)), repeat=5)
     print(f"\nFLOOR (what later benchmarks compare to), d=5, alpha=(2.2..6.6), {n:,} x {d} gammas:\n"
           f"  rng.standard_gamma in numba (_gamma_draws_kernel):   {f_def / (n * d) * 1e9:5.1f} ns per gamma, "

@@ -30,6 +30,7 @@ import arviz as az
 import numpy as np
 from _timing import best_of
 
+from dplit import _mcmc_moves as mm
 from dplit import mcmc as M
 from dplit.dirichlet import _gamma_draws_kernel, censored_stat, dirichlet_draws
 from dplit.release import Release
@@ -57,11 +58,11 @@ def bench_sweep(n=1000, d=3):
     coef = np.zeros(d)
     logx = np.log(X)
     rng = np.random.default_rng(2)
-    M._record_sweep_kernel(logx.copy(), alpha, coef, s_L, np.log(a), inv_scale, rng)
+    mm.record_sweep_kernel(logx.copy(), alpha, coef, s_L, np.log(a), inv_scale, rng)
     _gamma_draws_kernel(alpha, n, rng)
-    t_kernel = best_of(lambda: M._record_sweep_kernel(logx.copy(), alpha, coef, s_L, np.log(a), inv_scale, rng))
+    t_kernel = best_of(lambda: mm.record_sweep_kernel(logx.copy(), alpha, coef, s_L, np.log(a), inv_scale, rng))
     t_floor = best_of(lambda: _gamma_draws_kernel(alpha, n, rng))
-    t_ref = best_of(lambda: M._record_sweep_reference(logx.copy(), alpha, coef, s_L, np.log(a), inv_scale, rng),
+    t_ref = best_of(lambda: mm.record_sweep_reference(logx.copy(), alpha, coef, s_L, np.log(a), inv_scale, rng),
                     repeat=1)
     print(f"record sweep, n = {n}, d = {d}: kernel {n / t_kernel:,.0f} records/s ({t_kernel * 1e6:.0f} us/sweep); "
           f"NumPy reference {n / t_ref:,.0f} records/s (kernel {t_ref / t_kernel:.0f}x faster); "

@@ -46,8 +46,6 @@ from dplit.dirichlet_random import any_below_one as any_below_one
 from dplit.dirichlet_random import dirichlet_draws as dirichlet_draws
 from dplit.dirichlet_random import dirichlet_draws_fast_kernel as dirichlet_draws_fast_kernel
 from dplit.dirichlet_random import dirichlet_draws_kernel as dirichlet_draws_kernel
-from dplit.dirichlet_random import gamma_draws_fast_kernel as _gamma_draws_fast_kernel  # noqa: F401
-from dplit.dirichlet_random import gamma_draws_kernel as _gamma_draws_kernel  # noqa: F401
 from dplit.dirichlet_random import gamma_large_kernel as gamma_large_kernel
 from dplit.dirichlet_random import log_dirichlet_draws_reference as log_dirichlet_draws_reference
 from dplit.dirichlet_random import log_gamma_draw_kernel as log_gamma_draw_kernel

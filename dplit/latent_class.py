@@ -35,9 +35,6 @@ import dplit._latent_class_model as _model
 from dplit import _validate as V
 from dplit._arviz import groups, move_to_group
 from dplit._latent_class_model import check_margins, label_cells, lcm_sampler
-from dplit._latent_class_model import margin_probs_kernel as _margin_probs_kernel  # noqa: F401
-from dplit._latent_class_model import margin_probs_reference as _margin_probs_reference  # noqa: F401
-from dplit._latent_class_model import update_counts as _update_counts  # noqa: F401
 from dplit.accounting import BudgetExceededError, PrivacyBudget
 from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
 from dplit.results import privacy_attrs

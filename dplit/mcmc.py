@@ -29,9 +29,6 @@ from dplit._arviz import name_components
 from dplit._mcmc_moves import UPDATE_JU as _UPDATE_JU
 from dplit._mcmc_moves import UPDATE_MODEL5 as _UPDATE_MODEL5
 from dplit._mcmc_moves import chain_kernel as _chain_kernel
-from dplit._mcmc_moves import record_sweep_kernel as _record_sweep_kernel  # noqa: F401
-from dplit._mcmc_moves import record_sweep_reference as _record_sweep_reference  # noqa: F401
-from dplit._mcmc_moves import slice_kernel as _slice_kernel  # noqa: F401
 
 # the model of a release (notebook 20): its checks, the prior, the latent blocks, the chain's specification and start
 from dplit._release_model import (

@@ -152,14 +152,8 @@ from dplit._arviz import group, is_result, name_components, to_arviz
 
 # Step 1's kernels (notebook 16); the twins and the start are imported too, so that notebook 72 and the tests
 # find every kernel of DPBoots here.
-from dplit._truncated_noise import feasible_start as _feasible_start  # noqa: F401
 from dplit._truncated_noise import gibbs_draws as _gibbs_draws
-from dplit._truncated_noise import gibbs_kernel as _gibbs_kernel  # noqa: F401
-from dplit._truncated_noise import gibbs_reference as _gibbs_reference  # noqa: F401
-from dplit._truncated_noise import logsumexp as _logsumexp  # noqa: F401
 from dplit._truncated_noise import rejection_kernel as _rejection_kernel
-from dplit._truncated_noise import rejection_reference as _rejection_reference  # noqa: F401
-from dplit._truncated_noise import trunc_laplace_upper_kernel as _trunc_laplace_upper_kernel  # noqa: F401
 from dplit.dirichlet import (
     censored_stat,
     censored_stat_kernel,

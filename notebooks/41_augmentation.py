@@ -189,8 +189,8 @@ from dplit import _validate as V
 from dplit import diagnostics, results
 from dplit._arviz import group
 from dplit._augmentation_engines import MODULES as _MODULES
-from dplit._augmentation_engines import EngineNotice  # noqa: F401  (the engines are notebook 40's)
-from dplit._augmentation_engines import as_real as _as_real  # noqa: F401
+from dplit._augmentation_engines import EngineNotice as EngineNotice
+from dplit._augmentation_engines import as_real as _as_real
 from dplit._augmentation_engines import batch_terms as _batch_terms
 from dplit._augmentation_engines import chain_kernel as _dapper_chain_kernel
 from dplit._augmentation_engines import chain_slot_kernel as _dapper_chain_slot_kernel

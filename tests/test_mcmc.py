@@ -7,6 +7,7 @@ from _helpers import noisy_release as _release
 from scipy import integrate, special, stats
 
 from dplit import _mcmc_moves as MV
+from dplit import _mcmc_moves as moves
 from dplit import _release_model as RM
 from dplit import mcmc as M
 from dplit.dirichlet import censored_stat, dirichlet_draws, sufficient_stat
@@ -65,8 +66,8 @@ def test_record_sweep_kernel_equals_reference(alpha):
     s_L = censored_stat(X, 1e-3) + 0.01
     for coef in (np.zeros(3), np.array([-0.3, 1.2, 2.3])):
         L1, L2 = np.log(X), np.log(X)
-        k = M._record_sweep_kernel(L1, alpha, coef, s_L, np.log(1e-3), 50.0, np.random.default_rng(5))
-        r = M._record_sweep_reference(L2, alpha, coef, s_L, np.log(1e-3), 50.0, np.random.default_rng(5))
+        k = moves.record_sweep_kernel(L1, alpha, coef, s_L, np.log(1e-3), 50.0, np.random.default_rng(5))
+        r = moves.record_sweep_reference(L2, alpha, coef, s_L, np.log(1e-3), 50.0, np.random.default_rng(5))
         assert k[0] == r[0] and 0 < k[0] < 300
         assert np.allclose(L1, L2, atol=1e-12) and np.allclose(k[1], r[1]) and np.allclose(k[2], r[2])
         assert np.allclose(k[1], L1.sum(0)) and np.allclose(k[2], np.maximum(L1, np.log(1e-3)).sum(0))
@@ -192,8 +193,8 @@ def test_slice_kernel_equals_its_python_function():
     th0 = np.log([2.0, 3.0, 4.0])
     args = (30, 3.0, chol, np.linalg.inv(chol), s, 100.0, PRIOR_GAMMA, np.ones(3), np.full(3, 0.1), np.zeros((3, 3)))
     th_k, th_r = th0.copy(), th0.copy()
-    ev_k = M._slice_kernel(th_k, *args, np.random.default_rng(3))
-    ev_r = py_func(M._slice_kernel)(th_r, *args, np.random.default_rng(3))
+    ev_k = moves.slice_kernel(th_k, *args, np.random.default_rng(3))
+    ev_r = py_func(moves.slice_kernel)(th_r, *args, np.random.default_rng(3))
     assert ev_k == ev_r and ev_k > 30 and np.allclose(th_k, th_r, rtol=1e-10)
 
 
@@ -206,7 +207,7 @@ def _one_record_ks(power, mode, forget, n_steps=20_000):
     xs = np.empty(n_steps)
     for t in range(n_steps):
         ap, coef = MV.sweep_arguments(alpha, power, mode)
-        M._record_sweep_kernel(logx, ap, np.zeros(2) if forget else coef, s_L, np.log(a), 1 / scale, rng)
+        moves.record_sweep_kernel(logx, ap, np.zeros(2) if forget else coef, s_L, np.log(a), 1 / scale, rng)
         xs[t] = np.exp(logx[0, 0])
     xs = np.sort(xs[::10])
 
