@@ -28,11 +28,11 @@ import arviz as az
 import numpy as np
 
 from dplit import diagnostics, sampling
+from dplit._latent_class_model import margin_probs_kernel as _margin_probs_kernel
+from dplit._latent_class_model import margin_probs_reference as _margin_probs_reference
 from dplit.datasets import load_acs_counts
 from dplit.latent_class import (
     MarginRelease,
-    _margin_probs_kernel,
-    _margin_probs_reference,
     cell_index,
     cell_intervals,
     fit_latent_class,

@@ -4,7 +4,7 @@ Run from the repository root:  .venv/bin/python benchmarks/bench_mcmc.py [--full
 
 Prints
 1. record updates per second of the numba sweep kernel, its NumPy twin, and the floor: the bare
-   n x d gamma draws in numba (dplit.dirichlet._gamma_draws_kernel), same n, d, alpha;
+   n x d gamma draws in numba (dplit.dirichlet_random.gamma_draws_kernel), same n, d, alpha;
 2. ESS per second of alpha as a function of the slice cycles per iteration (the default's reason);
 3. ESS per second at the paper's settings (Guo et al. Sec. 5.1: n in {1000, 5000}, d in {3, 5}, eps = 1)
    for DPMCMC and DPreMCMC (b = 5, 50), one chain, run time including warm-up;
@@ -32,7 +32,8 @@ from _timing import best_of
 
 from dplit import _mcmc_moves as mm
 from dplit import mcmc as M
-from dplit.dirichlet import _gamma_draws_kernel, censored_stat, dirichlet_draws
+from dplit.dirichlet import censored_stat, dirichlet_draws
+from dplit.dirichlet_random import gamma_draws_kernel as _gamma_draws_kernel
 from dplit.release import Release
 from dplit.sampling import mpsrf
 from dplit.testing import rank_uniformity_pvalues, sbc_ranks

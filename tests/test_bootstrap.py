@@ -6,17 +6,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dplit._truncated_noise import feasible_start as _feasible_start
+from dplit._truncated_noise import gibbs_kernel as _gibbs_kernel
+from dplit._truncated_noise import gibbs_reference as _gibbs_reference
+from dplit._truncated_noise import rejection_reference as _rejection_reference
+from dplit._truncated_noise import trunc_laplace_upper_kernel as _trunc_laplace_upper_kernel
 from dplit.bootstrap import (
     BootResult,
     TwoSampleTest,
     _boots_kernel,
     _boots_reference,
-    _feasible_start,
-    _gibbs_kernel,
-    _gibbs_reference,
     _rejection_kernel,
-    _rejection_reference,
-    _trunc_laplace_upper_kernel,
     boots,
     dp_boots,
     truncated_statistic,

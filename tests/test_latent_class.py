@@ -10,12 +10,12 @@ import pytest
 from scipy import stats
 
 from dplit import _arviz, results
+from dplit._latent_class_model import margin_probs_kernel as _margin_probs_kernel
+from dplit._latent_class_model import margin_probs_reference as _margin_probs_reference
+from dplit._latent_class_model import update_counts as _update_counts
 from dplit.datasets import load_acs_counts, load_nltcs
 from dplit.latent_class import (
     MarginRelease,
-    _margin_probs_kernel,
-    _margin_probs_reference,
-    _update_counts,
     cell_index,
     cell_intervals,
     combine,

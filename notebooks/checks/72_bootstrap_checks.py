@@ -24,16 +24,16 @@ from dplit.bootstrap import (
     OUT_OF_RANGE,
     BootResult,
     _boots_kernel,
-    _feasible_start,
-    _gibbs_kernel,
-    _logsumexp,
     _rejection_kernel,
-    _trunc_laplace_upper_kernel,
     boots,
     dp_boots,
     truncated_statistic,
     two_sample_test,
 )
+from dplit._truncated_noise import feasible_start as _feasible_start
+from dplit._truncated_noise import gibbs_kernel as _gibbs_kernel
+from dplit._truncated_noise import logsumexp as _logsumexp
+from dplit._truncated_noise import trunc_laplace_upper_kernel as _trunc_laplace_upper_kernel
 from dplit.config import is_quick, size
 from dplit.dirichlet import censored_stat, dirichlet_draws, fisher_information, logx_mean
 from dplit.release import Release, laplace_scale
