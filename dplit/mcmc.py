@@ -84,6 +84,7 @@ def _adapt_step(step, rates, target=0.3):
     return float(np.clip(step * np.exp(np.clip(3.0 * (float(np.mean(rates)) - target), -1.5, 1.5)), 1e-4, 5.0))
 
 
+# %% notebooks/21_mcmc.py, cell 12: The chain as a `dplit.sampling.Sampler`
 def _sampler(spec):
     """The DPMCMC / DPreMCMC / MCMC chain for dplit.sampling: init, run_chain (the numba kernel), adapt."""
     latent = spec.m.size > 0
@@ -148,7 +149,7 @@ def _sampler(spec):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords={"component": np.arange(spec.d)})
 
 
-# %% notebooks/21_mcmc.py, cell 13: The public samplers
+# %% notebooks/21_mcmc.py, cell 14: The public samplers
 _RECORD_UPDATES = {"ju": _UPDATE_JU, "model5": _UPDATE_MODEL5}
 
 
@@ -161,6 +162,7 @@ def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs=None)
 _MONITORED = ["alpha", "mean_composition"]     # what the convergence report (and n_iter="auto") watches
 
 
+# %% notebooks/21_mcmc.py, cell 15: The public samplers
 def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, thin=1, n_slice=2,
          rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
     """MCMC_p1: sample the non-private posterior pi(alpha | S0(D)) of eq. (1) (Guo et al., Sec. 5.1).
@@ -206,6 +208,7 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
                target_ess=target_ess, max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
 
 
+# %% notebooks/21_mcmc.py, cell 16: The public samplers
 def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs,
             method, until):
     """Shared body of dp_mcmc and dp_remcmc (``until``: the stopping rule of ``n_iter="auto"``, passed to run)."""
@@ -235,6 +238,7 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
     return name_components(result, release.names)      # the release's component names, when it has them
 
 
+# %% notebooks/21_mcmc.py, cell 17: The public samplers
 def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=None, n_slice=20,
             rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000,
             max_time=None):
@@ -312,6 +316,7 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
                    progress, n_jobs, "DPMCMC", until)
 
 
+# %% notebooks/21_mcmc.py, cell 18: The public samplers
 def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n_warmup=2_000, n_chains=4,
               thin=None, n_slice=20, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX,
               max_iter=200_000, max_time=None):
@@ -345,7 +350,7 @@ def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n
                    n_jobs, "DPreMCMC", until)
 
 
-# %% notebooks/21_mcmc.py, cell 15: The demo data set
+# %% notebooks/21_mcmc.py, cell 20: The demo data set
 class DemoData(NamedTuple):
     """The demo data set of notebooks 21, 73 and 74 (:func:`demo_data`)."""
 
@@ -372,7 +377,7 @@ def demo_data(seed=6):
     return DemoData(alpha, X, rel, rel_split)
 
 
-# %% notebooks/21_mcmc.py, cell 20: Prior p5 (Guo et al., Sec. 4.2.1)
+# %% notebooks/21_mcmc.py, cell 25: Prior p5 (Guo et al., Sec. 4.2.1)
 def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=2_000, progress=True,
              **options):
     """Prior p5: draws of the p1 posterior given ``S_L(D1, a)`` (DPMCMC_p1 on the D1 part).
@@ -405,7 +410,7 @@ def p5_prior(release, *, n_draws=4_000, rng=None, n_chains=4, thin=10, n_warmup=
     return DrawsPrior(draws, name="p5", source=f"DPMCMC_p1 on S_L(D1, a), n1 = {release.n1}")
 
 
-# %% notebooks/21_mcmc.py, cell 23: Simulation-based calibration of DPMCMC
+# %% notebooks/21_mcmc.py, cell 28: Simulation-based calibration of DPMCMC
 def _sbc_ranks(n_rep, *, n, d, a, eps, L=19, thin=60, n_warmup=600, n_slice=20, scale_factor=1.0, b=None,
                moves=True, prior_rate=0.1, monitor=None, rng=None):
     """Ranks of prior draws among L thinned DPMCMC draws (dplit.testing.sbc_ranks), one column per monitored value.

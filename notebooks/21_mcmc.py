@@ -281,7 +281,8 @@ def _adapt_step(step, rates, target=0.3):
     """A proposal's step after a warm-up window with acceptance rates `rates`: towards `target`, bounded."""
     return float(np.clip(step * np.exp(np.clip(3.0 * (float(np.mean(rates)) - target), -1.5, 1.5)), 1e-4, 5.0))
 
-
+# %%
+#| export
 def _sampler(spec):
     """The DPMCMC / DPreMCMC / MCMC chain for dplit.sampling: init, run_chain (the numba kernel), adapt."""
     latent = spec.m.size > 0
@@ -370,7 +371,8 @@ def _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs=None)
 
 _MONITORED = ["alpha", "mean_composition"]     # what the convergence report (and n_iter="auto") watches
 
-
+# %%
+#| export
 def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, thin=1, n_slice=2,
          rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000, max_time=None):
     """MCMC_p1: sample the non-private posterior pi(alpha | S0(D)) of eq. (1) (Guo et al., Sec. 5.1).
@@ -415,7 +417,8 @@ def mcmc(statistic, n, *, prior="p1", n_iter=2_000, n_warmup=500, n_chains=4, th
                privacy=privacy_attrs(eps_total=math.inf), report_vars=_MONITORED, desc="MCMC iterations",
                target_ess=target_ess, max_rhat=max_rhat, max_iter=max_iter, max_time=max_time)
 
-
+# %%
+#| export
 def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, n_slice, rng, progress, n_jobs,
             method, until):
     """Shared body of dp_mcmc and dp_remcmc (``until``: the stopping rule of ``n_iter="auto"``, passed to run)."""
@@ -444,7 +447,8 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
                  privacy=privacy_attrs(release), desc="MCMC iterations", **until)
     return name_components(result, release.names)      # the release's component names, when it has them
 
-
+# %%
+#| export
 def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=None, n_slice=20,
             rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000,
             max_time=None):
@@ -521,7 +525,8 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     return _dp_run(release, prior, None, "ju", n_iter, n_warmup, n_chains, thin, n_slice, rng,
                    progress, n_jobs, "DPMCMC", until)
 
-
+# %%
+#| export
 def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n_warmup=2_000, n_chains=4,
               thin=None, n_slice=20, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX,
               max_iter=200_000, max_time=None):

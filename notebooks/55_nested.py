@@ -243,7 +243,8 @@ class SummaryRelease:
             ledger.spend(self.eps_per_count, f"{s} ({text}): geometric mechanism, sensitivity {self.sensitivity:g}")
         return ledger
 
-
+# %%
+#| export
 def _plausible_summaries(c, n, w, size):
     """Refuse counts S1..S5 outside [0, n] or breaking the events' nesting, each widened by the noise's reach ``w``."""
     reach = f"two-sided geometric noise within {w} per count (the release's reach)"
@@ -549,7 +550,8 @@ def _nested_chain_kernel(theta, row_len, S, kappa, acc, n_steps, thin, batch, no
             out_ll[j] = ll
     return out_P, out_ll, out_theta, out_S, rates
 
-
+# %%
+#| export
 def _nested_sampler(release, G, M, a, weight, n_windows):
     """The Sampler of fit_nested (state: a dict of arrays, updated in place by the kernel)."""
     R, K, k, n = release.n_race, release.n_rel, release.size - 1, release.n

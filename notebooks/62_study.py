@@ -228,7 +228,8 @@ class StudyConfig:
         """The grid: a list of (alpha_true, n, eps)."""
         return [(tuple(a), int(n), float(e)) for a in self.alpha_true for n in self.n for e in self.eps]
 
-
+# %%
+#| export
 def _check_config(c):
     """Raise ValueError/TypeError naming the first bad setting of a StudyConfig (a helper of dplit._validate per rule)."""
     if not c.alpha_true:
