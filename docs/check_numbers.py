@@ -70,7 +70,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ALLOW_FILE = ROOT / "docs" / "check_numbers_allow.toml"
-_NOTEBOOK = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb$")
 
 # A number as written in prose or output: optional thousands separators, optional decimals, optional exponent.
 _NUM = re.compile(r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
@@ -90,7 +89,7 @@ _REF_WORDS = (r"Sec|Secs|Section|Sections|section|sections|table|tables|figure|f
 _REF = re.compile(rf"\b(?:{_REF_WORDS})\.?\s*~?\(?[A-Z]?\d+(?:\.\d+)*[a-z]?\)?"
                   r"(?:\s*(?:,|-|–|—|and|or|to|&)\s*\(?[A-Z]?\d+(?:\.\d+)*[a-z]?\)?)*")
 _HEADING_NUMBER = re.compile(r"^#+\s*(?:\d+(?:\.\d+)*\.?)", re.M)   # "### 7.1 The score equations"
-_PAREN_EQ = re.compile(r"\([1-9]\d?(?:\.[1-9]\d?)*[a-z]?\)")     # "(5)", "(4.2)", "(81)": an equation number
+_PAREN_EQ = re.compile(r"\([1-9]\d?(?:\.[1-9]\d?)*[a-z]?\)")     # "(5)", "(4.2)", "(12b)": an equation number
 _DATE = re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?\b|\b\d{1,2}:\d{2}(?::\d{2})?\b")
 _VERSION = re.compile(r"\b\d+\.\d+\.\d+(?:\.\d+)*\b|\bv\d+(?:\.\d+)*\b")
 _CODE_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
@@ -381,10 +380,12 @@ def _same(entry_number, n: Number) -> bool:
 
 
 def notebooks(root: Path = ROOT) -> list[Path]:
-    """The committed notebooks ``notebooks/[folder/]NN_topic.ipynb``, in the order of their numbers."""
-    folder = Path(root) / "notebooks"
-    found = [p for p in [*folder.glob("*.ipynb"), *folder.glob("*/*.ipynb")] if _NOTEBOOK.match(p.name)]
-    return sorted(found, key=lambda p: p.name)
+    """The committed notebooks ``notebooks/[folder/]NN_topic.ipynb``, in the order of their numbers (the pairs of the
+    sources ``dplit.export.notebook_paths`` finds)."""
+    sys.path.insert(0, str(ROOT))
+    from dplit.export import notebook_paths
+
+    return [p.with_suffix(".ipynb") for p in notebook_paths(root) if p.with_suffix(".ipynb").exists()]
 
 
 def pending_reason(name: str, pending: list[dict]) -> str | None:

@@ -17,7 +17,7 @@ Then what the reader meets (issue 29, item 2), measured at the 1280 px viewport:
 (c) no tool marker (``NBVAL_*``, ``noqa``, ``#| export``, ``#| default_exp``) in the code and outputs
     (notebook cells and ``pre`` blocks, folded code included; prose may name a marker to explain it); the
     module source pages of viewcode (``_modules/``) are exempt: they show the library's source as it is;
-(d) on the library notebooks (pages 01-63), where the first figure starts, as a fraction of the page
+(d) on the library notebooks (pages 01-64), where the first figure starts, as a fraction of the page
     height, and the share of the page height taken by displayed code. Reported in a table, never a failure.
 
 Screenshots go to build/site-shots/: the top of three pages (index, 15, an API page) and the whole
