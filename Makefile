@@ -32,7 +32,7 @@ NAMES     := $(sort $(basename $(notdir $(NOTEBOOKS))))
 nbpath     = $(firstword $(wildcard notebooks/$(1).py notebooks/*/$(1).py))
 
 .PHONY: setup tutorial lab test doctest coverage export notebooks nb bench clean docs check-docs check-widgets \
-        check-browser test-newest check-wheel
+        check-browser test-newest check-wheel test-fast
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -88,7 +88,12 @@ test: $(STAMP)
 	$(BIN)/python -m dplit.export --check
 	$(BIN)/ruff check .
 	$(MAKE) --no-print-directory doctest
-	DPLIT_QUICK=1 $(BIN)/python -m pytest -n auto --dist loadscope -q
+	DPLIT_QUICK=1 $(BIN)/python -m pytest -n auto --dist loadscope -q --durations=15
+
+# The inner loop: the tests and notebooks a change touches (scripts/fast_tests.py; BASE=main for a branch).
+BASE ?= HEAD
+test-fast: $(STAMP)
+	$(BIN)/python scripts/fast_tests.py --base $(BASE)
 
 # The core of the suite on the newest Python: docstring examples, the unit tests (the README's example
 # among them) and one notebook of each method family under nbval, at quick size. Left to `make test`:

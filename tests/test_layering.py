@@ -9,21 +9,10 @@ import pytest
 
 import dplit
 
+# The one reading of the import graph, shared with `make test-fast`.
+from scripts.fast_tests import dplit_imports
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def dplit_imports(source: str) -> set[str]:
-    """Names of the dplit modules a source imports, anywhere in it (lazy imports in functions too)."""
-    found = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("dplit.")}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module.startswith("dplit."):
-                found.add(node.module.split(".")[1])
-            elif node.module == "dplit":
-                found |= {a.name for a in node.names if a.name not in ("LAYERS", "__version__")}
-    return found
 
 
 def layering_problems(graph: dict[str, set[str]], layers) -> list[str]:
