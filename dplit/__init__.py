@@ -3,8 +3,8 @@
 
 Most modules in this package are generated from the library notebooks ``notebooks/NN_topic.py``, one
 module each, named after it and numbered in import order (see the header of each file); ``config``,
-``_arviz``, ``diagnostics``, ``results``, ``_validate``, ``testing``, ``datasets``, ``export`` and ``cli`` are
-written by hand.
+``_arviz``, ``_files``, ``diagnostics``, ``results``, ``_validate``, ``testing``, ``datasets``, ``export`` and ``cli``
+are written by hand.
 
 ``PARTS`` groups the modules by what they serve: the shared core, then one part per paper
 (compositional data, the Dirichlet mechanism, dapper's data augmentation, latent classes), then the
@@ -23,7 +23,8 @@ __version__ = "0.1.0"
 
 PARTS = (
     ("core", (                              # what every paper's methods stand on
-        ("config", "export", "datasets"),   # hand-written, no dplit imports: size switch, exporter, data loaders
+        ("config", "export", "datasets", "_files"),  # hand-written, no dplit imports: size switch, exporter, data
+                                            # loaders, the one rule for every file dplit writes (atomic, exclusive)
         ("_validate", "_arviz"),            # argument checks; the one ArviZ adapter (every call of ArviZ, xarray)
         ("diagnostics",),                   # rank-normalised R-hat, bulk and tail ESS over all coordinates at once
         ("results",),                       # the result contract, draws, netCDF files

@@ -174,12 +174,30 @@ def clean_attrs(result):
     return result
 
 
-def write_netcdf(result, path):
-    """Write a result to a netCDF file after :func:`clean_attrs`; returns the path
-    (:func:`dplit.results.to_netcdf`)."""
+def netcdf_bytes(result):
+    """The netCDF-4 file of a result, after :func:`clean_attrs`, as bytes in memory (a ``memoryview``).
+
+    The file is built in memory (HDF5 through h5netcdf, writing to a ``BytesIO``) and written to disk by
+    the caller in one plain write (:func:`write_netcdf`): a full disk then fails in that write, where it is
+    cleaned up, never inside HDF5, whose handles left open by a failed write crash the interpreter
+    (a segmentation fault in h5py's cleanup). The file holds the same groups and attributes as ArviZ's
+    ``result.to_netcdf(path)``; ArviZ 0.x's ``InferenceData`` is written through its ``DataTree``.
+    """
+    import io
+
     clean_attrs(result)
-    result.to_netcdf(str(path))
-    return path
+    tree = result.to_datatree() if arviz_generation() == 0 else result
+    buf = io.BytesIO()
+    tree.to_netcdf(buf, engine="h5netcdf")
+    return buf.getbuffer()
+
+
+def write_netcdf(result, path, *, overwrite=False):
+    """Write a result to a netCDF file by dplit's rule for files (``dplit._files.atomic_write``); returns the path
+    (:func:`dplit.results.to_netcdf`)."""
+    from dplit._files import atomic_write
+
+    return atomic_write(path, netcdf_bytes(result), overwrite=overwrite)
 
 
 def read_netcdf(path):

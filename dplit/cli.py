@@ -25,6 +25,7 @@ import argparse
 import csv
 import dataclasses
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -32,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from dplit import _validate as check
+from dplit._files import atomic_write, check_target
 from dplit.methods import REGISTRY
 
 # The command line is the API here (`dplit --help`); its helpers are importable for the tests, not public.
@@ -39,6 +41,10 @@ __all__ = [
     "main",
 ]
 
+
+
+_FORCE_HELP = ("replace --out if it exists (never an input of the run; the file is written whole or not at all: "
+               "see 'Files dplit writes' in the README)")
 
 
 def _floats(text):
@@ -50,66 +56,164 @@ def _floats(text):
 
 
 CSV_FORMAT = """\
-The CSV file: comma-separated, one record per row, one column per component (d >= 2), an optional
-header row naming the components (the names travel into the release and the analyses). Rows are
-compositions (non-negative, summing to 1 within 1e-6; zeros are fine) or, with --close, raw
-non-negative amounts (e.g. minutes per activity) that are divided by their row sums. Example:
-examples/minutes.csv in the source tree."""
+The CSV file: comma-separated, UTF-8 (a byte-order mark is ignored), one record per row, one column
+per component (d >= 2). A first row with no number in it is a header naming the components (the
+names travel into the release and the analyses); a first row of numbers only (even years such as
+2019,2020,2021) is a record unless --header says otherwise; a first row mixing numbers and text is
+refused (say --header or --no-header). Rows are compositions (non-negative, summing to 1 within 1e-6;
+zeros are fine) or, with --close, raw non-negative amounts (e.g. minutes per activity) that are
+divided by their row sums. Example: examples/minutes.csv in the source tree."""
 
 
-def read_compositions(path, *, close=False, with_names=False):
-    """Read one record per CSV row (an optional header row names the components).
+def _is_number(field):
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _delimiter_hint(line):
+    """A hint when a line of the file seems to use another separator than the comma."""
+    for sep, name in ((";", "semicolons ';'"), ("\t", "tabs"), ("|", "bars '|'")):
+        if sep in line:
+            return (f" (the line has {name}: dplit reads comma-separated values; save the file as CSV with ',' "
+                    f"between values and '.' as the decimal point)")
+    return ""
+
+
+def read_compositions(path, *, close=False, with_names=False, header=None):
+    """Read one record per CSV row, with an optional header row naming the components.
 
     Parameters
     ----------
     path : str or Path
-        CSV file, comma-separated, one record per row.
+        CSV file, comma-separated, UTF-8 (a leading byte-order mark is dropped), one record per row.
     close : bool
         If True, rows are raw non-negative amounts and are divided by their sums; otherwise each
         row must already be a composition summing to 1 within 1e-6 (a CSV rounded to 6 decimals
         passes; checked by :func:`dplit.dirichlet.check_compositions`).
     with_names : bool
         Also return the header's names (None without a header).
+    header : bool or None
+        True: the first row is a header (``--header``); False: it is a record (``--no-header``); None
+        (the default): it is a header when none of its fields is a number, a record when all are, and a
+        first row mixing the two is refused. So a row of years (2019,2020,2021) is a record unless
+        ``header=True``, and no record is ever taken for a header or a header for a record.
 
     Returns
     -------
     ndarray, shape (n, d), or (ndarray, list of str or None) when ``with_names``
-    """
-    from dplit.dirichlet import check_compositions
-    from dplit.dirichlet import close as close_rows
 
-    with open(path, newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
-    if not rows:
-        raise ValueError(f"{path}: no records")
+    Raises
+    ------
+    ValueError
+        A message a person can act on: the file's 1-based line and column, the command line's flags, and
+        a hint when the file seems to use another delimiter than the comma.
+    """
+    import io
+
+    from dplit.dirichlet import check_compositions
+
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a folder, not a CSV file") from None
+    try:
+        text = raw.decode("utf-8-sig")     # drops a byte-order mark, which would otherwise stick to the first field
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        raise ValueError(f"{path}: line {line} is not UTF-8 text (save the file as UTF-8 CSV)") from None
+    lines = re.split(r"\r\n|\r|\n", text)     # the lines as the csv module counts them
+    records = []                            # (line number, fields), blank lines skipped
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        for fields in reader:
+            if fields and any(f.strip() for f in fields):
+                records.append((reader.line_num, [f.strip() for f in fields]))
+    except csv.Error as err:
+        raise ValueError(f"{path}: line {reader.line_num}: {err}") from None
+
+    def where(k):
+        return f"{path}: line {k}"
+
+    def hint(k=None):
+        """The delimiter hint for line k, or for the first line that has one (k None)."""
+        if k is None:
+            return next((h for h in map(_delimiter_hint, lines[:100]) if h), "")
+        return _delimiter_hint(lines[k - 1]) if 0 < k <= len(lines) else ""
+
+    if not records:
+        raise ValueError(f"{path}: no records (the file is empty)")
     names = None
-    try:
-        [float(c) for c in rows[0]]
-    except ValueError:
-        names, rows = [c.strip() for c in rows[0]], rows[1:]  # a header
-    if not rows:
-        raise ValueError(f"{path}: no records after the header")
-    widths = {len(r) for r in rows}
-    if len(widths) != 1:
-        raise ValueError(f"{path}: rows have different numbers of columns {sorted(widths)}")
-    try:
-        X = np.array([[float(c) for c in r] for r in rows])
-    except ValueError as err:
-        raise ValueError(f"{path}: non-numeric entry ({err})") from err
+    first_line, first = records[0]
+    numeric = [_is_number(f) for f in first]
+    if header is None:
+        if not any(numeric):
+            header = True
+        elif not all(numeric):
+            c_text, c_num = numeric.index(False) + 1, numeric.index(True) + 1
+            raise ValueError(f"{where(first_line)} mixes numbers and text (column {c_text} is {first[c_text - 1]!r}, "
+                             f"column {c_num} is a number): give --header if it names the components, "
+                             f"--no-header if it is a record{hint(first_line)}")
+        else:
+            header = False
+    if header:
+        names = first
+        for c, name in enumerate(names, 1):
+            if not name:
+                raise ValueError(f"{where(first_line)}, column {c}: the header has an empty name{hint(first_line)}")
+        seen = {}
+        for c, name in enumerate(names, 1):
+            if name in seen:
+                raise ValueError(f"{where(first_line)}: the header names {name!r} twice (columns {seen[name]} "
+                                 f"and {c})")
+            seen[name] = c
+        records = records[1:]
+        if not records:
+            raise ValueError(f"{path}: no records after the header (line {first_line}){hint()}")
+    line0, row0 = records[0]
+    d = len(names) if names is not None else len(row0)
+    what = f"the header (line {first_line}) has" if names is not None else f"line {line0} has"
+    for k, fields in records:
+        if len(fields) != d:
+            raise ValueError(f"{where(k)} has {len(fields)} column{'s' * (len(fields) != 1)}, but {what} {d}"
+                             f"{hint(k)}")
+    if d < 2:
+        raise ValueError(f"{path}: one column per record, but a composition needs at least 2 components"
+                         f"{hint()}")
+    X = np.empty((len(records), d))
+    for i, (k, fields) in enumerate(records):
+        for c, field in enumerate(fields, 1):
+            if not field:
+                raise ValueError(f"{where(k)}, column {c}: the cell is empty (every record needs every component)")
+            try:
+                value = float(field)
+            except ValueError:
+                why = " (--no-header: the first row is a record)" if header is False and k == first_line else ""
+                raise ValueError(f"{where(k)}, column {c}: {field!r} is not a number{why}{hint(k)}") from None
+            if not np.isfinite(value):
+                raise ValueError(f"{where(k)}, column {c}: {field!r} is not a finite number")
+            if value < 0:
+                raise ValueError(f"{where(k)}, column {c}: {field} is negative (components and amounts are "
+                                 f">= 0)")
+            X[i, c - 1] = value
+    sums = X.sum(axis=1)
     if close:
-        try:
-            X = close_rows(X)  # the checks of notebook 12: finite, non-negative, a positive sum per row
-        except ValueError as err:
-            raise ValueError(f"{path}: --close: {err}") from err
-    if names is not None and len(names) != X.shape[1]:
-        raise ValueError(f"{path}: the header has {len(names)} names but the rows have {X.shape[1]} columns")
-    try:
-        X = check_compositions(X, name=f"{path} (rows)", tol=1e-6)
-    except ValueError as err:
-        if close or "sums to" not in str(err):
-            raise
-        raise ValueError(f"{err} (raw amounts, or compositions rounded to fewer than 6 decimals? "
-                         f"--close divides each row by its sum)") from err
+        zero = np.flatnonzero(~(sums > 0))
+        if zero.size:
+            raise ValueError(f"{where(records[zero[0]][0])}: --close: the amounts sum to 0, so the record cannot be "
+                             f"divided by its sum (drop the record)")
+        X = X / sums[:, None]
+    else:
+        off = np.flatnonzero(np.abs(sums - 1.0) > 1e-6)
+        if off.size:
+            k = records[off[0]][0]
+            raise ValueError(f"{where(k)}: the record sums to {float(sums[off[0]]):.10g}, not 1 within 1e-6 "
+                             f"(raw amounts, or compositions rounded to fewer than 6 decimals? --close divides each "
+                             f"row by its sum)")
+    X = check_compositions(X, name=f"{path} (rows)", tol=1e-6)   # the checks above make this pass
     return (X, names) if with_names else X
 
 
@@ -131,17 +235,23 @@ def _add_release(subparsers):
     p.add_argument("--split", type=float, default=0.0,
                    help="fraction of records in D1 (e.g. 0.25 as in the paper); 0 = no split")
     p.add_argument("--close", action="store_true", help="rows are raw non-negative amounts: divide by row sums")
+    h = p.add_mutually_exclusive_group()
+    h.add_argument("--header", dest="header", action="store_true", default=None,
+                   help="the first row names the components (default: a header when it has no number in it)")
+    h.add_argument("--no-header", dest="header", action="store_false",
+                   help="the first row is a record (default: a record when it is all numbers)")
     p.add_argument("--seed", type=int, default=None, help="seed of the random split (the noise is never seeded)")
     p.add_argument("--out", required=True, help="where to write the release (JSON)")
-    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.set_defaults(func=_run_release)
 
 
 def _run_release(args):
     from dplit.release import release
 
-    _check_out(args.out, args.force, example="release.json")   # before the data are read or any noise drawn
-    X, names = read_compositions(args.data, close=args.close, with_names=True)
+    # before the data are read or any noise drawn
+    out = _check_out(args.out, args.force, example="release.json", inputs=(args.data,))
+    X, names = read_compositions(args.data, close=args.close, with_names=True, header=args.header)
     n, d = X.shape
     check.unit_interval(args.split, "--split", closed_low=True)
     n1 = int(round(args.split * n))
@@ -150,9 +260,10 @@ def _run_release(args):
     # candidates=None: the library's default, the paper's list below 1/d (thresholds >= 1/d censor everything)
     rel = release(X, eps1=args.eps1, eps2=args.eps2, candidates=args.candidates, tc=args.tc, n1=n1, rng=args.seed,
                   secure=True, names=names)
-    rel.save(args.out, overwrite=True)
+    # the one rule of Release.save, with the flag's name and the input: a file created meanwhile is kept
+    atomic_write(out, rel.to_json() + "\n", overwrite=args.force, inputs=(args.data,), flag="--force")
     print(rel.summary())
-    print(f"written to {args.out}")
+    print(f"written to {out}")
     warning = rel.caution()
     if warning:
         print(f"dplit: warning: {warning}", file=sys.stderr)
@@ -188,7 +299,7 @@ def _add_analyse(subparsers):
     p.add_argument("--delta", type=float, default=None, help="tolerance of --test (default 0.01)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--out", required=True, help="where to write the result (netCDF, .nc)")
-    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_analyse)
 
@@ -294,19 +405,19 @@ def _check_test(means, delta, d):
     return m, check.nonnegative(delta, "--delta")
 
 
-def _check_out(out, force, example="result.nc"):
-    """Refuse an --out that cannot be written (an existing file without --force, a folder, a missing folder)."""
+def _check_out(out, force, example="result.nc", inputs=()):
+    """Refuse an --out that cannot be written, before any work: a folder, a missing or read-only folder, an input
+    of the run (even with --force), an existing file without --force. The write itself is checked again
+    (``atomic_write``), so that a file created while the run worked is kept."""
     out = Path(out)
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; give a file name such as {out / example}")
-    if out.exists() and not force:
-        raise ValueError(f"{out} exists (use --force to overwrite it)")
     folder = out.parent
     if not folder.is_dir():
         raise ValueError(f"--out {out}: the folder {folder} does not exist (create it first)")
     if not os.access(folder, os.W_OK):
         raise ValueError(f"--out {out}: the folder {folder} is not writable")
-    return out
+    return check_target(out, overwrite=force, inputs=inputs, flag="--force")
 
 
 def _test_lines(idata, means, delta, level):
@@ -339,15 +450,15 @@ def _n_iter_flag(text):
 
 
 def _run_analyse(args):
+    from dplit._arviz import netcdf_bytes
     from dplit.release import Release
-    from dplit.results import to_netcdf
 
     # Every check first: options, output path, release, --test; nothing is computed or written before.
     options = {k: getattr(args, k) for k in OPTIONS if k != "prior"}
     check_options(args.method, {"prior": args.prior, **options}, flags=True)
     if args.delta is not None and args.test is None:
         raise ValueError("--delta is the tolerance of --test; give --test M1,...,Md or leave --delta out")
-    out = _check_out(args.out, args.force)
+    out = _check_out(args.out, args.force, inputs=(args.release,))
     level = check.level(args.level, "--level")
     options["n_iter"] = _n_iter_flag(args.n_iter)
     for key, low in (("n_warmup", 0), ("n_chains", 1), ("thin", 1), ("b", 1), ("n_boot", 1), ("n_accept", 1),
@@ -373,7 +484,7 @@ def _run_analyse(args):
         warnings.simplefilter("always")
         idata = analyse(rel, args.method, prior=args.prior, seed=args.seed, progress=not args.no_progress,
                         **options)
-    to_netcdf(idata, out)
+    atomic_write(out, netcdf_bytes(idata), overwrite=args.force, inputs=(args.release,), flag="--force")
     print(summary_table(idata, rel, level=level))
     if args.test is not None:
         print("\n".join(_test_lines(idata, args.test, delta, level)))
@@ -410,7 +521,8 @@ def _add_study(subparsers):
     q.add_argument("--out", default=None, help="folder for summary.csv and the figures (PNG)")
     q.add_argument("--max-mpsrf", type=float, default=1.1,
                    help="runs above this multivariate PSRF count as not converged (> 1; default 1.1)")
-    q.add_argument("--force", action="store_true", help="overwrite the report files in --out if they exist")
+    q.add_argument("--force", action="store_true", help="replace the report files in --out if they exist (each is written whole or not at all: "
+                        "see 'Files dplit writes' in the README)")
     q.set_defaults(func=_report_study)
     e = sub.add_parser("export", help="add a store's tasks to a text table (*.jsonl), keeping the tasks it has")
     e.add_argument("--store", required=True, help="the store to read (*.jsonl or SQLite)")
@@ -468,6 +580,8 @@ def _report_study(args):
         there = [f for f in _REPORT_FILES if (out / f).exists()]
         if there and not args.force:
             raise ValueError(f"--out {out} already holds a report ({', '.join(there)}); use --force to overwrite it")
+        for f in _REPORT_FILES if out.is_dir() else ():
+            check_target(out / f, overwrite=True, inputs=(args.store,), flag="--force")
     store = study.open_store(args.store)
     if not store.path.exists():
         raise ValueError(f"{args.store}: no such store")
@@ -484,13 +598,14 @@ def _report_study(args):
         matplotlib.use("Agg")
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        summary.to_csv(out / "summary.csv", index=False)
+        rule = {"overwrite": args.force, "inputs": (args.store,), "flag": "--force"}   # each file whole, or kept
+        atomic_write(out / "summary.csv", summary.to_csv(index=False), **rule)
         figs = {"figure1_mse_alpha": study_summary.figure_mse(summary),
                 "figure2_mse_mean": study_summary.figure_mse(summary, metric="mse_mean"),
                 "figure2_coverage": study_summary.figure_coverage(summary),
                 "figureS2_convergence": study_summary.figure_convergence(summary)}
         for name, fig in figs.items():
-            fig.savefig(out / f"{name}.png", dpi=120)
+            atomic_write(out / f"{name}.png", lambda tmp, fig=fig: fig.savefig(tmp, dpi=120), **rule)
         print(f"written: {out / 'summary.csv'} and {len(figs)} figures in {out}")
     return 0
 
@@ -503,6 +618,7 @@ def _export_study(args):
         raise ValueError(f"--store {args.store}: no such store")
     if Path(args.out).suffix != ".jsonl":
         raise ValueError(f"--out {args.out}: a text table must end in .jsonl")
+    check_target(args.out, overwrite=True, inputs=(args.store,), flag="--force")   # appends: never to the store read
     added = study.export_table(src, args.out)
     print(f"added {added} tasks to {args.out} ({len(study.open_store(args.out))} in all)")
     return 0
@@ -534,7 +650,7 @@ def _add_compare(subparsers):
     p.add_argument("--truth", type=_floats, default=None, metavar="M1,...,Md",
                    help="the true E[x] (a simulated release), marked in the figure")
     p.add_argument("--out", required=True, help="where to write the report (.html)")
-    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.set_defaults(func=_run_compare)
 
 
@@ -550,7 +666,7 @@ def _run_compare(args):
     priors = tuple(p.strip() for p in args.priors.split(",") if p.strip())
     for p in priors:
         check.choice(p, "--priors", ("p1", "p2", "p3", "p4", "p5"))
-    out = _check_out(args.out, args.force, example="report.html")
+    out = _check_out(args.out, args.force, example="report.html", inputs=(args.release,))
     level = check.level(args.level, "--level")
     settings = {}
     n_iter = _n_iter_flag(args.n_iter)
@@ -562,7 +678,7 @@ def _run_compare(args):
     print(f"dplit compare: {', '.join(names)} on {args.release} (n = {rel.n}, d = {rel.d})", file=sys.stderr)
     t0 = time.perf_counter()
     cmp = compare(rel, list(names), priors=priors, rng=args.seed, level=level, truth=args.truth, settings=settings)
-    cmp.to_html(out)
+    atomic_write(out, cmp.to_html(), overwrite=args.force, inputs=(args.release,), flag="--force")
     cols = ["method", "component", "mean", "sd", "lower", "upper", "rhat", "ess", "seconds", "eps_total"]
     with np.printoptions(precision=4):
         print(cmp.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))

@@ -256,8 +256,12 @@ class Comparison:
         fig.tight_layout()
         return fig
 
-    def to_html(self, path=None):
-        """A self-contained HTML report (the table and the figure); written to ``path`` when given. Returns the text."""
+    def to_html(self, path=None, *, overwrite=False):
+        """A self-contained HTML report (the table and the figure); written to ``path`` when given. Returns the text.
+
+        The file is written by dplit's one rule for files (README, "Files dplit writes"): whole or not at all, and
+        an existing ``path`` is kept unless ``overwrite=True`` (``FileExistsError`` naming the path and the keyword).
+        """
         import base64
         import html
         import io
@@ -287,8 +291,9 @@ estimand per component; inference spends no privacy beyond the release's.</p>
 </body></html>
 """
         if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            from dplit._files import atomic_write
+
+            atomic_write(path, text, overwrite=overwrite)
         return text
 
 

@@ -187,7 +187,8 @@ def check_names(names, d):
     """Component names: None, or d distinct non-empty strings (returned as a tuple)."""
     if names is None:
         return None
-    if isinstance(names, str) or not all(isinstance(v, str) and v.strip() for v in names):
+    if (isinstance(names, str) or not hasattr(names, "__iter__")
+            or not all(isinstance(v, str) and v.strip() for v in names)):
         raise TypeError(f"names must be a sequence of {d} non-empty strings, got {names!r}")
     names = tuple(v.strip() for v in names)
     if len(names) != d or len(set(names)) != d:
@@ -260,9 +261,16 @@ class _ReleaseBuild:
             raise type(err)(f"{path}: {err}") from err
 
     def save(self, path, *, overwrite=False):
-        """Write the release as JSON to ``path``; an existing file is kept unless ``overwrite=True``."""
-        with open(path, "w" if overwrite else "x", encoding="utf-8") as fh:
-            fh.write(self.to_json() + "\n")
+        """Write the release as JSON to ``path``; an existing file is kept unless ``overwrite=True``.
+
+        dplit's one rule for files (README, "Files dplit writes"): the file is written whole or not at all (a
+        temporary file in the same folder, renamed into place; removed on any failure, leaving ``path`` as it
+        was), and without ``overwrite`` a file that exists, even one created meanwhile, is kept
+        (``FileExistsError`` naming the path and ``overwrite=True``).
+        """
+        from dplit._files import atomic_write
+
+        atomic_write(path, self.to_json() + "\n", overwrite=overwrite)
         return path
 
     @classmethod

@@ -57,16 +57,20 @@ def attrs_of(result):
     return dict(result["posterior"].attrs)
 
 
-def to_netcdf(result, path):
+def to_netcdf(result, path, *, overwrite=False):
     """Write a result to a netCDF file, its attributes made storable first; returns the path.
+
+    The file is written by dplit's one rule for files (README, "Files dplit writes"): whole or not at all
+    (a temporary file renamed into place, removed on failure), and an existing ``path`` is kept unless
+    ``overwrite=True`` (``FileExistsError`` naming the path and the keyword).
 
     netCDF stores a string, a number or a 1-D numeric array as an attribute: ``None`` is written as
     ``"None"``, booleans as 0/1, a sequence of strings (e.g. the chains' seed labels) as one
     ``"; "``-joined string, anything else (dicts, nested lists) as its ``repr``. ``result.to_netcdf(path)``
     works as well on any result of dplit; this function also cleans attributes added after the result
-    was built.
+    was built (ArviZ's own writer overwrites and writes in place).
     """
-    return _write_netcdf(result, path)
+    return _write_netcdf(result, path, overwrite=overwrite)
 
 
 def from_netcdf(path):

@@ -199,7 +199,7 @@ def test_csv_messages(tmp_path, capsys):
     header = tmp_path / "h.csv"
     header.write_text("a,b\n0.5,0.5,0.0\n")
     assert main(["release", str(header), "--eps1", "1", "--eps2", "1", "--out", str(out), "--force"]) == 2
-    assert "header has 2 names" in capsys.readouterr().err
+    assert "line 2 has 3 columns, but the header (line 1) has 2" in capsys.readouterr().err
 
 
 def test_default_candidates_drop_thresholds_at_or_above_one_over_d(tmp_path):

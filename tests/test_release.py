@@ -273,7 +273,7 @@ def test_cli_release(tmp_path, capsys):
     Z[5] = 0.0
     _write(data, Z)
     assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--close", "--out", str(out), "--force"]) == 2
-    assert "--close: amounts row 5 sums to 0" in capsys.readouterr().err
+    assert "data.csv: line 6: --close: the amounts sum to 0" in capsys.readouterr().err   # row 5, 1-based, no header
     _write(data, X)
     assert main(["release", str(data), "--eps1", "1", "--eps2", "1", "--split", "1.0", "--out", str(out), "--force"]) == 2
     assert "--split must lie in [0, 1)" in capsys.readouterr().err
