@@ -175,7 +175,7 @@ def clean_attrs(result):
 
 
 def netcdf_bytes(result):
-    """The netCDF-4 file of a result, after :func:`clean_attrs`, as bytes in memory (a ``memoryview``).
+    """The netCDF-4 file of a result, after :func:`clean_attrs`, as bytes in memory.
 
     The file is built in memory (HDF5 through h5netcdf, writing to a ``BytesIO``) and written to disk by
     the caller in one plain write (:func:`write_netcdf`): a full disk then fails in that write, where it is
@@ -189,7 +189,9 @@ def netcdf_bytes(result):
     tree = result.to_datatree() if arviz_generation() == 0 else result
     buf = io.BytesIO()
     tree.to_netcdf(buf, engine="h5netcdf")
-    return buf.getbuffer()
+    # A copy, not buf.getbuffer(): newer xarray may leave the HDF5 file on the buffer open until exit, and
+    # its final flush cannot resize a buffer that a memoryview still exports (BufferError at exit).
+    return buf.getvalue()
 
 
 def write_netcdf(result, path, *, overwrite=False):
