@@ -79,8 +79,15 @@ _PAGES = prepare.notebook_pages()
 _LITERAL = re.compile(r"``([^`]+)``")
 _DEFAULT_ROLE = re.compile(r"(?<![:`\w>])`([^`]+)`(?![`_])")
 _PY_ROLE = re.compile(r":(?:py:)?(func|class|obj|meth|data|mod|attr|exc):`([^`<]+)`")
-_INLINE_MATH = re.compile(r"(?<![\\$\w])\$([^$\s][^$]*?)\$(?![\w$])")
+_INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\s][^$]*?[^$\s\\]|[^$\s])\$(?!\$)")
 _NOTEBOOK = re.compile(r"\b[Nn]otebooks? (\d\d)\b(?![.,]\d)")
+
+
+def _math_role(m, line: str) -> str:
+    """``$x$`` as :math:, joined to a word it touches by reStructuredText's escaped space (MCMC$_{p1}$)."""
+    before = "\\ " if m.start() > 0 and line[m.start() - 1].isalnum() else ""
+    after = "\\ " if m.end() < len(line) and line[m.end()].isalnum() else ""
+    return f"{before}:math:`{m.group(1)}`{after}"
 
 
 def _link_names(app, what, name, obj, options, lines):
@@ -121,7 +128,7 @@ def _link_names(app, what, name, obj, options, lines):
         line = _DEFAULT_ROLE.sub(literal, line)
         line = _PY_ROLE.sub(role, line)
         line = _LITERAL.sub(literal, line)
-        line = _INLINE_MATH.sub(lambda m: f":math:`{m.group(1)}`", line)
+        line = _INLINE_MATH.sub(lambda m: _math_role(m, line), line)
         lines[i] = _NOTEBOOK.sub(notebook, line)
 
 

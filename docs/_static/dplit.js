@@ -4,7 +4,8 @@
       overlay, closed by a click or Escape.
    2. Code and outputs wrap at the column (dplit.css); a printed or HTML table that would need to wrap is scaled
       down to fit if that costs little (to 70 % of its size at most), a display equation likewise (75 %), else
-      the table wraps and the equation keeps its scrollbar.
+      the table wraps (zoomed out, to 60 % at most, when formulas in it do not break) and the equation keeps its
+      scrollbar.
    3. A box that scrolls sideways with more to its right gets the class dplit-more-right (a fade at its
       right edge, dplit.css), updated as it scrolls. */
 (function () {
@@ -88,6 +89,9 @@
         const size = parseFloat(getComputedStyle(table).fontSize);
         table.style.fontSize = (size * (have - 2) / need).toFixed(2) + "px";
       }
+      // Wrapped and still wider (formulas and code do not break): zoom the whole table (code and formulas too).
+      const wrapped = table.getBoundingClientRect().width;
+      if (wrapped > have + 1) table.style.zoom = Math.max(0.6, (have - 2) / wrapped).toFixed(3);
     }
   }
 
