@@ -128,7 +128,7 @@ def _link_names(app, what, name, obj, options, lines):
         line = _DEFAULT_ROLE.sub(literal, line)
         line = _PY_ROLE.sub(role, line)
         line = _LITERAL.sub(literal, line)
-        line = _INLINE_MATH.sub(lambda m: _math_role(m, line), line)
+        line = _INLINE_MATH.sub(lambda m, text=line: _math_role(m, text), line)
         lines[i] = _NOTEBOOK.sub(notebook, line)
 
 

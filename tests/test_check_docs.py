@@ -306,3 +306,23 @@ def test_book_checks_catch_each_planted_class_in_chromium():
         finally:
             browser.close()
     assert counts == check_site.PLANTED_COUNTS, problems
+
+
+def test_docstrings_link_their_mentions_on_the_api_pages():
+    """docs/conf.py rewrites a docstring's mentions as the notebooks' are rewritten: a name of another module resolves
+    in full, a notebook links to its page, Markdown's $...$ becomes :math:, doctest lines stay as they are."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import conf
+    finally:
+        sys.path.pop(0)
+    lines = ["See `household_summaries`, :func:`release` and ``dplit.mechanisms.audit_epsilon`` (notebook 62, "
+             "`62_study`); MCMC$_{p1}$ costs $5 or $6, `n_iter` is a parameter.", ">>> f(`dp_mcmc`)  # notebook 21"]
+    conf._link_names(None, "function", "x", None, None, lines)
+    line, doctest = lines
+    assert ":py:obj:`household_summaries <dplit.nested_model.household_summaries>`" in line
+    assert ":py:func:`release <dplit.release.release>`" in line
+    assert ":py:obj:`dplit.mechanisms.audit_epsilon <dplit.audit.audit_epsilon>`" in line
+    assert ":doc:`notebook 62 </notebooks/62_study>`" in line and ":doc:`62_study </notebooks/62_study>`" in line
+    assert "MCMC\\ :math:`_{p1}`" in line and "$5 or $6" in line and "`n_iter`" in line
+    assert doctest == ">>> f(`dp_mcmc`)  # notebook 21"

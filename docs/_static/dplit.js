@@ -83,15 +83,20 @@
       if (!box || box.clientWidth === 0) continue;
       const cells = table.querySelectorAll("td, th");
       cells.forEach(function (c) { c.style.whiteSpace = "nowrap"; });
-      const need = table.scrollWidth, have = box.clientWidth;
+      const pad = parseFloat(getComputedStyle(box).paddingLeft) + parseFloat(getComputedStyle(box).paddingRight);
+      const need = table.scrollWidth, have = box.clientWidth - pad;
       cells.forEach(function (c) { c.style.whiteSpace = ""; });
       if (need > have + 1 && (have - 2) / need >= 0.7) {
         const size = parseFloat(getComputedStyle(table).fontSize);
         table.style.fontSize = (size * (have - 2) / need).toFixed(2) + "px";
       }
       // Wrapped and still wider (formulas and code do not break): zoom the whole table (code and formulas too).
-      const wrapped = table.getBoundingClientRect().width;
-      if (wrapped > have + 1) table.style.zoom = Math.max(0.6, (have - 2) / wrapped).toFixed(3);
+      for (let i = 0, zoom = 1; i < 4; i++) {   // the table wraps again at each zoom: approach the width in steps
+        const wrapped = table.getBoundingClientRect().width;
+        if (wrapped <= have || zoom <= 0.6) break;
+        zoom = Math.max(0.6, zoom * (have - 4) / wrapped);
+        table.style.zoom = zoom.toFixed(3);
+      }
     }
   }
 
