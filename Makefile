@@ -151,7 +151,9 @@ docs: $(DOCS_STAMP)
 	@echo "Documentation site: build/site/index.html"
 
 # Every page of build/site in headless Chromium (Debian's package; never installed by this target: when
-# it is missing, check-browser prints the command and stops): console errors, links, images, math;
+# it is missing, check-browser prints the command and stops): first a planted page that must fail in every class,
+# then console errors, links and anchors, images, math, Markdown or TeX shown as source, unlinked mentions of
+# notebooks and API, horizontal scrollbars, figures shrunk below 0.8 (beyond docs/check_site_allow.toml);
 # screenshots in build/site-shots/. Then the widgets in a real JupyterLab (loopback server, token, the
 # same browser): tests/test_jupyterlab.py.
 CHROMIUM ?= /usr/bin/chromium

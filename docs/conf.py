@@ -7,6 +7,7 @@ MathJax 3 (shipped by the PyPI package sphinx-mathjax-offline) are served from t
 """
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -22,8 +23,14 @@ copyright = "dplit developers, MIT licence"
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax",
               "sphinx.ext.viewcode"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3  # [the map](#map-of-the-notebooks) links to a heading of the same page, as in JupyterLab
+# A docstring's `name` (single backticks) is a cross-reference, linked when it names documented API.
+default_role = "py:obj"
 nb_execution_mode = "off"  # the committed notebooks carry their outputs (and figures)
 nb_merge_streams = True
+# Markdown that cells display (tables, formulas, links made by docs/prepare.py) is parsed as MyST, like the cells'
+# own Markdown: tables render as tables and $...$ is typeset.
+nb_render_markdown_format = "myst"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
 # "ref.python": numpydoc types such as "ndarray, shape (n, d)" name attributes of several classes.
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header", "misc.highlighting_failure", "ref.python"]
@@ -64,5 +71,67 @@ def _escape_bars(app, what, name, obj, options, lines):
             lines[i] = line.replace("\\|", "|").replace("|", "\\|")
 
 
+sys.path.insert(0, str(ROOT / "docs"))
+import prepare  # noqa: E402
+
+_NAMES = prepare.public_names()
+_PAGES = prepare.notebook_pages()
+_LITERAL = re.compile(r"``([^`]+)``")
+_DEFAULT_ROLE = re.compile(r"(?<![:`\w>])`([^`]+)`(?![`_])")
+_PY_ROLE = re.compile(r":(?:py:)?(func|class|obj|meth|data|mod|attr|exc):`([^`<]+)`")
+_INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\s][^$]*?[^$\s\\]|[^$\s])\$(?!\$)")
+_NOTEBOOK = re.compile(r"\b[Nn]otebooks? (\d\d)\b(?![.,]\d)")
+
+
+def _math_role(m, line: str) -> str:
+    """``$x$`` as :math:, joined to a word it touches by reStructuredText's escaped space (MCMC$_{p1}$)."""
+    before = "\\ " if m.start() > 0 and line[m.start() - 1].isalnum() else ""
+    after = "\\ " if m.end() < len(line) and line[m.end()].isalnum() else ""
+    return f"{before}:math:`{m.group(1)}`{after}"
+
+
+def _link_names(app, what, name, obj, options, lines):
+    """A docstring's mentions link to their pages, as in the notebooks (docs/prepare.py links those): ````dp_mcmc````,
+    `dp_mcmc` and :func:`dp_mcmc` name their target in full (so that a name of another module resolves), "notebook
+    21" and `21_mcmc` link to the notebook; ``$...$`` (Markdown's inline math) becomes :math:. Doctest lines are
+    left alone."""
+    by_number = {Path(p).name[:2]: p for p in _PAGES}
+    by_name = {Path(p).name: p for p in _PAGES}
+
+    def target(text):
+        key = text.lstrip("~.").removesuffix("()")
+        return _NAMES.get(key)
+
+    def literal(m):
+        text = m.group(1).strip()
+        if text in by_name:
+            return f":doc:`{text} </{by_name[text]}>`"
+        found = target(text)
+        if found is None or "<" in text:
+            return m.group(0)
+        return f":{found[0]}:`{text} <{found[1]}>`"
+
+    def role(m):
+        kind, text = m.group(1), m.group(2).strip()
+        found = target(text)
+        if found is None:
+            return m.group(0)
+        return f":py:{'mod' if found[0] == 'py:mod' else kind}:`{text.lstrip('~')} <{found[1]}>`"
+
+    def notebook(m):
+        page = by_number.get(m.group(1))
+        return f":doc:`{m.group(0)} </{page}>`" if page else m.group(0)
+
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith((">>>", "...")):
+            continue
+        line = _DEFAULT_ROLE.sub(literal, line)
+        line = _PY_ROLE.sub(role, line)
+        line = _LITERAL.sub(literal, line)
+        line = _INLINE_MATH.sub(lambda m, text=line: _math_role(m, text), line)
+        lines[i] = _NOTEBOOK.sub(notebook, line)
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_bars)
+    app.connect("autodoc-process-docstring", _link_names)

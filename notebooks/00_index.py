@@ -3,8 +3,24 @@
 #
 # * **For:** choosing the notebook for your question, and the DP background the others assume.
 # * **You need:** nothing beyond a Python environment with dplit (`make setup`).
-# * **You get:** a map of the notebooks with their modules and papers, a one-page DP refresher, and how to run everything.
+# * **You get:** where to start (a how-to guide or the tour), a one-page DP refresher, a five-minute tour, how to run everything and a map of the notebooks with their modules and papers.
 
+
+# %% [markdown]
+# ## Start here
+#
+# **You were given a release, or hold data to publish?** The how-to guides answer one question each, with the
+# library's public functions and no derivation:
+#
+# * [Analyse a release you were given](howto/90_analyse_a_release.ipynb): load the JSON, see what it holds and what
+#   it spent, compare the methods, read the intervals and the convergence report, test a hypothesis.
+# * [Publish a release from your data](howto/91_publish_a_release.ipynb): from a CSV, choosing epsilon, what to publish.
+# * [Run the simulation study on a cluster](howto/92_study_on_a_cluster.ipynb) (Dask).
+# * [Bring a dapper model to Python](howto/93_dapper_model.ipynb).
+# * [Synthesize a table from noisy margins](howto/94_synthesize_a_table.ipynb).
+#
+# **Learning the methods?** Read the one-page DP refresher and the five-minute tour below, then follow the parts of
+# the book in order; the [map](#map-of-the-notebooks) at the end of this page lists every notebook.
 # %% [markdown]
 # ## What dplit is
 #
@@ -30,107 +46,11 @@
 #
 # **Data.** German Credit (UCI) and an ACS 2018 count table ship with dplit. The other data sets are public and
 # not shipped: ATUS 2019 (notebook 63; U.S. Bureau of Labor Statistics, public domain), the other UCI tables of the
-# Dirichlet-mechanism paper (12; UCI Machine Learning Repository, CC BY 4.0) and the NLTCS benchmark file (14, 15,
-# 53). `dplit.datasets` reads them from the folder named by `$DPLIT_DATA` or from the user cache;
+# Dirichlet-mechanism paper (notebook 81; UCI Machine Learning Repository, CC BY 4.0) and the NLTCS benchmark file
+# (notebooks 52, 53, 77 and 83). `dplit.datasets` reads them from the folder named by `$DPLIT_DATA` or from the user cache;
 # `python -m dplit.datasets --list` shows what is found and `python -m dplit.datasets NAME ...` downloads into the
 # cache (sha256-checked). Without them those notebooks still run, on labelled stand-ins or skipping the cells
 # that need the data, and say so in one line.
-
-# %% [markdown]
-# ## Map of the notebooks
-#
-# **Start here**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `00_index` | (none) | this page | |
-#
-# **Core: mechanisms, accounting, the sampler core**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `01_audit` | `dplit.audit` | the privacy audit: a lower confidence bound on the epsilon a mechanism spends (tail events chosen on half the outputs, Clopper-Pearson bounds on the other half) | Guo et al. Sec. 2.1; DP-Sniper (Bichsel et al. 2021) |
-# | `02_mechanisms` | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; how far the noise can reach | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
-# | `03_accounting` | `dplit.accounting` | budgets, Rényi DP, zCDP, exact discrete-Gaussian epsilon | Guo et al. Sec. 2.1; dapper Ex. 2; Dirichlet mech. App. B |
-# | `04_sampling` | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
-#
-# **Compositional data (Guo, Barrientos & Peña)**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `10_dirichlet_fit` | `dplit.dirichlet_fit` | where an MLE exists, digamma and trigamma in numba, the Newton MLE | Guo et al. Supp. S4 |
-# | `11_dirichlet_random` | `dplit.dirichlet_random` | fast Dirichlet and gamma draws in numba, checked; the MLE recovers alpha | |
-# | `12_dirichlet` | `dplit.dirichlet` | the Dirichlet model: compositions in, the censored statistic, the log-likelihood, moments of log x | Guo et al. Sec. 2.2, eq. (1), 4.2.4 |
-# | `13_censoring` | `dplit.censoring` | how much censoring at threshold $a$ costs | Guo et al. Supp. S1 |
-# | `14_release_record` | `dplit.release_record` | the `Release` record: what it checks itself against, plausibility, JSON | Guo et al. Sec. 3 |
-# | `15_release` | `dplit.release` | the curator's release: sensitivity, threshold selection (Alg. 1) + Laplace noise, bias and variance, Thm. 1 | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
-# | `16_truncated_noise` | `dplit._truncated_noise` | step 1 of DPBoots: Laplace noise truncated to Range(S0), by rejection or an exact coordinate Gibbs chain (numba kernels with NumPy twins) | Guo et al. Sec. 4.1, Alg. 2, S4-S5 |
-# | `17_bootstrap` | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
-# | `18_priors` | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
-# | `19_mcmc_moves` | `dplit._mcmc_moves` | the four moves inside DPMCMC (slice, record sweep, joint, ancillary), as numba kernels with NumPy twins | Guo et al. Sec. 4.2.2, S5 |
-# | `20_release_model` | `dplit._release_model` | the model of a release that MCMC, ABC and DPapprox share: its checks, the prior (Table 1), the latent blocks, the chain's specification, the posterior mode of eq. (1), the slice map, where a chain starts | Guo et al. Sec. 4.2.1-4.2.2, Table 1 |
-# | `21_mcmc` | `dplit.mcmc` | MCMC from a release: the target, MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
-# | `22_abc` | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
-# | `23_approx` | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
-#
-# **The Dirichlet mechanism**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `30_dirichlet_mechanism` | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
-#
-# **Data augmentation for any privatised statistic (dapper)**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `40_augmentation_engines` | `dplit._augmentation_engines` | the record sweep three ways, the module compiler and its probe, three ways to write the modules | dapper Sec. 3-4 |
-# | `41_augmentation` | `dplit.augmentation` | data augmentation MCMC for any privatised statistic: the privacy model, `dapper_sample`, `summary`, exactness checks | dapper Sec. 3-4; Ju et al. 2022 |
-#
-# **Latent classes from noisy margins (Nixon et al.)**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `50_latent_class_model` | `dplit._latent_class_model` | the cells, marginal probabilities and the three MH-within-Gibbs blocks of model (7) as numba kernels, each checked against brute force | Nixon et al. Sec. 2.2, Supp. Sec. 2 |
-# | `51_latent_class` | `dplit.latent_class` | latent-class synthesis from noisy margins; the defaults and their coverage | Nixon et al. Sec. 2-4, Table 3 |
-# | `52_margin_selection` | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
-# | `53_peers` | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
-# | `54_nested_model` | `dplit.nested_model` | the nested households model (eq. (1)), its five summaries (Table 3) and their closed-form probabilities (eq. (2)), checked against enumeration | Nixon et al. Supp. Sec. 1.1, eq. (1)-(2) |
-# | `55_nested` | `dplit.nested` | individuals within households: nested latent classes from noisy summaries; the default prior and its coverage | Nixon et al. Supp. Sec. 1 |
-#
-# **Every method on one release; the studies**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `60_methods` | `dplit.methods` | one contract for every method: the registry, one dispatcher, every method on one release side by side (`compare`, `dplit compare`) | all |
-# | `61_study_store` | `dplit.study_store` | the study's stores (a committed JSON-lines text table, or SQLite) and the resumable runner on any executor (process pool, Dask) | Guo et al. Sec. 5.1 |
-# | `62_study` | `dplit.study` | the simulation study: settings, tasks and seeds, the measures, the resumable runner | Guo et al. Sec. 5.1 |
-# | `63_atus` | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
-# | `64_study_summary` | `dplit.study_summary` | the study's summaries and the paper's figures, from a store | Guo et al. Sec. 5.1, Fig. 1-2, S2-S3 |
-#
-# **Checks (`notebooks/checks/`)**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `70_mechanisms_checks` | (none) | the samplers of `02` tested against their laws, each with a planted error; the privacy audit at work | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
-# | `71_release_checks` | (none) | checks of `release`: the noise law, the split, seeds, JSON, bad input, the privacy audit | |
-# | `72_bootstrap_checks` | (none) | is DPBoots right? the noise step's exact law (also where rejection cannot finish), the limits, the test's size, coverage over repeated releases | Guo et al. Sec. 4.1, 5.1-5.2, S5 |
-# | `73_mcmc_checks` | (none) | is DPMCMC exact? each move's law, the eps -> infinity limit, calibration (SBC) with a planted bug | Talts et al. 2018 |
-# | `74_mcmc_comparison` | (none) | choosing a sampler: the seven methods on one data set, mixing against eps1, time to posterior | Guo et al. Sec. 5.1 |
-# | `75_approx_checks` | (none) | DPapprox at work: the no-privacy limit, convergence across eps (S5), against DPMCMC, where the approximation fails | Guo et al. Sec. 4.2.4, 5.1, S5 |
-# | `76_latent_class_defaults` | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
-# | `77_margin_selection_checks` | (none) | margin selection studied and checked: the stored NLTCS study beside the paper's figures, the law of whole selections, recovery of a known network | Nixon et al. Sec. 5.2; Zhang et al. 2017 (PrivBayes) |
-#
-# **The papers reproduced (`notebooks/papers/`)**
-#
-# | notebook | exported module | what it covers | paper, section |
-# |---|---|---|---|
-# | `80_guo_simulation_study` | — | Sec. 5.1 at the paper's scale, from the committed table | Guo et al. Sec. 5.1, Fig. 1-2 |
-# | `81_dirichlet_mechanism_experiments` | (none) | its exact RDP on grids of neighbours (Fig. 2), Thm. 2 by Monte Carlo; private naive Bayes and a Bayesian network on UCI data | Dirichlet mech. Sec. 5, Figs. 2-4, 6 |
-# | `82_dapper_examples` | `examples/dapper_examples.py` | dapper's Examples 1-3 (Example 3 at the paper's settings over 100 data sets), mixing vs epsilon; the examples' modules | dapper, Examples 1-3, Sec. 6 |
-# | `83_latent_class_applications` | (none) | the ACS experiment (Figs. 1-2, Table 3) and NLTCS (Fig. 4, Tables 5-6) at the paper's settings | Nixon et al. Sec. 4-5 |
-# | `84_nested_applications` | (none) | the supplement's Figures 1-2 on simulated households, eps = inf, 1, 0.1, 0.01 | Nixon et al. Supp. Sec. 1, Fig. 1-2 |
-#
-# Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).
 
 # %% [markdown]
 # ## Parameters
@@ -143,11 +63,10 @@
 import numpy as np
 import matplotlib.pyplot as plt
 
-from dplit.config import is_quick, size
+from dplit.config import size
 
 n_draws = size(full=200_000, quick=20_000)
 rng = np.random.default_rng(20261122)
-print(f"quick mode: {is_quick()}; n_draws = {n_draws}")
 
 # %% [markdown]
 # ## A one-page refresher on differential privacy
@@ -238,7 +157,7 @@ assert (sequential, parallel) == (1.0, 0.5)
 # compositions (rows on the simplex, e.g. shares of a day spent on three activities), picks a
 # censoring threshold $a$ with budget $\epsilon_2$ (notebook 15, Guo et al. Alg. 1) and releases the
 # censored sufficient statistic $s_L$ with budget $\epsilon_1$. An analyst sees only the `Release`
-# (a JSON file) and runs DPBoots (05) or DPMCMC (07) on it.
+# (a JSON file) and runs DPBoots (notebook 17) or DPMCMC (notebook 21) on it.
 
 # %%
 from dplit.dirichlet import dirichlet_draws
@@ -268,6 +187,104 @@ print(f"DPMCMC_p1 mean    {np.round(draws(post, 'mean_composition').mean(axis=0)
 # Both recover the mean composition to within a few hundredths at this n and budget.
 assert np.all(np.abs(boot.estimate() - truth) < 0.05)
 assert np.all(np.abs(draws(post, "mean_composition").mean(axis=0) - truth) < 0.05)
+
+# %% [markdown]
+# ## Map of the notebooks
+#
+# Every notebook, part by part, with the module it exports (each links to its API page on the documentation site) and the paper it follows.
+#
+# **Start here**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `00_index` (this page) | (none) | where to start, a DP refresher, a tour, this map | |
+#
+# **Core: mechanisms, accounting, the sampler core**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`01_audit`](01_audit.ipynb) | `dplit.audit` | the privacy audit: a lower confidence bound on the epsilon a mechanism spends (tail events chosen on half the outputs, Clopper-Pearson bounds on the other half) | Guo et al. Sec. 2.1; DP-Sniper (Bichsel et al. 2021) |
+# | [`02_mechanisms`](02_mechanisms.ipynb) | `dplit.mechanisms` | Laplace, geometric, discrete Gaussian, randomized response; how far the noise can reach | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
+# | [`03_accounting`](03_accounting.ipynb) | `dplit.accounting` | budgets, Rényi DP, zCDP, exact discrete-Gaussian epsilon | Guo et al. Sec. 2.1; dapper Ex. 2; Dirichlet mech. App. B |
+# | [`04_sampling`](04_sampling.ipynb) | `dplit.sampling` | the sampler core every method plugs into: chains, seeds, warm-up, ArviZ, convergence report | Guo et al. S5; Talts et al. 2018 |
+#
+# **Compositional data (Guo, Barrientos & Peña)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`10_dirichlet_fit`](10_dirichlet_fit.ipynb) | `dplit.dirichlet_fit` | where an MLE exists, digamma and trigamma in numba, the Newton MLE | Guo et al. Supp. S4 |
+# | [`11_dirichlet_random`](11_dirichlet_random.ipynb) | `dplit.dirichlet_random` | fast Dirichlet and gamma draws in numba, checked; the MLE recovers alpha | |
+# | [`12_dirichlet`](12_dirichlet.ipynb) | `dplit.dirichlet` | the Dirichlet model: compositions in, the censored statistic, the log-likelihood, moments of log x | Guo et al. Sec. 2.2, eq. (1), 4.2.4 |
+# | [`13_censoring`](13_censoring.ipynb) | `dplit.censoring` | how much censoring at threshold $a$ costs | Guo et al. Supp. S1 |
+# | [`14_release_record`](14_release_record.ipynb) | `dplit.release_record` | the `Release` record: what it checks itself against, plausibility, JSON | Guo et al. Sec. 3 |
+# | [`15_release`](15_release.ipynb) | `dplit.release` | the curator's release: sensitivity, threshold selection (Alg. 1) + Laplace noise, bias and variance, Thm. 1 | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
+# | [`16_truncated_noise`](16_truncated_noise.ipynb) | `dplit._truncated_noise` | step 1 of DPBoots: Laplace noise truncated to Range(S0), by rejection or an exact coordinate Gibbs chain (numba kernels with NumPy twins) | Guo et al. Sec. 4.1, Alg. 2, S4-S5 |
+# | [`17_bootstrap`](17_bootstrap.ipynb) | `dplit.bootstrap` | DPBoots, the parametric bootstrap from a release | Guo et al. Sec. 4.1, Alg. 2 |
+# | [`18_priors`](18_priors.ipynb) | `dplit.priors` | priors p1-p5 | Guo et al. Sec. 4.2.1, Table 1 |
+# | [`19_mcmc_moves`](19_mcmc_moves.ipynb) | `dplit._mcmc_moves` | the four moves inside DPMCMC (slice, record sweep, joint, ancillary), as numba kernels with NumPy twins | Guo et al. Sec. 4.2.2, S5 |
+# | [`20_release_model`](20_release_model.ipynb) | `dplit._release_model` | the model of a release that MCMC, ABC and DPapprox share: its checks, the prior (Table 1), the latent blocks, the chain's specification, the posterior mode of eq. (1), the slice map, where a chain starts | Guo et al. Sec. 4.2.1-4.2.2, Table 1 |
+# | [`21_mcmc`](21_mcmc.ipynb) | `dplit.mcmc` | MCMC from a release: the target, MCMC, DPMCMC, DPreMCMC, prior p5 | Guo et al. Sec. 4.2.2; dapper Sec. 3 |
+# | [`22_abc`](22_abc.ipynb) | `dplit.abc` | DPABC | Guo et al. Sec. 4.2.3 |
+# | [`23_approx`](23_approx.ipynb) | `dplit.approx` | the asymptotic Gibbs sampler DPapprox | Guo et al. Sec. 4.2.4 |
+#
+# **The Dirichlet mechanism**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`30_dirichlet_mechanism`](30_dirichlet_mechanism.ipynb) | `dplit.dirichlet_mechanism` | the Dirichlet mechanism under Rényi DP | Dirichlet mech. Alg. 1, Thm. 1-2 |
+#
+# **Data augmentation for any privatised statistic (dapper)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`40_augmentation_engines`](40_augmentation_engines.ipynb) | `dplit._augmentation_engines` | the record sweep three ways, the module compiler and its probe, three ways to write the modules | dapper Sec. 3-4 |
+# | [`41_augmentation`](41_augmentation.ipynb) | `dplit.augmentation` | data augmentation MCMC for any privatised statistic: the privacy model, `dapper_sample`, `summary`, exactness checks | dapper Sec. 3-4; Ju et al. 2022 |
+#
+# **Latent classes from noisy margins (Nixon et al.)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`50_latent_class_model`](50_latent_class_model.ipynb) | `dplit._latent_class_model` | the cells, marginal probabilities and the three MH-within-Gibbs blocks of model (7) as numba kernels, each checked against brute force | Nixon et al. Sec. 2.2, Supp. Sec. 2 |
+# | [`51_latent_class`](51_latent_class.ipynb) | `dplit.latent_class` | latent-class synthesis from noisy margins; the defaults and their coverage | Nixon et al. Sec. 2-4, Table 3 |
+# | [`52_margin_selection`](52_margin_selection.ipynb) | `dplit.margin_selection` | DP choice of the margins to release (PrivBayes' structure stage) and the NLTCS pipeline | Nixon et al. Sec. 5; Zhang et al. 2017 |
+# | [`53_peers`](53_peers.ipynb) | `dplit.peers` | private-pgm and PrivBayes beside the latent-class model at equal epsilon | Nixon et al. Sec. 4.3, Fig. 3 |
+# | [`54_nested_model`](54_nested_model.ipynb) | `dplit.nested_model` | the nested households model (eq. (1)), its five summaries (Table 3) and their closed-form probabilities (eq. (2)), checked against enumeration | Nixon et al. Supp. Sec. 1.1, eq. (1)-(2) |
+# | [`55_nested`](55_nested.ipynb) | `dplit.nested` | individuals within households: nested latent classes from noisy summaries; the default prior and its coverage | Nixon et al. Supp. Sec. 1 |
+#
+# **Every method on one release; the studies**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`60_methods`](60_methods.ipynb) | `dplit.methods` | one contract for every method: the registry, one dispatcher, every method on one release side by side (`compare`, `dplit compare`) | all |
+# | [`61_study_store`](61_study_store.ipynb) | `dplit.study_store` | the study's stores (a committed JSON-lines text table, or SQLite) and the resumable runner on any executor (process pool, Dask) | Guo et al. Sec. 5.1 |
+# | [`62_study`](62_study.ipynb) | `dplit.study` | the simulation study: settings, tasks and seeds, the measures, the resumable runner | Guo et al. Sec. 5.1 |
+# | [`63_atus`](63_atus.ipynb) | `dplit.atus` | the ATUS time-use application | Guo et al. Sec. 5.2, Table 2 |
+# | [`64_study_summary`](64_study_summary.ipynb) | `dplit.study_summary` | the study's summaries and the paper's figures, from a store | Guo et al. Sec. 5.1, Fig. 1-2, S2-S3 |
+#
+# **Checks (`notebooks/checks/`)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`70_mechanisms_checks`](checks/70_mechanisms_checks.ipynb) | (none) | the samplers of `02` tested against their laws, each with a planted error; the privacy audit at work | Guo et al. Sec. 2.1; dapper Ex. 1-2 |
+# | [`71_release_checks`](checks/71_release_checks.ipynb) | (none) | checks of `release`: the noise law, the split, seeds, JSON, bad input, the privacy audit | |
+# | [`72_bootstrap_checks`](checks/72_bootstrap_checks.ipynb) | (none) | is DPBoots right? the noise step's exact law (also where rejection cannot finish), the limits, the test's size, coverage over repeated releases | Guo et al. Sec. 4.1, 5.1-5.2, S5 |
+# | [`73_mcmc_checks`](checks/73_mcmc_checks.ipynb) | (none) | is DPMCMC exact? each move's law, the eps -> infinity limit, calibration (SBC) with a planted bug | Talts et al. 2018 |
+# | [`74_mcmc_comparison`](checks/74_mcmc_comparison.ipynb) | (none) | choosing a sampler: the seven methods on one data set, mixing against eps1, time to posterior | Guo et al. Sec. 5.1 |
+# | [`75_approx_checks`](checks/75_approx_checks.ipynb) | (none) | DPapprox at work: the no-privacy limit, convergence across eps (S5), against DPMCMC, where the approximation fails | Guo et al. Sec. 4.2.4, 5.1, S5 |
+# | [`76_latent_class_defaults`](checks/76_latent_class_defaults.ipynb) | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
+# | [`77_margin_selection_checks`](checks/77_margin_selection_checks.ipynb) | (none) | margin selection studied and checked: the stored NLTCS study beside the paper's figures, the law of whole selections, recovery of a known network | Nixon et al. Sec. 5.2; Zhang et al. 2017 (PrivBayes) |
+#
+# **The papers reproduced (`notebooks/papers/`)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`80_guo_simulation_study`](papers/80_guo_simulation_study.ipynb) | — | Sec. 5.1 at the paper's scale, from the committed table | Guo et al. Sec. 5.1, Fig. 1-2 |
+# | [`81_dirichlet_mechanism_experiments`](papers/81_dirichlet_mechanism_experiments.ipynb) | (none) | its exact RDP on grids of neighbours (Fig. 2), Thm. 2 by Monte Carlo; private naive Bayes and a Bayesian network on UCI data | Dirichlet mech. Sec. 5, Figs. 2-4, 6 |
+# | [`82_dapper_examples`](papers/82_dapper_examples.ipynb) | `examples/dapper_examples.py` | dapper's Examples 1-3 (Example 3 at the paper's settings over 100 data sets), mixing vs epsilon; the examples' modules | dapper, Examples 1-3, Sec. 6 |
+# | [`83_latent_class_applications`](papers/83_latent_class_applications.ipynb) | (none) | the ACS experiment (Figs. 1-2, Table 3) at the paper's settings; NLTCS (Fig. 4, Tables 5-6) on the public NLTCS benchmark file, whose data, margins and variables differ from the paper's | Nixon et al. Sec. 4-5 |
+# | [`84_nested_applications`](papers/84_nested_applications.ipynb) | (none) | the supplement's Figures 1-2 on simulated households, eps = inf, 1, 0.1, 0.01 | Nixon et al. Supp. Sec. 1, Fig. 1-2 |
+#
+# Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).
 
 # %% [markdown]
 # ## How to run things

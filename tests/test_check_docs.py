@@ -87,7 +87,7 @@ def test_prepare_folds_export_and_long_cells():
         {"cell_type": "code", "metadata": {}, "outputs": [], "source": "# NBVAL_IGNORE_OUTPUT\nplt.plot(x)"},
     ]}
     counts = prepare.prepare_cells(nb)
-    assert counts == {"folded export": 1, "folded long": 1, "removed empty": 1}
+    assert counts == {"folded export": 1, "folded long": 1, "removed empty": 1, "plumbing lines": 0}
     md, exp_dir, export, kept, longc, usage = nb["cells"]
     assert md["source"] == "#| export is only prose here" and "tags" not in md["metadata"]
     assert exp_dir["metadata"]["tags"] == ["remove-cell"]
@@ -203,3 +203,126 @@ def test_reader_facts_catch_planted_clipping_in_chromium(tmp_path):
     assert sum(p.startswith("tool marker") for p in found) == 2      # NBVAL in code, noqa in folded code
     assert sum(p.startswith("machine path") for p in found) >= 1
     assert 0 < facts["firstFigure"] < 1 and 0 < facts["codeShare"] < 1
+
+
+# --- the book (issue 44): plumbing out, mentions linked, titles numbered, the allow-list, the planted page ----------
+
+def test_prepare_drops_plumbing_lines_and_repeated_outputs():
+    prepare = _docs_module("prepare")
+    nb = {"cells": [
+        {"cell_type": "code", "metadata": {}, "source": "%matplotlib inline\nimport numpy as np",
+         "outputs": []},
+        {"cell_type": "code", "metadata": {}, "source": 'n = 3\nprint(f"quick mode: {is_quick()}; n = {n}")',
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "quick mode: False; n = 3\n"}]},
+        {"cell_type": "code", "metadata": {}, "source": "print(note)",
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "quick mode: True\nthe result is 4\n"}]},
+    ]}
+    counts = prepare.prepare_cells(nb)
+    backend, quick, kept = nb["cells"]
+    assert backend["source"] == "import numpy as np"
+    assert quick["source"] == "n = 3" and quick["outputs"] == []
+    assert kept["outputs"][0]["text"] == "the result is 4\n" and counts["plumbing lines"] == 2
+    note = {"output_type": "display_data", "metadata": {}, "data": {"text/markdown": "**Live widget.** " + "x" * 60}}
+    twice = {"cells": [{"cell_type": "code", "source": "", "metadata": {}, "outputs": [dict(note)]},
+                       {"cell_type": "code", "source": "", "metadata": {}, "outputs": [dict(note)]}]}
+    assert prepare.dedupe_outputs(twice) == 1 and twice["cells"][1]["outputs"] == []
+
+
+PAGES = ["notebooks/00_index", "notebooks/15_release", "notebooks/21_mcmc", "notebooks/checks/73_mcmc_checks",
+         "notebooks/papers/80_guo_simulation_study"]
+NAMES = {"dp_mcmc": ("py:obj", "dplit.mcmc.dp_mcmc"), "dplit.mcmc.dp_mcmc": ("py:obj", "dplit.mcmc.dp_mcmc"),
+         "dplit.mcmc": ("py:mod", "dplit.mcmc")}
+
+
+def test_linker_links_notebook_and_api_mentions_and_leaves_code_alone():
+    prepare = _docs_module("prepare")
+    linker = prepare.Linker(PAGES, NAMES)
+    text = ("As in notebook 21 and `21_mcmc`, see papers/80 and checks/73; `dp_mcmc()` is in `dplit.mcmc`.\n"
+            "Already linked: [notebook 15](../15_release.ipynb); notebook 99 is none; $x_{21}$ and `x = 21_mcmc` stay.\n"
+            "```python\nfrom dplit.mcmc import dp_mcmc  # notebook 21\n```\n"
+            "[Analyse a release](howto/90_analyse_a_release.ipynb)\n")
+    out = linker.markdown("notebooks/papers/80_guo_simulation_study", text)
+    assert "[notebook 21](../21_mcmc.ipynb)" in out
+    assert "[`21_mcmc`](../21_mcmc.ipynb)" in out
+    assert "[papers/80](80_guo_simulation_study.ipynb)" in out and "[checks/73](../checks/73_mcmc_checks.ipynb)" in out
+    assert "{py:obj}`dp_mcmc() <dplit.mcmc.dp_mcmc>`" in out and "{py:mod}`dplit.mcmc <dplit.mcmc>`" in out
+    assert "[notebook 15](../15_release.ipynb)" in out and "notebook 99 is none" in out
+    assert "$x_{21}$" in out and "`x = 21_mcmc`" in out
+    assert "from dplit.mcmc import dp_mcmc  # notebook 21\n```" in out             # fenced code untouched
+    # a page not written yet: a plain HTML link to its future page (allowed by check_site_allow.toml)
+    assert '<a href="howto/90_analyse_a_release.html">Analyse a release</a>' in out
+    assert linker.count == 6
+
+
+def test_titles_carry_their_numbers_and_library_notebooks_link_their_api_page():
+    prepare = _docs_module("prepare")
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# MCMC from a release\n\n* **For:** x"}]}
+    prepare.number_title(nb, "notebooks/21_mcmc")
+    prepare.number_title(nb, "notebooks/21_mcmc")                              # once only
+    assert nb["cells"][0]["source"].startswith("# 21 · MCMC from a release\n")
+    prepare.add_api_link(nb, "notebooks/21_mcmc", "mcmc")
+    assert "[`dplit.mcmc`](../api/mcmc.md)" in nb["cells"][1]["source"]
+    assert prepare.module_notebooks()["mcmc"] == "notebooks/21_mcmc"
+
+
+def test_parts_cover_every_number_once_in_reading_order():
+    prepare = _docs_module("prepare")
+    numbers = [n for _, (lo, hi) in prepare.PARTS for n in range(lo, hi + 1)]
+    assert sorted(numbers) == list(range(0, 100))
+    captions = [c for c, _ in prepare.PARTS]
+    assert captions.index("How-to guides") < captions.index("Checks") < captions.index("The papers reproduced")
+    toc = prepare.toc(PAGES + ["notebooks/howto/90_analyse_a_release"])
+    assert toc.index("howto/90_analyse_a_release") < toc.index("checks/73_mcmc_checks")
+
+
+def test_allow_list_only_shrinks(tmp_path):
+    check_site = _docs_module("check_site")
+    allow = {"figures": {"notebooks/63_atus.html": 2}, "pending": ["notebooks/howto/90_x.html"]}
+    assert check_site.allow_problems({"notebooks/63_atus.html": 2}, allow, tmp_path) == {}
+    more = check_site.allow_problems({"notebooks/63_atus.html": 3, "notebooks/21_mcmc.html": 1}, allow, tmp_path)
+    assert set(more) == {"notebooks/63_atus.html", "notebooks/21_mcmc.html"}
+    fewer = check_site.allow_problems({"notebooks/63_atus.html": 1}, allow, tmp_path)
+    assert "lower the count" in fewer["notebooks/63_atus.html"][0]
+    (tmp_path / "notebooks" / "howto").mkdir(parents=True)
+    (tmp_path / "notebooks" / "howto" / "90_x.html").write_text("<html></html>")
+    done = check_site.allow_problems({"notebooks/63_atus.html": 2}, allow, tmp_path)
+    assert "remove it" in done["notebooks/howto/90_x.html"][0]
+    assert check_site.read_allow()["pending"] or check_site.read_allow()["figures"] is not None
+
+
+def test_book_checks_catch_each_planted_class_in_chromium():
+    """The planted page of check_site's self-check: a pipe table and TeX source shown as text, two unlinked mentions,
+    a missing anchor and a missing page, a scrollbar, a figure shown at 0.3 of its width; each caught, and nothing
+    that is fine beside them (typeset math, code, linked mentions, a pending page, a wrapped output)."""
+    check_site = _docs_module("check_site")
+    if not Path(check_site.CHROMIUM).exists():
+        pytest.skip("needs Debian's chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=check_site.CHROMIUM, headless=True, args=check_site.FLAGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 860})
+            counts, problems = check_site.self_check(context)
+        finally:
+            browser.close()
+    assert counts == check_site.PLANTED_COUNTS, problems
+
+
+def test_docstrings_link_their_mentions_on_the_api_pages():
+    """docs/conf.py rewrites a docstring's mentions as the notebooks' are rewritten: a name of another module resolves
+    in full, a notebook links to its page, Markdown's $...$ becomes :math:, doctest lines stay as they are."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import conf
+    finally:
+        sys.path.pop(0)
+    lines = ["See `household_summaries`, :func:`release` and ``dplit.mechanisms.audit_epsilon`` (notebook 62, "
+             "`62_study`); MCMC$_{p1}$ costs $5 or $6, `n_iter` is a parameter.", ">>> f(`dp_mcmc`)  # notebook 21"]
+    conf._link_names(None, "function", "x", None, None, lines)
+    line, doctest = lines
+    assert ":py:obj:`household_summaries <dplit.nested_model.household_summaries>`" in line
+    assert ":py:func:`release <dplit.release.release>`" in line
+    assert ":py:obj:`dplit.mechanisms.audit_epsilon <dplit.audit.audit_epsilon>`" in line
+    assert ":doc:`notebook 62 </notebooks/62_study>`" in line and ":doc:`62_study </notebooks/62_study>`" in line
+    assert "MCMC\\ :math:`_{p1}`" in line and "$5 or $6" in line and "`n_iter`" in line
+    assert doctest == ">>> f(`dp_mcmc`)  # notebook 21"

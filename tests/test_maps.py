@@ -9,7 +9,8 @@ import pytest
 from dplit import export
 
 ROOT = Path(__file__).resolve().parent.parent
-ROW = re.compile(r"^(?:# )?\| `(\d\d_[a-z_]+)` \|([^|]*)\|", re.M)
+# A row names its notebook as code, bare or as a link to it (00_index links each; its own row says "this page").
+ROW = re.compile(r"^(?:# )?\| \[?`(\d\d_[a-z_]+)`(?:\]\([^)]*\))?(?: \(this page\))? \|([^|]*)\|", re.M)
 
 
 def notebooks():
@@ -37,6 +38,14 @@ def test_map_names_every_notebook_once_with_its_module(where):
     for name, module in have.items():
         listed = modules[name]
         assert (f"`{module}`" in listed) if module else ("dplit." not in listed), (where, name, listed)
+
+
+def test_00_index_links_every_notebook_but_itself():
+    text = (ROOT / "notebooks" / "00_index.py").read_text()
+    for path in export.notebook_paths(ROOT):
+        if path.stem != "00_index":
+            rel = path.relative_to(ROOT / "notebooks").with_suffix(".ipynb").as_posix()
+            assert f"| [`{path.stem}`]({rel}) |" in text, path.stem
 
 
 def test_a_missing_notebook_is_caught():

@@ -2,9 +2,10 @@
    1. Figures in notebook outputs open full size on click: each is wrapped in a link to its own file
       (a middle or Ctrl-click opens it in a new tab); a plain click shows it at its natural size in an
       overlay, closed by a click or Escape.
-   2. A printed output wider than the column wraps when it is prose; when it is a table, or a display
-      equation, it is scaled down to fit if that costs little (tables to 80 %, equations to 75 % of their
-      size at most), else it keeps its scrollbar.
+   2. Code and outputs wrap at the column (dplit.css); a printed or HTML table that would need to wrap is scaled
+      down to fit if that costs little (to 70 % of its size at most), a display equation likewise (75 %), else
+      the table wraps (zoomed out, to 60 % at most, when formulas in it do not break) and the equation keeps its
+      scrollbar.
    3. A box that scrolls sideways with more to its right gets the class dplit-more-right (a fade at its
       right edge, dplit.css), updated as it scrolls. */
 (function () {
@@ -59,18 +60,43 @@
     content.style.fontSize = (size * ratio).toFixed(2) + "px";
   }
 
-  // A printed output wider than its box: prose (long messages, dicts, lists) wraps; a table (its wide
-  // lines hold runs of 2+ spaces between columns) is scaled to fit if that costs at most 20 %, else scrolls.
+  // Content that would be wider than its box if it did not wrap (dplit.css wraps every code block, output and table
+  // cell): a printed table (its wide lines hold runs of 2+ spaces between columns) and an HTML table are scaled down
+  // to fit when that costs at most 30 %, so that their columns stay aligned; else they wrap.
   function layoutOutputs() {
     for (const pre of document.querySelectorAll("div.cell_output .output pre")) {
-      if (pre.scrollWidth <= pre.clientWidth + 1 || pre.clientWidth === 0) continue;
-      const lines = pre.textContent.split("\n");
-      const longest = Math.max.apply(null, lines.map(function (l) { return l.length; }));
-      const fits = Math.floor(longest * pre.clientWidth / pre.scrollWidth);
-      const wide = lines.filter(function (l) { return l.length > fits; });
-      const tabular = wide.filter(function (l) { return /\S {2,}\S/.test(l.trim()); });
-      if (2 * tabular.length < wide.length) pre.classList.add("dplit-wrap");
-      else fit(pre, pre, 0.8);
+      if (pre.clientWidth === 0) continue;
+      pre.style.whiteSpace = "pre";
+      const wide = pre.scrollWidth > pre.clientWidth + 1;
+      if (wide) {
+        const lines = pre.textContent.split("\n");
+        const longest = Math.max.apply(null, lines.map(function (l) { return l.length; }));
+        const fits = Math.floor(longest * pre.clientWidth / pre.scrollWidth);
+        const over = lines.filter(function (l) { return l.length > fits; });
+        const tabular = over.filter(function (l) { return /\S {2,}\S/.test(l.trim()); });
+        if (2 * tabular.length >= over.length) fit(pre, pre, 0.7);
+      }
+      pre.style.whiteSpace = "";
+    }
+    for (const table of document.querySelectorAll("div.cell_output table, article table.docutils")) {
+      const box = table.parentElement;
+      if (!box || box.clientWidth === 0) continue;
+      const cells = table.querySelectorAll("td, th");
+      cells.forEach(function (c) { c.style.whiteSpace = "nowrap"; });
+      const pad = parseFloat(getComputedStyle(box).paddingLeft) + parseFloat(getComputedStyle(box).paddingRight);
+      const need = table.scrollWidth, have = box.clientWidth - pad;
+      cells.forEach(function (c) { c.style.whiteSpace = ""; });
+      if (need > have + 1 && (have - 2) / need >= 0.7) {
+        const size = parseFloat(getComputedStyle(table).fontSize);
+        table.style.fontSize = (size * (have - 2) / need).toFixed(2) + "px";
+      }
+      // Wrapped and still wider (formulas and code do not break): zoom the whole table (code and formulas too).
+      for (let i = 0, zoom = 1; i < 4; i++) {   // the table wraps again at each zoom: approach the width in steps
+        const wrapped = table.getBoundingClientRect().width;
+        if (wrapped <= have || zoom <= 0.6) break;
+        zoom = Math.max(0.6, zoom * (have - 4) / wrapped);
+        table.style.zoom = zoom.toFixed(3);
+      }
     }
   }
 
@@ -81,8 +107,7 @@
     }
   }
 
-  const SCROLLERS = "div.cell_output .output pre, div.cell_output .output.text_html, div.math-wrapper, " +
-                    "article div.math, article .table-wrapper";
+  const SCROLLERS = "div.math-wrapper, article div.math, article .table-wrapper";
 
   function markMore(box) {
     box.classList.toggle("dplit-more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 2);
@@ -111,7 +136,8 @@
   window.addEventListener("load", function () {
     layoutOutputs();
     scrollHints();
-    if (document.querySelector("div.math")) whenMathJaxDone(function () { fitMath(); scrollHints(); });
+    // Typeset formulas change the widths: lay the tables out again once MathJax is done.
+    if (document.querySelector(".math")) whenMathJaxDone(function () { fitMath(); layoutOutputs(); scrollHints(); });
     window.addEventListener("resize", scrollHints);
   });
 })();
