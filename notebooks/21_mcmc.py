@@ -164,7 +164,7 @@ display(Markdown(
 #   \times \text{(Laplace ratio)} = \exp\Big\{(p - 1)\sum_j(\alpha_j - 1)(\log x^*_{ij} - \log x_{ij})\Big\} \times \text{(Laplace ratio)}$$
 #
 # ($B(\boldsymbol\alpha)^{-p}$ cancels; $p = 1$, $b = n_2$ is DPMCMC). The proposal $\mathrm{Dirichlet}(p(\boldsymbol\alpha - 1) + 1)
-# $\propto p_{\mathrm{Dir}}(\mathbf x\mid\boldsymbol\alpha)^p$ would make it the Laplace ratio again; notebook 73 checks both.
+# \propto p_{\mathrm{Dir}}(\mathbf x\mid\boldsymbol\alpha)^p$ would make it the Laplace ratio again; notebook 73 checks both.
 #
 # **But the joint law (5) is not a usable posterior for large $p$.** Integrating out the records (leaving aside the
 # Laplace factor), $\int p_{\mathrm{Dir}}(\mathbf x \mid \boldsymbol\alpha)^p\,d\mathbf x = B(p(\boldsymbol\alpha - 1) + 1)/B(\boldsymbol\alpha)^p$,
