@@ -410,9 +410,9 @@ def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, fac
         named = [labels[j] for j in hit]
         who = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
         others = (f", against {s_L[rest].min():.2f} to {s_L[rest].max():.2f} for the others" if rest.size else "")
-        advice.append(f"The lowest released mean log-shares point to {who} "
-                      f"({', '.join(f'{s_L[j]:.2f}' for j in hit)}{others}; the rates count records, not "
-                      f"components, so this is a guess).")
+        advice.append(f"The release counts records, not components, so it cannot say which components hold the "
+                      f"zeros; the lowest released mean log-shares, where zeros pull hardest, point to {who} "
+                      f"({', '.join(f'{s_L[j]:.2f}' for j in hit)}{others}).")
     advice.append(f"Every zero enters the statistic as log(a) = {np.log(a):.1f}; the Dirichlet fit reads that as "
                   f"a small alpha, so every method underestimates E[x] of {who} and overestimates the others.")
     advice.append("Smaller candidates make this worse (the pull grows with |log a|). A larger threshold reduces it "
