@@ -665,8 +665,9 @@ b1 = np.array([zero_bias(alpha_z, np.array([0.0, 0.01, 0.0, 0.0]), a)[j_z] for a
 assert abs(b1[2] - 2 * b1[1] + b1[0]) < 0.05 * abs(b1[2] - b1[0])
 
 b_05 = zero_bias(alpha_z, z15, 0.05)[j_z]
-print(f"bias of E[x_work] at 15% zeros: {dict(zip(('1e-8', '1e-6', '1e-4', '1e-2'), b_a.round(3)))}; "
-      f"at a = 0.05 {b_05:+.4f}, against {zero_bias(alpha_z, np.zeros(4), 0.05)[j_z]:+.4f} without zeros")
+b_none = zero_bias(alpha_z, np.zeros(4), 0.05)[j_z]
+print("bias of E[x_work] at 15% zeros: " + ", ".join(f"{b:+.3f} at a = {a:g}" for a, b in zip((1e-8, 1e-6, 1e-4, 1e-2), b_a))
+      + f"; {b_05:+.4f} at a = 0.05, against {b_none:+.4f} without zeros")
 # Large a: the zeros' bias falls to the size of the ordinary censoring bias of section 3.
 assert abs(b_05) < 0.01 < abs(b_a[1]) / 5
 # The censored-moment limit (DPMCMC, DPABC) agrees with the MLE limit up to the censoring bias of section 3.

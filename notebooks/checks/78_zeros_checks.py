@@ -13,7 +13,7 @@
 #
 # Sizes come from the size switch (`DPLIT_QUICK=1` gives the quick sizes of the test suite); every random draw
 # comes from a generator seeded here. The data are four-part time-use compositions (sleep, work, leisure, other;
-# mean shares 0.45, 0.2, 0.25, 0.1) in which a share of the records did no work that day: their work is exactly 0
+# Dirichlet with `ALPHA` below, so that work takes a fifth of the day on average) in which a share of the records did no work that day: their work is exactly 0
 # and the rest of the day keeps its proportions (notebook 13, section 5).
 
 # %%
