@@ -14,15 +14,22 @@ __all__ = [
     "censored_logx_moments",
     "censoring_prob_bound",
     "bias_bound",
+    "zero_truth",
+    "zero_censored_stat",
+    "zero_bias",
+    "zero_advice",
+    "zero_counts",
+    "drop_zero_rows",
+    "amalgamate",
 ]
 
 
 # %% notebooks/13_censoring.py, cell 7: 1. Censored entries (S1)
 import numpy as np
-from scipy import integrate, special
+from scipy import integrate, optimize, special
 
 from dplit import _validate as check
-from dplit.dirichlet import check_alpha
+from dplit.dirichlet import check_alpha, check_compositions, dirichlet_mle, in_stat_range
 
 #: The five true Dirichlet parameters alpha_1, ..., alpha_5 of Guo et al.'s simulation study (Sec. 5.1): the censoring
 #: costs here, the release's checks (notebook 15) and the study (notebook 62) use them.
@@ -227,3 +234,244 @@ def bias_bound(alpha, a, *, tail="exact"):
     ratio = np.where(ok, (alpha.sum() - 1.0) / p, np.inf)
     prob = special.betainc(p, beta, a) if tail == "exact" else _beta_lower_tail_bound(p, beta, a)
     return np.where(ok, ratio * prob, np.inf)
+
+
+# %% notebooks/13_censoring.py, cell 19: 5. Exact zeros: what they do to the censored statistic
+def _check_zero_shares(z, d):
+    """Return the shares of records with an exact zero in each component: d reals in [0, 1) summing below 1."""
+    z = check.finite_array(z, "z", ndim=1)
+    if z.size != d:
+        raise ValueError(f"z must hold one share of zeros per component ({d}), got {z.size}")
+    if np.any(z < 0) or z.sum() >= 1:
+        raise ValueError(f"z must be shares >= 0 with sum(z) < 1, got {z.tolist()}")
+    return z
+
+
+def zero_truth(alpha, z):
+    """Mean composition ``E[x]`` when a share ``z_j`` of records has ``x_j = 0`` (the rest of such a record
+    ``Dirichlet(alpha without j)``) and the other records are ``Dirichlet(alpha)``; shape (d,)."""
+    alpha = check_alpha(alpha, ndim=1)
+    z = _check_zero_shares(z, alpha.size)
+    total = alpha.sum()
+    mean = (1.0 - z.sum()) * alpha / total
+    for j in np.flatnonzero(z):
+        mean += z[j] * np.where(np.arange(alpha.size) == j, 0.0, alpha / (total - alpha[j]))
+    return mean
+
+
+def zero_censored_stat(alpha, z, a):
+    """Expected censored statistic ``E[S_0(D, a)]`` of records with exact zeros (model of :func:`zero_truth`); (d,)."""
+    alpha, a = _check_args(alpha, a, scalar=True)
+    z = _check_zero_shares(z, alpha.size)
+    s = (1.0 - z.sum()) * censored_logx_moments(alpha, a)[0] + z * np.log(a)
+    for j in np.flatnonzero(z):
+        rest = np.arange(alpha.size) != j
+        # A record with x_j = 0 is Dirichlet(alpha without j) on the other components (a point when d = 2).
+        s[rest] += z[j] * (censored_logx_moments(alpha[rest], a)[0] if rest.sum() > 1 else 0.0)
+    return s
+
+
+def _censored_fit(s, a, start):
+    """alpha whose censored log-means E[log max(x_j, a)] equal s (solved in log alpha from ``start``)."""
+    sol = optimize.root(lambda t: censored_logx_moments(np.exp(t), a)[0] - s, np.log(start), method="hybr",
+                        options={"xtol": 1e-10})
+    return np.exp(sol.x) if sol.success else np.full(s.size, np.nan)
+
+
+def zero_bias(alpha, z, a, *, target="mle"):
+    """Large-sample bias of the estimated mean composition when records hold exact zeros.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (d,)
+        Dirichlet parameter of the records without zeros.
+    z : array_like, shape (d,)
+        Share of records whose component j is exactly 0 (rows with a zero hold one zero; the rest of such
+        a record is ``Dirichlet(alpha without j)``); ``sum(z) < 1``.
+    a : float
+        Censoring threshold in (0, 1).
+    target : {"mle", "censored"}
+        What the estimate converges to as ``n`` grows: ``"mle"`` solves ``psi(alpha_j) - psi(alpha_0) = s_j``
+        (the Dirichlet MLE read off the censored statistic, as DPBoots' estimate does), ``"censored"`` solves
+        ``E_alpha[log max(x_j, a)] = s_j`` (the methods that model the censoring: DPMCMC, DPABC).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        ``alpha*_j / alpha*_0 - E[x_j]`` for the limit ``alpha*`` and the true mean of :func:`zero_truth`
+        (NaN when the limit statistic is outside the range of the Dirichlet MLE).
+    """
+    check.choice(target, "target", ("mle", "censored"))
+    s = zero_censored_stat(alpha, z, a)
+    truth = zero_truth(alpha, z)
+    if not in_stat_range(s):
+        return np.full(s.size, np.nan)
+    fit = dirichlet_mle(s, max_iter=1000)
+    if target == "censored":
+        fit = _censored_fit(s, float(a), fit)
+    return fit / fit.sum() - truth
+
+
+# %% notebooks/13_censoring.py, cell 22: 6. The advice a release can give
+def _check_names(names, d):
+    """None, or d distinct non-empty strings (the release's rule for component names), as a tuple."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not all(isinstance(v, str) and v.strip() for v in names):
+        raise TypeError(f"names must be a sequence of {d} non-empty strings, got {names!r}")
+    names = tuple(v.strip() for v in names)
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"names must be {d} distinct strings (one per component), got {list(names)}")
+    return names
+
+
+def likely_zero_components(s_L, a, rate, *, margin=0.5):
+    """Indices of the components that most likely hold the records censored at ``a``, a guess from ``s_L``.
+
+    A component's share of entries at the threshold is at most ``s_L,j / log(a)`` (its other logs are <= 0),
+    and every record counted in ``rate`` has a censored entry, so the components that hold them have bounds
+    adding up to at least ``rate``. Returns the fewest components, lowest released log-share first, that reach
+    it, and every other component within ``margin`` of the lowest one named (increasing indices).
+    """
+    s_L = np.asarray(s_L, dtype=float)
+    order = np.argsort(s_L, kind="stable")
+    reach = np.cumsum(s_L[order] / np.log(a))
+    k = min(int(np.searchsorted(reach, rate)) + 1, s_L.size)
+    named = set(order[:k].tolist()) | set(np.flatnonzero(s_L <= s_L[order[k - 1]] + margin).tolist())
+    return np.array(sorted(named))
+
+
+def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, factor=2.0):
+    """Advice for a release whose records are censored even at the smallest candidate: probably exact zeros.
+
+    Reads only what a release publishes (Guo et al., Alg. 1): the noisy censoring rates, the candidates, the
+    threshold, ``tc`` and optionally the released statistic, the number of records and the component names.
+
+    Parameters
+    ----------
+    p_hat_G : array_like, shape (M,)
+        Noisy censoring rates ``p_hat_G,m`` (Sec. 3.2), in the increasing order of ``candidates``.
+    candidates : array_like, shape (M,)
+        Candidate thresholds, increasing (as a release publishes them).
+    a : float
+        The selected threshold.
+    tc : float
+        The tolerated censoring rate.
+    s_L : array_like, shape (d,), optional
+        The released censored statistic; with it the advice names the components that probably hold the zeros.
+    n : int, optional
+        Records in the release; with it the advice says about how many records are affected.
+    names : sequence of str, optional
+        Component names (default ``x1, ..., xd``).
+    factor : float, default 2.0
+        Advise only when the rate at the smallest candidate exceeds ``factor * tc`` (noise alone rarely does).
+
+    Returns
+    -------
+    list of str
+        Sentences, empty when the rate at the smallest candidate is at most ``factor * tc``.
+    """
+    cands = check.unit_interval_array(candidates, "candidates")
+    if cands.ndim != 1 or cands.size == 0 or np.any(np.diff(cands) <= 0):
+        raise ValueError(f"candidates must be a non-empty increasing 1-D sequence, got {cands.tolist()}")
+    p = check.finite_array(p_hat_G, "p_hat_G", ndim=1)
+    if p.size != cands.size or np.any((p < 0) | (p > 1)) or np.any(np.diff(p) < 0):
+        raise ValueError(f"p_hat_G must hold {cands.size} non-decreasing rates in [0, 1] (one per candidate), "
+                         f"got {p.tolist()}")
+    a = check.threshold(a, "a")
+    tc = check.unit_interval(tc, "tc")
+    factor = check.positive(factor, "factor")
+    if s_L is not None:
+        s_L = check.finite_array(s_L, "s_L", ndim=1)
+        if s_L.size < 2:
+            raise ValueError(f"s_L must hold d >= 2 log-shares, got {s_L.size}")
+    if n is not None:
+        n = check.count(n, "n")
+    if p[0] <= factor * tc:
+        return []
+    rows = f" (about {round(p[0] * n)} of {n} records)" if n is not None else ""
+    # A point mass at 0 leaves the rate flat in a; a Dirichlet entry falls below a with probability ~ a^alpha_j.
+    same = np.flatnonzero(p <= 1.25 * p[0])[-1]
+    if same > 0:
+        shape = (f", and still {p[same]:.3g} at a = {cands[same]:g}, {np.log10(cands[same] / cands[0]):.0f} "
+                 f"decade(s) higher: a share that does not shrink with the threshold. Such records probably hold "
+                 f"exact zeros")
+    else:
+        shape = (". Such records hold exact zeros or entries far below every candidate (a rate that falls "
+                 "with the threshold points to the second)")
+    advice = [f"The noisy share of records with an entry below the smallest candidate a_1 = {cands[0]:g} is "
+              f"{p[0]:.3g}{rows}, far above tc = {tc:g}{shape}, which the Dirichlet model does not describe "
+              f"(its entries are never 0)."]
+    who = "the components that hold the zeros"
+    if s_L is not None:
+        labels = _check_names(names, s_L.size) or tuple(f"x{j + 1}" for j in range(s_L.size))
+        hit = likely_zero_components(s_L, a, p[0])
+        rest = np.setdiff1d(np.arange(s_L.size), hit)
+        named = [labels[j] for j in hit]
+        who = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+        others = (f", against {s_L[rest].min():.2f} to {s_L[rest].max():.2f} for the others" if rest.size else "")
+        advice.append(f"The release counts records, not components, so it cannot say which components hold the "
+                      f"zeros; the lowest released mean log-shares, where zeros pull hardest, point to {who} "
+                      f"({', '.join(f'{s_L[j]:.2f}' for j in hit)}{others}).")
+    advice.append(f"Every zero enters the statistic as log(a) = {np.log(a):.1f}; the Dirichlet fit reads that as "
+                  f"a small alpha, so every method underestimates E[x] of {who} and overestimates the others.")
+    advice.append("Smaller candidates make this worse (the pull grows with |log a|). A larger threshold reduces it "
+                  "without removing it: raise the candidates, or tc above the share of records with zeros so that "
+                  "the rule can pick a larger one, at the price of censoring small positive entries.")
+    advice.append("Better: merge (amalgamate) those components with others before the release "
+                  "(dplit.censoring.amalgamate), or drop the records with zeros and report how many "
+                  "(dplit.censoring.drop_zero_rows; Guo et al. do so for ATUS, Sec. 5.2).")
+    return advice
+
+
+# %% notebooks/13_censoring.py, cell 25: 7. Two treatments: amalgamation and dropping records
+def zero_counts(X):
+    """Exact zeros in compositions ``X``: the count per component and the number of records with any zero.
+
+    For the curator, who holds the data (these counts are not private). Returns ``(per_component, rows)``:
+    an int array of shape (d,) and an int.
+    """
+    X = check_compositions(X)
+    zero = X == 0.0
+    return zero.sum(axis=0), int(zero.any(axis=1).sum())
+
+
+def drop_zero_rows(X):
+    """The records of ``X`` without an exact zero, and how many were dropped (Guo et al., Sec. 5.2).
+
+    The estimand becomes the mean composition of records without zeros. Returns ``(kept, n_dropped)``.
+    """
+    X = check_compositions(X)
+    keep = np.all(X > 0.0, axis=1)
+    return X[keep], int((~keep).sum())
+
+
+def amalgamate(X, groups):
+    """Merge components by summing them (amalgamation): one column per group.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Compositions.
+    groups : sequence of sequences of int, or mapping of name to sequence of int
+        A partition of the columns ``0, ..., d-1`` into at least two non-empty groups (every column exactly
+        once); a mapping's keys name the merged components, in order.
+
+    Returns
+    -------
+    ndarray, shape (n, len(groups))
+        Column ``g`` is the sum of the columns of group ``g``; rows still sum to 1.
+    """
+    X = check_compositions(X)
+    d = X.shape[1]
+    parts = list(groups.values()) if isinstance(groups, dict) else groups
+    if isinstance(parts, (str, bytes)) or not all(
+            isinstance(g, (list, tuple, range, np.ndarray)) and len(g) for g in parts):
+        raise TypeError("groups must be a sequence (or mapping) of non-empty sequences of column indices")
+    cols = [c for g in parts for c in g]
+    if not all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in cols):
+        raise TypeError(f"groups must hold int column indices, got {cols!r}")
+    if len(parts) < 2 or sorted(int(c) for c in cols) != list(range(d)):
+        raise ValueError(f"groups must split the columns 0..{d - 1} into at least 2 groups, each column exactly "
+                         f"once, got {[list(map(int, g)) for g in parts]}")
+    return np.column_stack([X[:, list(g)].sum(axis=1) for g in parts])

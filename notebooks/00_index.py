@@ -215,7 +215,7 @@ assert np.all(np.abs(draws(post, "mean_composition").mean(axis=0) - truth) < 0.0
 # | [`10_dirichlet_fit`](10_dirichlet_fit.ipynb) | `dplit.dirichlet_fit` | where an MLE exists, digamma and trigamma in numba, the Newton MLE | Guo et al. Supp. S4 |
 # | [`11_dirichlet_random`](11_dirichlet_random.ipynb) | `dplit.dirichlet_random` | fast Dirichlet and gamma draws in numba, checked; the MLE recovers alpha | |
 # | [`12_dirichlet`](12_dirichlet.ipynb) | `dplit.dirichlet` | the Dirichlet model: compositions in, the censored statistic, the log-likelihood, moments of log x | Guo et al. Sec. 2.2, eq. (1), 4.2.4 |
-# | [`13_censoring`](13_censoring.ipynb) | `dplit.censoring` | how much censoring at threshold $a$ costs | Guo et al. Supp. S1 |
+# | [`13_censoring`](13_censoring.ipynb) | `dplit.censoring` | how much censoring at threshold $a$ costs; what exact zeros do, the advice a release gives, amalgamation | Guo et al. Supp. S1, Sec. 3.1, 5.2 |
 # | [`14_release_record`](14_release_record.ipynb) | `dplit.release_record` | the `Release` record: what it checks itself against, plausibility, JSON | Guo et al. Sec. 3 |
 # | [`15_release`](15_release.ipynb) | `dplit.release` | the curator's release: sensitivity, threshold selection (Alg. 1) + Laplace noise, bias and variance, Thm. 1 | Guo et al. Sec. 3, Alg. 1, Thm. 1-2 |
 # | [`16_truncated_noise`](16_truncated_noise.ipynb) | `dplit._truncated_noise` | step 1 of DPBoots: Laplace noise truncated to Range(S0), by rejection or an exact coordinate Gibbs chain (numba kernels with NumPy twins) | Guo et al. Sec. 4.1, Alg. 2, S4-S5 |
@@ -273,6 +273,7 @@ assert np.all(np.abs(draws(post, "mean_composition").mean(axis=0) - truth) < 0.0
 # | [`75_approx_checks`](checks/75_approx_checks.ipynb) | (none) | DPapprox at work: the no-privacy limit, convergence across eps (S5), against DPMCMC, where the approximation fails | Guo et al. Sec. 4.2.4, 5.1, S5 |
 # | [`76_latent_class_defaults`](checks/76_latent_class_defaults.ipynb) | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
 # | [`77_margin_selection_checks`](checks/77_margin_selection_checks.ipynb) | (none) | margin selection studied and checked: the stored NLTCS study beside the paper's figures, the law of whole selections, recovery of a known network | Nixon et al. Sec. 5.2; Zhang et al. 2017 (PrivBayes) |
+# | [`78_zeros_checks`](checks/78_zeros_checks.ipynb) | (none) | exact zeros measured: the bias of $E[x_j]$ against the share of zeros and the threshold (MLE and DPMCMC), the threshold rule and the release's advice, amalgamation and dropping records | Guo et al. Sec. 3.1-3.2, 5.2 |
 #
 # **The papers reproduced (`notebooks/papers/`)**
 #

@@ -5,10 +5,11 @@
 #
 # * **For:** choosing the threshold a of a release: what censoring the records at a costs the statistic.
 # * **You need:** a Dirichlet parameter (or a guess of it) and candidate thresholds.
-# * **You get:** the probability a record is touched, the bias of the censored statistic, and the bounds of Guo et al., Supp. S1.
+# * **You get:** the probability a record is touched, the bias of the censored statistic, and the bounds of Guo et al., Supp. S1; what exact zeros do to the estimates, the advice a release gives about them (`zero_advice`), and two treatments (`amalgamate`, `drop_zero_rows`).
 
 # %%
 #| default_exp censoring
+#| internal likely_zero_components
 
 # %% [markdown]
 # To release the Dirichlet sufficient statistic $S_0(\mathbf D) = n^{-1}\sum_i \log \mathbf x_i$ with the
@@ -22,6 +23,8 @@
 # 2. the probability that a record has at least one censored entry, $p(a)$: the quantity the threshold rule of Sec. 3.2 controls;
 # 3. the bias $E[\log \tilde x_j] - E[\log x_j]$ (and the variance of $\log\tilde x_j$, used in `15_release`);
 # 4. the Bernstein-type upper bounds of S1, after correcting a sign slip in the printed formula.
+# 5. what exact zeros do (they enter as $\log a$ at every threshold), the advice a release can give about them, and
+#    two treatments (amalgamation, dropping records).
 #
 # Notation: $\alpha_0 = \sum_k \alpha_k$ and $\beta_j = \alpha_0 - \alpha_j$, so that the marginal of one entry is
 # $x_j \sim \mathrm{Beta}(\alpha_j, \beta_j)$.
@@ -100,10 +103,10 @@ fig.tight_layout()
 # %%
 #| export
 import numpy as np
-from scipy import integrate, special
+from scipy import integrate, optimize, special
 
 from dplit import _validate as check
-from dplit.dirichlet import check_alpha
+from dplit.dirichlet import check_alpha, check_compositions, dirichlet_mle, in_stat_range
 
 #: The five true Dirichlet parameters alpha_1, ..., alpha_5 of Guo et al.'s simulation study (Sec. 5.1): the censoring
 #: costs here, the release's checks (notebook 15) and the study (notebook 62) use them.
@@ -493,6 +496,484 @@ else:
     raise AssertionError("bad tail must raise")
 
 # %% [markdown]
+# ## 5. Exact zeros: what they do to the censored statistic
+#
+# Real compositions have exact zeros: no work on the day of a time-use diary, no transport in a household's budget.
+# The Dirichlet model of Sec. 2.2 has none: its density is zero on the faces of the simplex, and for a record
+# with $x_{ij} = 0$ the sufficient statistic $S_0(\mathbf D)$ and the likelihood (1) do not exist. The censored
+# statistic of Sec. 3.1 hides this: $\max\{0, a\} = a$, so **a zero enters $S_0(\mathbf D, a)$ as $\log a$, at
+# every threshold**. What that does, in four steps.
+#
+# **A model of zeros.** A share $z_j$ of the records has $x_j = 0$ (one zero per record), the rest of such a record
+# being $\mathrm{Dirichlet}(\boldsymbol\alpha_{-j})$ (the other activities keep their proportions); the other records are
+# $\mathrm{Dirichlet}(\boldsymbol\alpha)$. With $Z = \sum_j z_j$ and the aggregation property, the true mean is
+#
+# $$E[x_k] = (1 - Z)\,\frac{\alpha_k}{\alpha_0} + \sum_{j \ne k} z_j\,\frac{\alpha_k}{\alpha_0 - \alpha_j}, \qquad E[x_j] \text{ has no term from } z_j .$$
+#
+# **The statistic.** By the linearity of the mean over the three kinds of records,
+#
+# $$E[S_0(\mathbf D, a)]_k = z_k \log a + (1 - Z)\,E[\log\max(x_k, a)] + \sum_{j \ne k} z_j\, E[\log\max(y^{(j)}_k, a)],
+#   \quad \mathbf y^{(j)} \sim \mathrm{Dirichlet}(\boldsymbol\alpha_{-j}),$$
+#
+# each expectation given by section 3. The first term is new: it is linear in $\log a$ with slope $z_k$ and has no
+# lower bound as $a \to 0$. At the paper's smallest candidate $a = 10^{-6}$ ($\log a = -13.8$, Sec. 5.1), 5% of zeros
+# lower $s_k$ by about $0.69$, against a Laplace scale of $0.041$ for $n = 1000$, $d = 3$, $\epsilon_1 = 1$: the
+# zeros, not the noise, decide the answer.
+#
+# **The fit.** The MLE (Sec. 2.2, Minka 2000) solves $\psi(\alpha_k) - \psi(\alpha_0) = s_k$, and a lower $s_k$ means a
+# smaller $\alpha_k$ relative to $\alpha_0$: the fit reads the zeros as mass near $0$, a small $\alpha_k$, and
+# **underestimates $E[x_k] = \alpha_k/\alpha_0$ for the components that hold zeros; the others, which must add up
+# to one, are overestimated.** As $a \to 0$, $s_k \approx z_k\log a \to -\infty$ and, since $\psi(\alpha) \approx -1/\alpha$
+# for small $\alpha$, $\hat\alpha_k \approx 1/(z_k|\log a|) \to 0$: the estimate of $E[x_k]$ goes to $0$ (slowly, like
+# $1/|\log a|$) for **any** share of zeros, so the bias tends to $-E[x_k]$. To first order in $z_k$ the shift of the
+# statistic is $z_k$ times an affine function of $\log a$, and so is the bias: its size grows with $z_k$ and with
+# $|\log a|$. A larger $a$ shrinks it until it is of the size of the ordinary censoring bias of section 3 (in the
+# example below near $a = 0.05$, a threshold that depends on the unknown $\boldsymbol\alpha$); there the advantage of a
+# larger $a$ ends.
+#
+# **The methods.** DPBoots (Sec. 4.1, Alg. 2) centres on the MLE of $\mathbf s_L$; DPMCMC, DPABC and DPapprox
+# (Sec. 4.2.2-4.2.4) condition on $\mathbf s_L$ under a model that censors Dirichlet records at $a$, so with growing
+# $n$ they concentrate where $E_{\boldsymbol\alpha}[\log\max(x_k, a)] = s_k$. Both limits read the zeros the same
+# way (they differ by the censoring bias of section 3), and no method can undo them: the released statistic of data
+# with zeros is that of a Dirichlet with a small $\alpha_k$. `zero_bias` computes the large-sample bias for either
+# limit (`target="mle"` or `"censored"`); notebook `checks/78_zeros_checks` measures it by simulation for the MLE
+# and DPMCMC.
+#
+# **The threshold rule makes it worse.** A zero is below every candidate, so the noisy rate $\hat p_{G,1}$ of Sec. 3.2
+# is at least the share of records with a zero (plus noise). When that share exceeds $t_c$, no candidate qualifies
+# and the rule falls back to $a_1$, the **smallest** candidate: the threshold with the largest bias. Smaller
+# candidates make it worse still; a larger $a$ (larger candidates, or a $t_c$ above the share of zeros) reduces it.
+
+# %%
+#| export
+def _check_zero_shares(z, d):
+    """Return the shares of records with an exact zero in each component: d reals in [0, 1) summing below 1."""
+    z = check.finite_array(z, "z", ndim=1)
+    if z.size != d:
+        raise ValueError(f"z must hold one share of zeros per component ({d}), got {z.size}")
+    if np.any(z < 0) or z.sum() >= 1:
+        raise ValueError(f"z must be shares >= 0 with sum(z) < 1, got {z.tolist()}")
+    return z
+
+
+def zero_truth(alpha, z):
+    """Mean composition ``E[x]`` when a share ``z_j`` of records has ``x_j = 0`` (the rest of such a record
+    ``Dirichlet(alpha without j)``) and the other records are ``Dirichlet(alpha)``; shape (d,)."""
+    alpha = check_alpha(alpha, ndim=1)
+    z = _check_zero_shares(z, alpha.size)
+    total = alpha.sum()
+    mean = (1.0 - z.sum()) * alpha / total
+    for j in np.flatnonzero(z):
+        mean += z[j] * np.where(np.arange(alpha.size) == j, 0.0, alpha / (total - alpha[j]))
+    return mean
+
+
+def zero_censored_stat(alpha, z, a):
+    """Expected censored statistic ``E[S_0(D, a)]`` of records with exact zeros (model of :func:`zero_truth`); (d,)."""
+    alpha, a = _check_args(alpha, a, scalar=True)
+    z = _check_zero_shares(z, alpha.size)
+    s = (1.0 - z.sum()) * censored_logx_moments(alpha, a)[0] + z * np.log(a)
+    for j in np.flatnonzero(z):
+        rest = np.arange(alpha.size) != j
+        # A record with x_j = 0 is Dirichlet(alpha without j) on the other components (a point when d = 2).
+        s[rest] += z[j] * (censored_logx_moments(alpha[rest], a)[0] if rest.sum() > 1 else 0.0)
+    return s
+
+
+def _censored_fit(s, a, start):
+    """alpha whose censored log-means E[log max(x_j, a)] equal s (solved in log alpha from ``start``)."""
+    sol = optimize.root(lambda t: censored_logx_moments(np.exp(t), a)[0] - s, np.log(start), method="hybr",
+                        options={"xtol": 1e-10})
+    return np.exp(sol.x) if sol.success else np.full(s.size, np.nan)
+
+
+def zero_bias(alpha, z, a, *, target="mle"):
+    """Large-sample bias of the estimated mean composition when records hold exact zeros.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (d,)
+        Dirichlet parameter of the records without zeros.
+    z : array_like, shape (d,)
+        Share of records whose component j is exactly 0 (rows with a zero hold one zero; the rest of such
+        a record is ``Dirichlet(alpha without j)``); ``sum(z) < 1``.
+    a : float
+        Censoring threshold in (0, 1).
+    target : {"mle", "censored"}
+        What the estimate converges to as ``n`` grows: ``"mle"`` solves ``psi(alpha_j) - psi(alpha_0) = s_j``
+        (the Dirichlet MLE read off the censored statistic, as DPBoots' estimate does), ``"censored"`` solves
+        ``E_alpha[log max(x_j, a)] = s_j`` (the methods that model the censoring: DPMCMC, DPABC).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        ``alpha*_j / alpha*_0 - E[x_j]`` for the limit ``alpha*`` and the true mean of :func:`zero_truth`
+        (NaN when the limit statistic is outside the range of the Dirichlet MLE).
+    """
+    check.choice(target, "target", ("mle", "censored"))
+    s = zero_censored_stat(alpha, z, a)
+    truth = zero_truth(alpha, z)
+    if not in_stat_range(s):
+        return np.full(s.size, np.nan)
+    fit = dirichlet_mle(s, max_iter=1000)
+    if target == "censored":
+        fit = _censored_fit(s, float(a), fit)
+    return fit / fit.sum() - truth
+
+# %%
+# The model of zeros against simulation: its mean and censored statistic, then the limit of the MLE.
+alpha_z, j_z = np.array([4.5, 2.0, 2.5, 1.0]), 1       # e.g. sleep, work, leisure, other; zeros in "work"
+
+
+def with_zeros(alpha, z, n, rng):
+    """n records of the model of zeros: shares z[j] of the records get x_j = 0, the rest of the record renormalised."""
+    X = rng.dirichlet(alpha, size=n)
+    u, low = rng.random(n), 0.0
+    for j, zj in enumerate(z):
+        hit = (u >= low) & (u < low + zj)
+        low += zj
+        X[hit, j] = 0.0
+        X[hit] /= X[hit].sum(axis=1, keepdims=True)
+    return X
+
+
+# The sizes quoted above: log a at a = 1e-6, the shift from 5% zeros, the Laplace scale for n = 1000, d = 3, eps1 = 1.
+print(f"log(1e-6) = {np.log(1e-6):.1f}; 5% zeros shift s_j by {0.05 * np.log(1e-6):.2f}; "
+      f"Laplace scale -d log(a) / (n eps1) = {-3 * np.log(1e-6) / 1000:.3f}")
+z_chk = np.array([0.0, 0.15, 0.05, 0.0])
+X = with_zeros(alpha_z, z_chk, n_mc, rng)
+s_mc = np.log(np.maximum(X, 1e-4))
+assert np.all(np.abs(X.mean(axis=0) - zero_truth(alpha_z, z_chk)) < 5 * X.std(axis=0) / np.sqrt(n_mc))
+assert np.all(np.abs(s_mc.mean(axis=0) - zero_censored_stat(alpha_z, z_chk, 1e-4)) < 5 * s_mc.std(axis=0) / np.sqrt(n_mc))
+# The MLE of the simulated statistic lands on the limit (up to its O(1/n) bias); no zeros: no bias at small a.
+fit = dirichlet_mle(s_mc.mean(axis=0))
+assert np.allclose(fit / fit.sum() - zero_truth(alpha_z, z_chk), zero_bias(alpha_z, z_chk, 1e-4), atol=3e-3)
+assert np.allclose(zero_bias(alpha_z, np.zeros(4), 1e-6), 0.0, atol=1e-4)
+# Direction: the components with zeros are underestimated, the others overestimated; worse for smaller a and more zeros.
+b = zero_bias(alpha_z, z_chk, 1e-6)
+assert b[1] < b[2] < 0 < min(b[0], b[3])
+z15 = np.array([0.0, 0.15, 0.0, 0.0])
+b_a = np.array([zero_bias(alpha_z, z15, a)[j_z] for a in (1e-8, 1e-6, 1e-4, 1e-2)])
+b_z = np.array([zero_bias(alpha_z, np.array([0.0, z, 0.0, 0.0]), 1e-6)[j_z] for z in (0.02, 0.05, 0.15, 0.25)])
+assert np.all(np.diff(b_a) > 0) and np.all(np.diff(b_z) < 0)
+# As a -> 0 the estimate of E[x_work] goes to 0: the bias tends to -E[x_work] (slowly, like 1 / |log a|).
+lim = zero_truth(alpha_z, z15)[j_z]
+assert -lim < zero_bias(alpha_z, z15, 1e-300)[j_z] < 0.75 * -lim
+# First order in z: the bias at 1% zeros is nearly linear in log a (its second difference is small).
+logs = np.log([1e-8, 1e-6, 1e-4])
+b1 = np.array([zero_bias(alpha_z, np.array([0.0, 0.01, 0.0, 0.0]), a)[j_z] for a in np.exp(logs)])
+assert abs(b1[2] - 2 * b1[1] + b1[0]) < 0.05 * abs(b1[2] - b1[0])
+
+b_05 = zero_bias(alpha_z, z15, 0.05)[j_z]
+b_none = zero_bias(alpha_z, np.zeros(4), 0.05)[j_z]
+print("bias of E[x_work] at 15% zeros: " + ", ".join(f"{b:+.3f} at a = {a:g}" for a, b in zip((1e-8, 1e-6, 1e-4, 1e-2), b_a))
+      + f"; {b_05:+.4f} at a = 0.05, against {b_none:+.4f} without zeros")
+# Large a: the zeros' bias falls to the size of the ordinary censoring bias of section 3.
+assert abs(b_05) < 0.01 < abs(b_a[1]) / 5
+# The censored-moment limit (DPMCMC, DPABC) agrees with the MLE limit up to the censoring bias of section 3.
+assert np.allclose(zero_bias(alpha_z, z15, 1e-6, target="censored"), zero_bias(alpha_z, z15, 1e-6), atol=2e-3)
+for bad, word in [(dict(z=[0.1, 0.2]), "one share"), (dict(z=[0.5, 0.6, 0, 0]), "sum(z) < 1"),
+                  (dict(z=[-0.1, 0, 0, 0]), "sum(z) < 1"), (dict(a=0.0), "a must"), (dict(target="x"), "target")]:
+    kw = dict(alpha=alpha_z, z=z15, a=1e-6) | bad
+    try:
+        zero_bias(kw.pop("alpha"), kw.pop("z"), kw.pop("a"), **kw)
+    except ValueError as err:
+        assert word in str(err), err
+    else:
+        raise AssertionError(bad)
+
+# %% [markdown]
+# ## 6. The advice a release can give
+#
+# A release publishes the noisy censoring rates $\hat p_{G,m}$ of the **records** (Sec. 3.2), the candidates, $a$,
+# $t_c$, $\mathbf s_L$, $n$ and the names; not the rates of each component. What they say about zeros:
+#
+# * **Are there zeros?** A rate far above $t_c$ already at the smallest candidate is the trigger (the rule fell back
+#   to $a_1$). A Dirichlet entry falls below $a$ with probability of order $a^{\alpha_j}$ (section 3's series), so
+#   its rate falls with the threshold; a rate that stays flat over decades of candidates is the signature of a point
+#   mass at $0$. The advice says which of the two it sees.
+# * **Which components?** The rates cannot say. A bound can: a component's share of entries at the threshold is at
+#   most $s_{L,j}/\log a$ (its other logs are $\le 0$), and each censored record has a censored entry, so the
+#   components holding them have bounds adding up to at least $\hat p_{G,1}$. `likely_zero_components` names the
+#   fewest components, lowest released log-share first, that reach it, and any other within $0.5$ of the lowest one
+#   named. It is a guess, and the advice says so: to first order $s_{L,j} = z_j\log a + (1 - z_j)m_j$ with $m_j$ the
+#   mean log of the positive entries, so a few zeros in a component with large entries and no zeros in a component
+#   with small entries give the same statistic. The component is identified only when its zeros pull its
+#   log-share below those of the others (in notebook 78's time-use example 15% of zeros do, 5% not always).
+# * **How many records?** About $n\,\hat p_{G,1}$ (noisy).
+# * **What to do** (section 5): not smaller candidates; larger ones (or a larger $t_c$) reduce the bias without
+#   removing it; amalgamation or dropping the records with zeros (section 7) remove it.
+#
+# `zero_advice` turns this into sentences; `Release.caution()` (notebook 14) is meant to return them.
+
+# %%
+#| export
+def _check_names(names, d):
+    """None, or d distinct non-empty strings (the release's rule for component names), as a tuple."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not all(isinstance(v, str) and v.strip() for v in names):
+        raise TypeError(f"names must be a sequence of {d} non-empty strings, got {names!r}")
+    names = tuple(v.strip() for v in names)
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"names must be {d} distinct strings (one per component), got {list(names)}")
+    return names
+
+
+def likely_zero_components(s_L, a, rate, *, margin=0.5):
+    """Indices of the components that most likely hold the records censored at ``a``, a guess from ``s_L``.
+
+    A component's share of entries at the threshold is at most ``s_L,j / log(a)`` (its other logs are <= 0),
+    and every record counted in ``rate`` has a censored entry, so the components that hold them have bounds
+    adding up to at least ``rate``. Returns the fewest components, lowest released log-share first, that reach
+    it, and every other component within ``margin`` of the lowest one named (increasing indices).
+    """
+    s_L = np.asarray(s_L, dtype=float)
+    order = np.argsort(s_L, kind="stable")
+    reach = np.cumsum(s_L[order] / np.log(a))
+    k = min(int(np.searchsorted(reach, rate)) + 1, s_L.size)
+    named = set(order[:k].tolist()) | set(np.flatnonzero(s_L <= s_L[order[k - 1]] + margin).tolist())
+    return np.array(sorted(named))
+
+
+def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, factor=2.0):
+    """Advice for a release whose records are censored even at the smallest candidate: probably exact zeros.
+
+    Reads only what a release publishes (Guo et al., Alg. 1): the noisy censoring rates, the candidates, the
+    threshold, ``tc`` and optionally the released statistic, the number of records and the component names.
+
+    Parameters
+    ----------
+    p_hat_G : array_like, shape (M,)
+        Noisy censoring rates ``p_hat_G,m`` (Sec. 3.2), in the increasing order of ``candidates``.
+    candidates : array_like, shape (M,)
+        Candidate thresholds, increasing (as a release publishes them).
+    a : float
+        The selected threshold.
+    tc : float
+        The tolerated censoring rate.
+    s_L : array_like, shape (d,), optional
+        The released censored statistic; with it the advice names the components that probably hold the zeros.
+    n : int, optional
+        Records in the release; with it the advice says about how many records are affected.
+    names : sequence of str, optional
+        Component names (default ``x1, ..., xd``).
+    factor : float, default 2.0
+        Advise only when the rate at the smallest candidate exceeds ``factor * tc`` (noise alone rarely does).
+
+    Returns
+    -------
+    list of str
+        Sentences, empty when the rate at the smallest candidate is at most ``factor * tc``.
+    """
+    cands = check.unit_interval_array(candidates, "candidates")
+    if cands.ndim != 1 or cands.size == 0 or np.any(np.diff(cands) <= 0):
+        raise ValueError(f"candidates must be a non-empty increasing 1-D sequence, got {cands.tolist()}")
+    p = check.finite_array(p_hat_G, "p_hat_G", ndim=1)
+    if p.size != cands.size or np.any((p < 0) | (p > 1)) or np.any(np.diff(p) < 0):
+        raise ValueError(f"p_hat_G must hold {cands.size} non-decreasing rates in [0, 1] (one per candidate), "
+                         f"got {p.tolist()}")
+    a = check.threshold(a, "a")
+    tc = check.unit_interval(tc, "tc")
+    factor = check.positive(factor, "factor")
+    if s_L is not None:
+        s_L = check.finite_array(s_L, "s_L", ndim=1)
+        if s_L.size < 2:
+            raise ValueError(f"s_L must hold d >= 2 log-shares, got {s_L.size}")
+    if n is not None:
+        n = check.count(n, "n")
+    if p[0] <= factor * tc:
+        return []
+    rows = f" (about {round(p[0] * n)} of {n} records)" if n is not None else ""
+    # A point mass at 0 leaves the rate flat in a; a Dirichlet entry falls below a with probability ~ a^alpha_j.
+    same = np.flatnonzero(p <= 1.25 * p[0])[-1]
+    if same > 0:
+        shape = (f", and still {p[same]:.3g} at a = {cands[same]:g}, {np.log10(cands[same] / cands[0]):.0f} "
+                 f"decade(s) higher: a share that does not shrink with the threshold. Such records probably hold "
+                 f"exact zeros")
+    else:
+        shape = (". Such records hold exact zeros or entries far below every candidate (a rate that falls "
+                 "with the threshold points to the second)")
+    advice = [f"The noisy share of records with an entry below the smallest candidate a_1 = {cands[0]:g} is "
+              f"{p[0]:.3g}{rows}, far above tc = {tc:g}{shape}, which the Dirichlet model does not describe "
+              f"(its entries are never 0)."]
+    who = "the components that hold the zeros"
+    if s_L is not None:
+        labels = _check_names(names, s_L.size) or tuple(f"x{j + 1}" for j in range(s_L.size))
+        hit = likely_zero_components(s_L, a, p[0])
+        rest = np.setdiff1d(np.arange(s_L.size), hit)
+        named = [labels[j] for j in hit]
+        who = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+        others = (f", against {s_L[rest].min():.2f} to {s_L[rest].max():.2f} for the others" if rest.size else "")
+        advice.append(f"The release counts records, not components, so it cannot say which components hold the "
+                      f"zeros; the lowest released mean log-shares, where zeros pull hardest, point to {who} "
+                      f"({', '.join(f'{s_L[j]:.2f}' for j in hit)}{others}).")
+    advice.append(f"Every zero enters the statistic as log(a) = {np.log(a):.1f}; the Dirichlet fit reads that as "
+                  f"a small alpha, so every method underestimates E[x] of {who} and overestimates the others.")
+    advice.append("Smaller candidates make this worse (the pull grows with |log a|). A larger threshold reduces it "
+                  "without removing it: raise the candidates, or tc above the share of records with zeros so that "
+                  "the rule can pick a larger one, at the price of censoring small positive entries.")
+    advice.append("Better: merge (amalgamate) those components with others before the release "
+                  "(dplit.censoring.amalgamate), or drop the records with zeros and report how many "
+                  "(dplit.censoring.drop_zero_rows; Guo et al. do so for ATUS, Sec. 5.2).")
+    return advice
+
+
+# %%
+# A release of data with 15% zeros in "work" names work; the same data without zeros gives no advice.
+from dplit.release import release
+
+CANDIDATES = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)   # the paper's (Sec. 5.1), increasing
+names_z = ("sleep", "work", "leisure", "other")
+n_adv = 2000                                          # records per release (releases are cheap)
+
+
+def advice_of(r):
+    """zero_advice from the fields a release publishes."""
+    return zero_advice(r.p_hat_G, r.candidates, r.a, r.tc, s_L=r.s_L, n=r.n, names=r.names)
+
+
+r_zero = release(with_zeros(alpha_z, z15, n_adv, rng), eps1=1.0, eps2=1.0, candidates=CANDIDATES, tc=0.01,
+                 names=names_z, rng=rng, secure=False)
+r_none = release(with_zeros(alpha_z, np.zeros(4), n_adv, rng), eps1=1.0, eps2=1.0, candidates=CANDIDATES, tc=0.01,
+                 names=names_z, rng=rng, secure=False)
+text = advice_of(r_zero)
+print("\n".join(text))
+assert r_zero.a == CANDIDATES[0]                    # zeros force the fallback to a_1
+assert advice_of(r_none) == []
+assert "probably hold exact zeros" in text[0] and "point to work (" in text[1]
+assert "underestimates E[x] of work" in text[2] and "Smaller candidates make this worse" in text[3]
+assert abs(int(text[0].split("about ")[1].split(" of")[0]) - 0.15 * n_adv) < 6 * np.sqrt(n_adv) + 20
+# Two components with zeros (budget shares: 6% leisure, 4% transport) are both named.
+budget = np.array([3.0, 4.0, 1.5, 1.2, 2.0])
+r_budget = release(with_zeros(budget, [0, 0, 0.06, 0.04, 0], n_adv, rng), eps1=1.0, eps2=1.0, candidates=CANDIDATES,
+                   tc=0.01, names=("food", "housing", "leisure", "transport", "other"), rng=rng, secure=False)
+assert "point to leisure and transport (" in advice_of(r_budget)[1]
+# Without s_L the advice cannot name a component; with a rate that falls with a it does not claim zeros.
+assert len(zero_advice(r_zero.p_hat_G, r_zero.candidates, r_zero.a, 0.01)) == 4
+falling = zero_advice([0.05, 0.2, 0.4], [1e-6, 1e-4, 1e-2], 1e-6, 0.01)
+assert "far below every candidate" in falling[0] and "probably hold exact zeros" not in falling[0]
+for bad, word in [(dict(p_hat_G=[0.2, 0.1]), "non-decreasing"), (dict(p_hat_G=[0.1]), "p_hat_G"),
+                  (dict(candidates=[1e-2, 1e-4]), "increasing"), (dict(tc=0.0), "tc"), (dict(a=2.0), "a must"),
+                  (dict(s_L=[-1.0]), "s_L"), (dict(names=["x"], s_L=[-1.0, -2.0]), "names"), (dict(n=0), "n must")]:
+    kw = dict(p_hat_G=[0.1, 0.2], candidates=[1e-4, 1e-2], a=1e-4, tc=0.01) | bad
+    try:
+        zero_advice(kw.pop("p_hat_G"), kw.pop("candidates"), kw.pop("a"), kw.pop("tc"), **kw)
+    except (TypeError, ValueError) as err:
+        assert word in str(err), (bad, err)
+    else:
+        raise AssertionError(bad)
+
+# %% [markdown]
+# ## 7. Two treatments: amalgamation and dropping records
+#
+# Both are applied by the curator to the data before the release, and both are in the paper's ATUS application
+# (Sec. 5.2): "all other activities" merges sixteen activities into one component, and the respondents with no time
+# on personal care or eating are removed.
+#
+# * **Amalgamation** (Aitchison 1986) sums components, $x_j + x_k$. Applied record by record, it costs no privacy
+#   and keeps $n$. If the merged component is never zero, the zeros are gone; the estimand becomes
+#   $E[x_j + x_k]$. Records without a zero stay exactly Dirichlet (the aggregation property); records with one are
+#   $\mathrm{Dirichlet}(\boldsymbol\alpha_{-j})$ with $x_k$ in the merged place, so the data are a mixture of two
+#   Dirichlets with the same merged components, close to one when $z_j$ is small. `amalgamate(X, groups)`.
+# * **Dropping the records with zeros** leaves exact Dirichlet data, but changes the estimand to the mean composition
+#   of the records without zeros, and the number dropped must be reported. Note the privacy side: the release
+#   publishes $n$ exactly, so after dropping, $n$ is an exact count of the records without zeros, which Algorithm 1
+#   does not protect (Guo et al. treat $n$ as public). `drop_zero_rows(X)` returns the kept records and the count;
+#   `zero_counts(X)` gives the curator the zeros per component.
+#
+# Notebook `checks/78_zeros_checks` measures that the bias disappears after either treatment.
+
+# %%
+#| export
+def zero_counts(X):
+    """Exact zeros in compositions ``X``: the count per component and the number of records with any zero.
+
+    For the curator, who holds the data (these counts are not private). Returns ``(per_component, rows)``:
+    an int array of shape (d,) and an int.
+    """
+    X = check_compositions(X)
+    zero = X == 0.0
+    return zero.sum(axis=0), int(zero.any(axis=1).sum())
+
+
+def drop_zero_rows(X):
+    """The records of ``X`` without an exact zero, and how many were dropped (Guo et al., Sec. 5.2).
+
+    The estimand becomes the mean composition of records without zeros. Returns ``(kept, n_dropped)``.
+    """
+    X = check_compositions(X)
+    keep = np.all(X > 0.0, axis=1)
+    return X[keep], int((~keep).sum())
+
+
+def amalgamate(X, groups):
+    """Merge components by summing them (amalgamation): one column per group.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Compositions.
+    groups : sequence of sequences of int, or mapping of name to sequence of int
+        A partition of the columns ``0, ..., d-1`` into at least two non-empty groups (every column exactly
+        once); a mapping's keys name the merged components, in order.
+
+    Returns
+    -------
+    ndarray, shape (n, len(groups))
+        Column ``g`` is the sum of the columns of group ``g``; rows still sum to 1.
+    """
+    X = check_compositions(X)
+    d = X.shape[1]
+    parts = list(groups.values()) if isinstance(groups, dict) else groups
+    if isinstance(parts, (str, bytes)) or not all(
+            isinstance(g, (list, tuple, range, np.ndarray)) and len(g) for g in parts):
+        raise TypeError("groups must be a sequence (or mapping) of non-empty sequences of column indices")
+    cols = [c for g in parts for c in g]
+    if not all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in cols):
+        raise TypeError(f"groups must hold int column indices, got {cols!r}")
+    if len(parts) < 2 or sorted(int(c) for c in cols) != list(range(d)):
+        raise ValueError(f"groups must split the columns 0..{d - 1} into at least 2 groups, each column exactly "
+                         f"once, got {[list(map(int, g)) for g in parts]}")
+    return np.column_stack([X[:, list(g)].sum(axis=1) for g in parts])
+
+
+# %%
+X = with_zeros(alpha_z, z15, n_mc, rng)
+per_component, rows = zero_counts(X)
+assert per_component[j_z] == rows and per_component.sum() == rows and abs(rows / n_mc - 0.15) < 0.01
+kept, dropped = drop_zero_rows(X)
+assert dropped == rows and kept.shape == (n_mc - rows, 4) and np.all(kept > 0)
+# Merging work with leisure: no zeros left, rows still sum to one, and the MLE of the merged data is close to the
+# truth E[x_work + x_leisure] even at a = 1e-6, where the unmerged fit is far off.
+merged = amalgamate(X, {"sleep": [0], "work+leisure": [1, 2], "other": [3]})
+assert merged.shape == (n_mc, 3) and np.allclose(merged.sum(axis=1), 1.0) and zero_counts(merged)[1] == 0
+truth = zero_truth(alpha_z, z15)
+fit_m = dirichlet_mle(np.log(np.maximum(merged, 1e-6)).mean(axis=0))
+fit_u = dirichlet_mle(np.log(np.maximum(X, 1e-6)).mean(axis=0))
+err_m = fit_m[1] / fit_m.sum() - (truth[1] + truth[2])
+err_u = fit_u[1] / fit_u.sum() - truth[1]
+fit_d = dirichlet_mle(np.log(np.maximum(kept, 1e-6)).mean(axis=0))
+print(f"a = 1e-6: bias of E[work] {err_u:+.3f}; of E[work + leisure] after merging {err_m:+.4f}; "
+      f"of E[work | no zeros] after dropping {fit_d[1] / fit_d.sum() - alpha_z[1] / alpha_z.sum():+.4f}")
+assert abs(err_m) < 0.01 < abs(err_u) and np.allclose(fit_d / fit_d.sum(), alpha_z / alpha_z.sum(), atol=0.005)
+assert np.array_equal(amalgamate(X, [[0], [1, 2], [3]]), merged)
+for bad, exc in [([[0, 1, 2, 3]], ValueError), ([[0], [1, 2]], ValueError), ([[0], [1, 1], [2, 3]], ValueError),
+                 ([[0], [], [1, 2, 3]], TypeError), ([[0.0], [1, 2, 3]], TypeError), ("0123", TypeError)]:
+    try:
+        amalgamate(X[:5], bad)
+    except exc as err:
+        assert "groups" in str(err), err
+    else:
+        raise AssertionError(bad)
+try:
+    drop_zero_rows([[0.5, 0.6]])
+except ValueError as err:
+    assert "X" in str(err)
+else:
+    raise AssertionError("rows that do not sum to 1 must raise")
+
+# %% [markdown]
 # ## Figure S1
 #
 # S1 plots (a) the expected proportion of censored entries and (b) the bias averaged over the $d$
@@ -571,3 +1052,9 @@ interactive(explore_censoring, alpha_sum=FloatLogSlider(value=6.0, base=10, min=
 # bounds are cheap and qualitatively right (exponential in $E[x_j] - a$) but loose by orders of magnitude at
 # small $a$; use the exact `entry_censoring_prob` and `censoring_bias` for numbers. The data-driven choice of
 # $a$ under DP is the job of `15_release`.
+#
+# **Exact zeros** are a different matter (sections 5-7): the model does not describe them, the censored statistic
+# reads each as $\log a$, and every method then underestimates the mean share of the components that hold them,
+# more for smaller $a$. Before releasing, count them (`zero_counts`); merge the components that hold them with
+# others (`amalgamate`, no privacy cost) or drop the records and report how many (`drop_zero_rows`). After a
+# release, `zero_advice` says what its published rates reveal.
