@@ -378,7 +378,13 @@ def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter, progres
     """The options boots and dp_boots share: (n_boot, policy code, max_redraw, tol, max_iter, progress, n_jobs)."""
     policy = OUT_OF_RANGE.index(check.choice(out_of_range, "out_of_range", OUT_OF_RANGE))
     n_jobs = (os.cpu_count() or 1) if n_jobs is None else check.count(n_jobs, "n_jobs")
-    return (check.count(n_boot, "n_boot"), policy, check.count(max_redraw, "max_redraw", minimum=0),
+    n_boot = check.count(n_boot, "n_boot")
+    # each replicate keeps at least alpha, E[x | alpha] and its statistic: 3 vectors of d >= 2 floats
+    check.work_size(48 * n_boot, f"{n_boot:,} bootstrap replicates (n_boot)", "lower n_boot")
+    if n_boot < 2:
+        warnings.warn(f"n_boot = {n_boot}: one bootstrap replicate gives no interval and no spread (use "
+                      f"n_boot >= {min_replicates(0.95)} for a 95% interval)", RuntimeWarning, stacklevel=3)
+    return (n_boot, policy, check.count(max_redraw, "max_redraw", minimum=0),
             check.positive(tol, "tol"), check.count(max_iter, "max_iter"), check.boolean(progress, "progress"), n_jobs)
 
 
@@ -507,6 +513,7 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=True, n_jobs
         n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs)
     rng = check.rng(rng)
     seeds = [_seed_label(rng)]
+    truncation = check.choice(truncation, "truncation", ("auto", "rejection", "gibbs"))
     s_tilde, info = truncated_statistic(s_L, scale, n_boot, rng=rng, method=truncation, return_info=True,
                                         **noise_options)
     alpha, n_out, n_failed = _boots_blocks(s_tilde, n, release.a, policy, max_redraw, tol, max_iter, rng, n_jobs,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 
@@ -23,15 +24,31 @@ from dplit._arviz import groups as _groups
 from dplit._arviz import is_result as _is_result
 from dplit._arviz import read_netcdf as _read_netcdf
 from dplit._arviz import write_netcdf as _write_netcdf
+from dplit._validate import boolean as _boolean
 
 __all__ = ["CONTRACT_ATTRS", "check_contract", "ledger", "posterior", "draws", "attrs_of", "to_netcdf",
            "from_netcdf"]
 
 
 def posterior(result, var_names=None):
-    """The posterior of a result as an ``xarray.Dataset``, optionally restricted to ``var_names``."""
+    """The posterior of a result as an ``xarray.Dataset``, optionally restricted to ``var_names``.
+
+    Raises ``ValueError`` naming ``var_names`` and the variables the result has, when one is not among them
+    (a single name may be given as a string).
+    """
     ds = _group(result, "posterior")
-    return ds if var_names is None else ds[list(var_names)]
+    if var_names is None:
+        return ds
+    names = [var_names] if isinstance(var_names, str) else list(var_names)
+    for name in names:
+        _check_var(ds, name, "var_names")
+    return ds[names]
+
+
+def _check_var(ds, name, arg):
+    """Refuse a variable name the posterior ``ds`` lacks, naming the argument and the variables it has."""
+    if not isinstance(name, str) or name not in ds.data_vars:
+        raise ValueError(f"{arg} must name variables of the posterior {sorted(ds.data_vars)}, got {name!r}")
 
 
 def draws(result, var, *, flatten=True):
@@ -46,7 +63,9 @@ def draws(result, var, *, flatten=True):
     flatten : bool, default True
         If True, merge chains and draws into one leading axis.
     """
-    arr = np.asarray(result["posterior"][var].values)
+    ds = _group(result, "posterior")
+    _check_var(ds, var, "var")
+    arr = np.asarray(ds[var].values)
     if flatten:
         arr = arr.reshape((-1,) + arr.shape[2:])
     return arr
@@ -70,7 +89,15 @@ def to_netcdf(result, path, *, overwrite=False):
     works as well on any result of dplit; this function also cleans attributes added after the result
     was built (ArviZ's own writer overwrites and writes in place).
     """
-    return _write_netcdf(result, path, overwrite=overwrite)
+    _path(path, "path")
+    return _write_netcdf(result, path, overwrite=_boolean(overwrite, "overwrite"))
+
+
+def _path(value, name):
+    """Refuse a file name that is not a str or os.PathLike (a list, a number), naming the argument."""
+    if not isinstance(value, (str, os.PathLike)) or not str(value):
+        raise TypeError(f"{name} must be a file name (str or os.PathLike), got {type(value).__name__}")
+    return value
 
 
 def from_netcdf(path):
@@ -78,8 +105,18 @@ def from_netcdf(path):
 
     Under ArviZ 1.x the whole file is read into memory and closed, as ArviZ 0.x does, so that the
     same path can be written again (a lazily opened HDF5 file cannot be overwritten).
+
+    Raises ``FileNotFoundError`` when ``path`` does not exist and ``ValueError`` naming it when it is not a
+    readable netCDF file (another format, or a file cut short).
     """
-    return _read_netcdf(path)
+    _path(path, "path")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"path {path} does not exist (or is not a file)")
+    try:
+        return _read_netcdf(path)
+    except (OSError, ValueError, KeyError) as err:     # h5py, netCDF4 and xarray each say it their own way
+        raise ValueError(f"path {path} is not a readable netCDF result (another format, or a file cut short): "
+                         f"{err}") from err
 
 
 # --- The result contract -------------------------------------------------------------------------

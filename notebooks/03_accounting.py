@@ -372,6 +372,12 @@ def best_rdp_to_dp(eps, lams, delta):
     (float, float)
         ``(epsilon_hat, lam)`` at the best order.
     """
+    eps_arr, lam_arr = np.atleast_1d(eps), np.atleast_1d(lams)
+    if eps_arr.size == 0 or lam_arr.size == 0:
+        raise ValueError("eps and lams must each have at least one entry (an RDP curve)")
+    if eps_arr.ndim > 1 or lam_arr.ndim > 1 or (eps_arr.size > 1 and lam_arr.size > 1 and eps_arr.size != lam_arr.size):
+        raise ValueError(f"eps and lams must be 1-D of the same length (or one a scalar), got {eps_arr.size} "
+                         f"and {lam_arr.size} entries")
     eh = np.atleast_1d(rdp_to_dp(eps, lams, delta))
     lams = np.broadcast_to(np.asarray(lams, dtype=float), eh.shape)
     i = int(np.argmin(eh))

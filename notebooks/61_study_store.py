@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dplit import _validate as V
+from dplit._files import same_file
 from dplit.sampling import LazyBar
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT NOT NULL, "
@@ -276,9 +277,14 @@ class TableStore:
 # %%
 #| export
 def open_store(store):
-    """The store at a path: a :class:`TableStore` for ``*.jsonl``, else a :class:`ResultStore` (SQLite)."""
+    """The store at a path: a :class:`TableStore` for ``*.jsonl``, else a :class:`ResultStore` (SQLite).
+
+    ``store`` is a path (str or os.PathLike) or a store; anything else is refused (TypeError naming it).
+    """
     if isinstance(store, (ResultStore, TableStore)):
         return store
+    if not isinstance(store, (str, os.PathLike)) or not str(store):
+        raise TypeError(f"store must be a path (str or os.PathLike) or a store, got {type(store).__name__}")
     return TableStore(store) if Path(store).suffix == ".jsonl" else ResultStore(store)
 
 
@@ -290,6 +296,9 @@ def export_table(store, out):
     dst = open_store(out)
     if not isinstance(dst, TableStore):
         raise ValueError(f"out must be a text table ending in .jsonl, got {out}")
+    src = open_store(store)
+    if same_file(dst.path, src.path) or dst.path == src.path:
+        raise ValueError(f"out must be another file than the store it copies, got {out} for both")
     have = dst.check(write=True).done_keys()
     todo = sorted((k, r) for k, r in open_store(store).check().records() if k not in have)
     dst.put_many(todo)
@@ -387,8 +396,23 @@ def dask_executor(scheduler=None, **client_options):
         from distributed import Client
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("the Dask executor needs the optional extra: pip install 'dplit[distributed]'") from err
+    if scheduler is not None and not isinstance(scheduler, str) and not hasattr(scheduler, "scheduler_address"):
+        raise TypeError(f"scheduler must be None, an address (str) or a Dask cluster, got {type(scheduler).__name__}")
     client = Client(scheduler, **client_options) if scheduler else Client(processes=True, **client_options)
     return client.get_executor(), client
+
+
+def _task_settings(key):
+    """The settings of a task key (a JSON object with a ``"method"``), or a ValueError naming ``keys``."""
+    try:
+        settings = json.loads(key) if isinstance(key, (str, bytes)) else None
+    except ValueError:
+        settings = None
+    if not isinstance(settings, dict) or "method" not in settings:
+        raise ValueError(f"keys must be JSON texts of task settings with a 'method' (as dplit.study.make_tasks "
+                         f"makes them), got {key!r}"[:300])
+    return settings
+
 
 # %%
 #| export
@@ -449,7 +473,7 @@ def run_tasks(keys, run, store, *, executor=None, progress=True, workers=None, m
     if workers is not None:
         V.count(workers, "workers")
     t0 = time.perf_counter()
-    keys = [json.dumps(json.loads(k), sort_keys=True, separators=(",", ":")) for k in keys]
+    keys = [json.dumps(_task_settings(k), sort_keys=True, separators=(",", ":")) for k in keys]
     done = store.done_keys()
     todo = [k for k in keys if k not in done]
     found = len(keys) - len(todo)

@@ -460,8 +460,15 @@ print(f"a = {u.a:g}, s_L = {np.round(u.s_L, 3)}, exact S0(D, a) = {np.round(cens
 # %%
 #| export
 def mse(draws, truth):
-    """Expected squared error over the draws, averaged over components: mean_j E[(draw_j - truth_j)^2]."""
-    return float(np.mean((np.asarray(draws, float) - np.asarray(truth, float)) ** 2))
+    """Expected squared error over the draws, averaged over components: mean_j E[(draw_j - truth_j)^2].
+
+    ``draws`` has shape (N, d) (or (d,)) and ``truth`` shape (d,); other shapes are refused, naming both.
+    """
+    draws, truth = V.real_array(draws, "draws"), V.real_array(truth, "truth", ndim=1)
+    if draws.ndim not in (1, 2) or draws.shape[-1] != truth.size:
+        raise ValueError(f"truth must have one entry per component of draws: draws has shape {draws.shape}, "
+                         f"truth {truth.shape}")
+    return float(np.mean((draws - truth) ** 2))
 
 
 def predictive_coverage(alpha_draws, alpha_true, *, n_pred=3000, n_true=20000, level=0.95, rng=None):
@@ -472,7 +479,17 @@ def predictive_coverage(alpha_draws, alpha_true, *, n_pred=3000, n_true=20000, l
     Dirichlet(alpha_true) inside it.
     """
     g = V.rng(rng)
-    A = np.asarray(alpha_draws, float)
+    n_pred, n_true = V.count(n_pred, "n_pred", 2), V.count(n_true, "n_true", 2)
+    level = V.unit_interval(level, "level")
+    alpha_true = V.finite_array(alpha_true, "alpha_true", ndim=1)
+    if alpha_true.size < 2 or not np.all(alpha_true > 0):
+        raise ValueError(f"alpha_true must have >= 2 components, all > 0, got {alpha_true.tolist()}")
+    A = np.atleast_2d(V.real_array(alpha_draws, "alpha_draws"))
+    if A.ndim != 2 or A.shape[1] != alpha_true.size:
+        raise ValueError(f"alpha_draws must have shape (N, d) with d = {alpha_true.size} (the length of alpha_true), "
+                         f"got {A.shape}")
+    V.work_size(8 * (n_pred + n_true) * (alpha_true.size + 2), f"{n_pred:,} + {n_true:,} records (n_pred + n_true)",
+                "lower n_pred or n_true")
     A = A[np.all(np.isfinite(A), axis=1)]
     if A.shape[0] == 0:
         return float("nan")
