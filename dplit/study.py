@@ -140,14 +140,22 @@ class StudyConfig:
             raise ValueError(f"unknown study setting(s) {bad}; known: {sorted(known)}")
         for k in ("alpha_true", "n", "eps", "methods", "candidates", "until_converged"):
             if k in d:
-                d[k] = tuple(tuple(float(x) for x in v) if k == "alpha_true" else v for v in d[k])
+                try:
+                    d[k] = tuple(tuple(float(x) for x in v) if k == "alpha_true" else v for v in d[k])
+                except (TypeError, ValueError):
+                    what = "a list of lists of numbers" if k == "alpha_true" else "a list"
+                    raise TypeError(f"{k} must be {what}, got {d[k]!r}"[:300]) from None
         return cls(**d)
 
     @classmethod
     def from_toml(cls, path):
-        """Read a TOML file with a ``[study]`` table."""
+        """Read a TOML file with a ``[study]`` table (a file that is not TOML: ValueError naming it and the line)."""
         with open(path, "rb") as fh:
-            return cls.from_dict(tomllib.load(fh))
+            try:
+                table = tomllib.load(fh)
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+                raise ValueError(f"{path} is not a TOML file: {err}") from None
+        return cls.from_dict(table)
 
     def scenarios(self):
         """The grid: a list of (alpha_true, n, eps)."""

@@ -657,6 +657,8 @@ def p2_draws(release, n_draws=10_000, *, rng=None, **boots_options):
     """
     _split_part(release, "p2")
     n_draws = V.count(n_draws, "n_draws", minimum=10)
+    # the same bound as dp_boots' n_boot (48 bytes per replicate), stated under this function's own name
+    V.work_size(48 * n_draws, f"{n_draws:,} draws of p2 (n_draws)", "lower n_draws")
     boots_options.setdefault("progress", False)   # a step inside a sampler: the sampler's own bar reports
     return BootResult.of(dp_boots(release, n_boot=n_draws, part="D1", rng=rng, **boots_options)).alpha
 

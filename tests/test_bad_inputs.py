@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from _helpers import noisy_release
 
-from dplit import accounting, results, study, study_store
+from dplit import accounting, priors, results, study, study_store
 from dplit.bootstrap import dp_boots
 
 
@@ -78,6 +78,12 @@ def test_dp_boots_bounds_n_boot_and_names_truncation():
         dp_boots(rel, n_boot=1, rng=1, progress=False)
 
 
+def test_p2_draws_bounds_n_draws_by_its_name():
+    rel, _ = noisy_release(n=200, n1=50, seed=3)
+    with pytest.raises(ValueError, match="n_draws"):
+        priors.p2_draws(rel, n_draws=10**13)
+
+
 # --- study and its stores --------------------------------------------------------------------------------
 
 def test_mse_and_coverage_check_their_shapes():
@@ -112,3 +118,14 @@ def test_dask_executor_names_a_bad_scheduler():
     pytest.importorskip("distributed")
     with pytest.raises(TypeError, match="scheduler"):
         study_store.dask_executor(scheduler=12)
+
+
+def test_study_config_files_name_the_file_and_setting(tmp_path):
+    bad = tmp_path / "c.toml"
+    bad.write_text("[study\nn = [100\n")
+    with pytest.raises(ValueError, match="c.toml is not a TOML file"):
+        study.StudyConfig.from_toml(bad)
+    with pytest.raises(TypeError, match="alpha_true must be a list of lists"):
+        study.StudyConfig.from_dict({"alpha_true": [["a", 1.0]]})
+    with pytest.raises(TypeError, match="eps must be a list"):
+        study.StudyConfig.from_dict({"eps": 1.0})
