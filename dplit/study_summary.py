@@ -299,7 +299,7 @@ def verdict(ok, evidence, *, missing=(), have=True):
     """
     if missing:
         counts = "; ".join(f"{paper_label(x['method'])} converged in 0 of {x['runs']} runs at n = {x['n']}, "
-                           f"eps = {x['eps']:g}" for x in missing)
+                           f"eps = {x['eps']:g}".replace("e+", "e") for x in missing)
         rest = (("agrees" if ok else "differs") + f": {evidence}") if have else "nothing left to compare"
         return f"not decided: {counts} (on the converged cells alone: {rest})"
     if not have:

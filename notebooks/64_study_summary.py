@@ -583,7 +583,7 @@ def verdict(ok, evidence, *, missing=(), have=True):
     """
     if missing:
         counts = "; ".join(f"{paper_label(x['method'])} converged in 0 of {x['runs']} runs at n = {x['n']}, "
-                           f"eps = {x['eps']:g}" for x in missing)
+                           f"eps = {x['eps']:g}".replace("e+", "e") for x in missing)
         rest = (("agrees" if ok else "differs") + f": {evidence}") if have else "nothing left to compare"
         return f"not decided: {counts} (on the converged cells alone: {rest})"
     if not have:
@@ -609,7 +609,7 @@ planted = pd.DataFrame([dict(alpha="a", n=1000, eps=e, threshold="dp", method=m,
 gaps = unconverged(planted, ["dpboots", "dpmcmc_p1"], [("a", 1000, 1e10), ("a", 1000, 1.5)])
 assert gaps == [{"method": "dpmcmc_p1", "alpha": "a", "n": 1000, "eps": 1e10, "runs": 20}]
 line = verdict(True, "ratio 1.04", missing=gaps)
-assert line.startswith("not decided: DPMCMC_p1 converged in 0 of 20 runs at n = 1000, eps = 1e+10") and "agrees" in line
+assert line.startswith("not decided: DPMCMC_p1 converged in 0 of 20 runs at n = 1000, eps = 1e10") and "agrees" in line
 assert verdict(True, "ratio 1.04").startswith("agrees") and verdict(False, "x", have=False).startswith("not decided")
 print(line)
 
