@@ -9,7 +9,9 @@ sub-command, write the two functions and list the first in ``_COMMANDS``.
 Usage::
 
     dplit release data.csv --eps1 0.75 --eps2 0.25 [--split 0.25] --out release.json     # the curator
+    dplit show release.json                  # what a release holds, what it spent, what can be done with it
     dplit analyse release.json --method dpmcmc [--prior p1] [--seed 1] --out posterior.nc  # the analyst
+    dplit compare release.json --out report.html                                          # every method
     dplit study run --config study.toml --store results.sqlite [--workers N] [--scheduler tcp://...]
     dplit study report --store results.sqlite [--out figures/]
     dplit study export --store results.sqlite --out results.jsonl   # the text table to commit and share
@@ -133,12 +135,14 @@ def _add_release(subparsers):
     p.add_argument("--close", action="store_true", help="rows are raw non-negative amounts: divide by row sums")
     p.add_argument("--seed", type=int, default=None, help="seed of the random split (the noise is never seeded)")
     p.add_argument("--out", required=True, help="where to write the release (JSON)")
-    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite --out if it exists, and release even when the pre-check (public numbers only: n, d, "
+                        "eps1, the smallest candidate) says the release would be mostly noise")
     p.set_defaults(func=_run_release)
 
 
 def _run_release(args):
-    from dplit.release import release
+    from dplit.release import noise_warning, release
 
     _check_out(args.out, args.force, example="release.json")   # before the data are read or any noise drawn
     X, names = read_compositions(args.data, close=args.close, with_names=True)
@@ -147,15 +151,18 @@ def _run_release(args):
     n1 = int(round(args.split * n))
     if args.split > 0 and not 1 <= n1 < n:
         raise ValueError(f"--split {args.split} of n = {n} records leaves an empty part (n1 = {n1})")
+    # Before any noise is drawn: refuse a release that would be mostly noise, unless --force (public numbers only).
+    noisy = noise_warning(n - n1, d, check.epsilon(args.eps1, "--eps1"), args.candidates)
+    if noisy and not args.force:
+        raise ValueError(f"{noisy}; nothing was released and no budget spent (--force releases anyway)")
     # candidates=None: the library's default, the paper's list below 1/d (thresholds >= 1/d censor everything)
-    rel = release(X, eps1=args.eps1, eps2=args.eps2, candidates=args.candidates, tc=args.tc, n1=n1, rng=args.seed,
-                  secure=True, names=names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # the release keeps them; its summary prints them once
+        rel = release(X, eps1=args.eps1, eps2=args.eps2, candidates=args.candidates, tc=args.tc, n1=n1,
+                      rng=args.seed, secure=True, names=names)
     rel.save(args.out, overwrite=True)
     print(rel.summary())
     print(f"written to {args.out}")
-    warning = rel.caution()
-    if warning:
-        print(f"dplit: warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -195,8 +202,8 @@ def _add_analyse(subparsers):
 
 def _add_method_options(p):
     """The methods' options as flags: each flag is the library's keyword with dashes (n_chains: --n-chains)."""
-    p.add_argument("--n-iter", default=None, help="iterations per chain (or 'auto': until converged); the "
-                                                  "library's default otherwise")
+    p.add_argument("--n-iter", default=None, help="iterations per chain, or 'auto' (the default of every "
+                                                  "sampler: extend the chains until they converge)")
     p.add_argument("--n-warmup", type=int, default=None, help="warm-up iterations per chain")
     p.add_argument("--n-chains", "--chains", dest="n_chains", type=int, default=None,
                    help="number of chains (default 4)")
@@ -247,43 +254,11 @@ def analyse(rel, method, *, prior=None, seed=None, progress=True, **options):
     return fit(rel, method, prior=prior, rng=seed, progress=progress, **given)
 
 
-def summary_table(idata, rel, *, level=0.95):
-    """The summary ``dplit analyse`` prints: mean, sd, interval, R-hat and bulk ESS of alpha and E[x]."""
-    from dplit import diagnostics
-    from dplit.bootstrap import min_replicates
+def summary_table(idata, rel=None, *, level=0.95):
+    """The summary ``dplit analyse`` prints: the text of :func:`dplit.summary` (the library's one summary)."""
+    from dplit.results import summary
 
-    level = check.level(level)
-    q = [(1 - level) / 2, (1 + level) / 2]
-    post = idata.posterior
-    names = [str(c) for c in post["alpha"].coords["component"].values]
-    width = max(9, *(len(v) + 9 for v in names))
-    pct = f"{100 * level:g}%"
-    head = f"{'':{width}} {'mean':>9} {'sd':>9} {pct + ' low':>9} {pct + ' high':>9} {'R-hat':>6} {'ESS':>7}"
-    lines = [head]
-    multi = post.sizes["chain"] > 1
-    for var, label in (("alpha", "alpha"), ("mean_composition", "E[x]")):
-        x = post[var].values  # (chain, draw, d)
-        flat = x.reshape(-1, x.shape[-1])
-        if multi:
-            rhat = diagnostics.rhat(idata, var_names=[var])[var].values
-            ess = diagnostics.ess(idata, var_names=[var])[var].values
-        for j, name in enumerate(names):
-            lo, hi = np.quantile(flat[:, j], q)
-            diag = f"{rhat[j]:6.3f} {ess[j]:7.0f}" if multi else f"{'-':>6} {'-':>7}"
-            lines.append(f"{label + '[' + name + ']':{width}} {flat[:, j].mean():9.4g} {flat[:, j].std(ddof=1):9.3g} "
-                         f"{lo:9.4g} {hi:9.4g} {diag}")
-    attrs = post.attrs
-    lines.append(f"method {attrs.get('method')}" + (f", prior {attrs['prior']}" if "prior" in attrs else "")
-                 + f"; {post.sizes['chain']} chain(s) x {post.sizes['draw']} draws")
-    lines.append(f"censoring threshold a = {rel.a:g}; privacy spent eps1 + eps2 = {rel.eps1:g} + {rel.eps2:g} = "
-                 f"{rel.eps_total:g} (by the curator; analysing the release spends nothing more)")
-    n_draws = post.sizes["chain"] * post.sizes["draw"]
-    if n_draws < min_replicates(level):           # e.g. DPBoots replicates lost to failures
-        lines.append(f"TOO FEW DRAWS: {n_draws} for a {pct} interval, whose ends are then the extreme draws (need "
-                     f">= {min_replicates(level)}: more --n-boot, --n-iter or --n-accept)")
-    if multi and "converged" in attrs and not int(attrs["converged"]):
-        lines.append(f"NOT CONVERGED: {attrs.get('failed', '')} (run longer: --n-iter or --n-iter auto)")
-    return "\n".join(lines)
+    return summary(idata, level=level).to_text()
 
 
 def _check_test(means, delta, d):

@@ -86,13 +86,13 @@ REGISTRY = {m.name: m for m in (
     Method("mcmc", "MCMC", "dplit.mcmc:mcmc", "records", ("p1",),
            {"n_iter": 2_000, "n_warmup": 500, "thin": 1}, options=_CHAIN_OPTIONS),
     Method("dpmcmc", "DPMCMC", "dplit.mcmc:dp_mcmc", "Release", ("p1", "p3", "p4", "p5"),
-           {"n_iter": 20_000, "n_warmup": 2_000, "thin": None}, options=_CHAIN_OPTIONS),
+           {"n_iter": "auto", "n_warmup": 2_000, "thin": None}, options=_CHAIN_OPTIONS),
     Method("dpremcmc", "DPreMCMC", "dplit.mcmc:dp_remcmc", "Release", ("p1", "p3", "p4", "p5"),
-           {"n_iter": 20_000, "n_warmup": 2_000, "thin": None}, options=_CHAIN_OPTIONS + ("b",)),
+           {"n_iter": "auto", "n_warmup": 2_000, "thin": None}, options=_CHAIN_OPTIONS + ("b",)),
     Method("dpabc", "DPABC", "dplit.abc:dp_abc", "Release", ("p1", "p2", "p3", "p4", "p5"),
            {"n_accept": 1000, "accept_rate": 0.1}, options=("n_accept", "accept_rate"), sampler=False),
     Method("dpapprox", "DPapprox", "dplit.approx:dp_approx", "Release", ("p1", "p3", "p4"),
-           {"n_iter": 20_000, "n_warmup": 2_000, "thin": 10}, options=_CHAIN_OPTIONS),
+           {"n_iter": "auto", "n_warmup": 2_000, "thin": 10}, options=_CHAIN_OPTIONS),
     Method("dapper", "dapper", "dplit.augmentation:dapper_sample", "PrivacyModel",
            defaults={"n_iter": 2_000, "n_warmup": 1_000, "thin": 1}, estimand="", options=_CHAIN_OPTIONS),
     Method("latent_class", "latent_class", "dplit.latent_class:fit_latent_class", "MarginRelease",
@@ -172,6 +172,9 @@ def fit(data, name, *, prior=None, rng=None, progress=True, **settings):
     problem = applies(data, name, prior)
     if problem:
         raise ValueError(problem)
+    told = getattr(data, "all_warnings", None)
+    for w in told() if callable(told) else ():   # the curator's warnings reach the analyst (and the result's attrs)
+        warnings.warn(f"release warning: {w}", UserWarning, stacklevel=2)
     fn = m.function
     params = inspect.signature(fn).parameters
     unknown = sorted(k for k in settings if k not in params and not (name == "dpboots" and k in _NOISE_OPTIONS))
