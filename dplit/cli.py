@@ -166,6 +166,50 @@ def _run_release(args):
     return 0
 
 
+def _add_show(subparsers):
+    p = subparsers.add_parser(
+        "show", help="what a release holds, what it spent, and what can be done with it",
+        description="Read a release (JSON) and print its contents (n, d, names, threshold, budgets, split, the "
+                    "curator's warnings), its privacy ledger, and the analyse and compare commands that apply to it.")
+    p.add_argument("release", help="the release (JSON)")
+    p.set_defaults(func=_run_show)
+
+
+def show_text(rel, path="release.json"):
+    """What ``dplit show`` prints for release ``rel`` (read from ``path``)."""
+    from dplit.methods import applies
+
+    head, *rest = rel.summary().replace("dplit release: ", "", 1).split("\n")
+    lines = [f"{path}: {head}"] + ([f"components: {', '.join(rel.names)}"] if rel.names is not None else []) + rest
+    lines.append("privacy spent by the curator (analysing the release spends nothing more):")
+    lines += [f"  {e.eps:g}  {e.label}" for e in rel.budget.entries]
+    lines.append(f"  total eps = {rel.eps_total:g}")
+    lines.append("what can be done with it:")
+    refused = {}
+    for name in METHODS:
+        priors = REGISTRY[name].priors or (None,)
+        ok = [p for p in priors if applies(rel, name, p) is None]
+        for p in priors:
+            if p not in ok:
+                refused.setdefault(p, []).append(name)
+        if ok:
+            flag = f" --prior {ok[0]}" if ok[0] else ""
+            more = f"   (priors: {', '.join(ok)})" if len(ok) > 1 else ""
+            lines.append(f"  dplit analyse {path} --method {name}{flag} --out {name}.nc{more}")
+    lines.append(f"  dplit compare {path} --out report.html")
+    if refused:
+        lines.append(f"  not available: priors {', '.join(sorted(refused))} (built from D1: they need a split release, "
+                     f"made with dplit release ... --split 0.25)")
+    return "\n".join(lines)
+
+
+def _run_show(args):
+    from dplit.release import Release
+
+    print(show_text(Release.load(args.release), args.release))
+    return 0
+
+
 #: The methods that run on a release file, from the registry (dplit.methods.REGISTRY).
 METHODS = tuple(name for name, m in REGISTRY.items() if m.needs == "Release")
 _ANALYSE_EXAMPLE = """\
@@ -353,8 +397,10 @@ def _run_analyse(args):
     if args.test is not None:
         print("\n".join(_test_lines(idata, args.test, delta, level)))
     print(f"written to {out}")
-    for w in {str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)}:
-        print(f"dplit analyse: warning: {w}", file=sys.stderr)
+    # the release's own warnings are the table's RELEASE WARNING lines: printed once, there
+    for w in dict.fromkeys(str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)):
+        if not w.startswith("release warning: "):
+            print(f"dplit analyse: warning: {w}", file=sys.stderr)
     return 0
 
 
@@ -504,7 +550,12 @@ def _add_compare(subparsers):
     p.add_argument("--priors", default="p1", help="comma-separated priors of the Bayesian methods (default p1; "
                                                   "p3-p5 need a split release)")
     p.add_argument("--seed", type=int, default=None, help="seed: each method gets its own stream from it")
-    p.add_argument("--n-iter", default=None, help="iterations per chain of every sampler (or 'auto')")
+    p.add_argument("--n-iter", default=None, help="iterations per chain of the samplers (dpmcmc, dpremcmc, "
+                                                  "dpapprox; default 'auto'); refused when --methods holds a method "
+                                                  "without chains (dpboots, dpabc)")
+    p.add_argument("--report-unavailable", action="store_true",
+                   help="list a method and prior that cannot run on this release as a row saying why (default: "
+                        "refuse them before any work)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--truth", type=_floats, default=None, metavar="M1,...,Md",
                    help="the true E[x] (a simulated release), marked in the figure")
@@ -530,22 +581,50 @@ def _run_compare(args):
     settings = {}
     n_iter = _n_iter_flag(args.n_iter)
     if n_iter is not None:
-        settings = {m: {"n_iter": n_iter} for m in names if "n_iter" in REGISTRY[m].options}
+        chainless = [m for m in names if "n_iter" not in REGISTRY[m].options]
+        if chainless:
+            raise ValueError(f"--n-iter sets the chains of dpmcmc, dpremcmc and dpapprox; {', '.join(chainless)} "
+                             f"run(s) no chain: leave --n-iter out, or choose --methods among the samplers")
+        settings = {m: {"n_iter": n_iter} for m in names}
     rel = Release.load(args.release)
     if args.truth is not None and len(args.truth) != rel.d:
         raise ValueError(f"--truth needs {rel.d} values (one per component), got {len(args.truth)}")
+    if args.truth is not None:
+        check.unit_interval_array(args.truth, "--truth")
     print(f"dplit compare: {', '.join(names)} on {args.release} (n = {rel.n}, d = {rel.d})", file=sys.stderr)
     t0 = time.perf_counter()
-    cmp = compare(rel, list(names), priors=priors, rng=args.seed, level=level, truth=args.truth, settings=settings)
+    try:
+        cmp = compare(rel, list(names), priors=priors, rng=args.seed, level=level, truth=args.truth,
+                      settings=settings, unavailable="report" if args.report_unavailable else "refuse")
+    except ValueError as err:                  # compare names the method; the command line names the flag
+        text = str(err).replace("pass unavailable='report' to list them as rows", "use --report-unavailable")
+        raise ValueError(f"--methods/--priors: {text}" if text.startswith("cannot run") else text) from err
     cmp.to_html(out)
-    cols = ["method", "component", "mean", "sd", "lower", "upper", "rhat", "ess", "seconds", "eps_total"]
-    with np.printoptions(precision=4):
-        print(cmp.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(compare_text(cmp))
     print(f"{len(cmp.results)} methods in {time.perf_counter() - t0:.0f} s; report written to {out}")
     return 0
 
 
-_COMMANDS = [_add_release, _add_analyse, _add_compare, _add_study]
+def compare_text(cmp):
+    """What ``dplit compare`` prints: the release's warnings, the table (with converged), then per method its
+    non-convergence, why its answer differs, and how it ran."""
+    lines = [f"RELEASE WARNING: {w}" for w in cmp.release_warnings]
+    cols = ["method", "component", "mean", "sd", "lower", "upper", "rhat", "ess", "converged", "seconds",
+            "eps_total"]
+    table = cmp.table.assign(converged=np.where(cmp.table["converged"] == 1, "yes", "NO"))
+    ran = table["note"] == ""
+    lines.append(table.loc[ran, cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    lines += [f"NOT RUN: {row.method}: {row.note}" for row in table.loc[~ran].itertuples()]
+    lines += [f"WARNING: {w}" for w in cmp.warnings()]
+    why = cmp.explanations()
+    if why:
+        lines.append("why the intervals differ:")
+        lines += [f"  {w}" for w in why]
+    lines.append("runs: " + "; ".join(cmp.run_text(v) for v in cmp.results))
+    return "\n".join(lines)
+
+
+_COMMANDS = [_add_release, _add_show, _add_analyse, _add_compare, _add_study]
 
 
 def _parser():

@@ -280,11 +280,12 @@ def summary(result, level=0.95):
              + f"; {post.sizes['chain']} chain(s) x {post.sizes['draw']} draws"
              + (f" (warm-up {at['n_warmup']}, thin {at['thin']})" if "n_warmup" in at and "thin" in at else "")]
     total = float(at.get("eps_total", "nan"))
-    parts = json.loads(str(at.get("eps_by_part", "{}")))
-    spent = " + ".join(f"{v:g}" for v in parts.values())
+    spent = f"eps = {total:g}"
+    if "eps1" in at and math.isfinite(total):     # a Dirichlet release: the statistic's and the threshold's parts
+        eps1 = float(at["eps1"])
+        spent = f"eps1 + eps2 = {eps1:g} + {total - eps1:.6g} = {total:g}"
     where = f"censoring threshold a = {float(at['a']):g}; " if "a" in at else ""
-    notes.append(f"{where}privacy spent eps = {spent + ' = ' if len(parts) > 1 else ''}{total:g} (by the curator; "
-                 f"analysing the release spends nothing more)")
+    notes.append(f"{where}privacy spent {spent} (by the curator; analysing the release spends nothing more)")
     n_draws = post.sizes["chain"] * post.sizes["draw"]
     need = math.ceil(2 / (1 - level) - 1e-9)
     pct = f"{100 * level:g}%"
