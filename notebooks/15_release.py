@@ -830,7 +830,9 @@ interactive(explore_selection, n=IntSlider(value=1000, min=100, max=20000, step=
 # A data curator does not need Python to publish: `dplit release data.csv --eps1 0.75 --eps2 0.25 --split 0.25
 # --out release.json` reads one composition per row (or raw non-negative amounts with `--close`), calls `release`,
 # writes the JSON and prints the summary above, with a warning when the rule fell back to $a_1$ with a noisy
-# censoring rate far above $t_c$ (S4's caution). `Release.load("release.json")` reads the file back (and
+# censoring rate far above $t_c$ (S4's caution). Before any of that it runs the pre-check of section 3 and refuses a
+# release that would be mostly noise unless `--force` is given. The warnings are written into the release (`warnings`)
+# and reach the analyst: `dplit show release.json` prints them with the contents, the spend and the commands that apply. `Release.load("release.json")` reads the file back (and
 # `release.save(path)` writes one) for every inference method of the later notebooks; `dplit analyse release.json
 # --method dpmcmc --out posterior.nc` is the analyst's side. A CSV header names the components; the names travel
 # in the release (`names`) into the analyses' coordinates.

@@ -337,7 +337,14 @@ for bad, word in [(dict(name="dpmcmc", prior="p3"), "split"), (dict(name="dpappr
 # `compare(release, methods="all")` runs every method of the registry that applies to the release (each with p1, or
 # the priors given) and returns a `Comparison`: one row per method and component with the posterior (or bootstrap)
 # mean, sd and interval of the estimand, $\hat R$ and ESS, the time taken and the budget the release spent, the
-# results themselves, a figure (one row of intervals per method, one panel per component) and an HTML report. The
+# results themselves, a figure (one row of intervals per method, one panel per component) and an HTML report. What
+# matters is shown, not hidden: a `converged` column and `warnings()` (one line per method that did not converge,
+# drawn red and dashed in the figure and marked in the report), `explanations()` (one sentence per method whose
+# interval misses another's: a prior, an approximation, a chain that did not mix), `run_text` (chains, warm-up,
+# thinning) and the release's own warnings. Every argument is checked before any method runs: a string is one method
+# name, a method and prior that cannot run on the release is refused by name (or listed as a row with
+# `unavailable="report"`), `truth` must have one finite value per component, and a setting a method does not take is
+# refused. The
 # same seed gives each method the same draws, whichever others run beside it. On the command line: `dplit compare release.json --out report.html`.
 
 # %%
@@ -698,6 +705,19 @@ assert set(cmp_sim.table["eps_total"]) == {rel.eps_total}
 again = compare(rel, ["dpboots", "dpabc"], rng=7, settings={k: scaled[k] for k in ("dpboots", "dpabc")})
 sub = cmp_sim.table[cmp_sim.table["method"].isin(["DPBoots", "DPABC_p1"])]
 assert np.array_equal(again.table["mean"].values, sub["mean"].values)   # a method's draws do not depend on the others
+print("\n".join(cmp_sim.warnings()) or "every chain converged")
+print("\n".join(cmp_sim.explanations()) or "every pair of intervals overlaps")
+print("\n".join(cmp_sim.run_text(v) for v in cmp_sim.results))
+# Checks first, then work: a string is one method; a prior that cannot run and a bad truth are refused by name.
+assert list(compare(rel, "dpboots", rng=7, settings={"dpboots": scaled["dpboots"]}).results) == ["DPBoots"]
+for bad, word in [(dict(methods=["dpmcmc"], priors=("p3",)), "DPMCMC_p3"), (dict(methods=["dpboots"], truth=[0.5]), "truth"),
+                  (dict(methods=["dpboots"], settings={"dpboots": {"n_iter": 9}}), "n_iter")]:
+    try:
+        compare(rel, **bad)
+    except (TypeError, ValueError) as err:
+        assert word in str(err), (bad, err)
+    else:
+        raise AssertionError(bad)
 
 # %% [markdown]
 # The intervals agree where they should: DPMCMC and DPapprox target (nearly) the same posterior given the release,
