@@ -620,7 +620,8 @@ def compare_text(cmp):
     if why:
         lines.append("why the intervals differ:")
         lines += [f"  {w}" for w in why]
-    lines.append("runs: " + "; ".join(cmp.run_text(v) for v in cmp.results))
+    lines.append("how each method ran:")
+    lines += [f"  {cmp.run_text(v)}" for v in cmp.results]
     return "\n".join(lines)
 
 
