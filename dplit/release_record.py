@@ -138,7 +138,7 @@ def select_threshold(p_hat_G, candidates, tc):
 # %% notebooks/14_release_record.py, cell 10: 2. Which numbers a release can hold (plausibility)
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
-_OPTIONAL = ("names",)  # written only when set, so files without them stay valid
+_OPTIONAL = ("names", "warnings")  # written only when set, so files without them stay valid
 
 
 def _float_vector(value, name, size=None):
@@ -196,6 +196,15 @@ def check_names(names, d):
     return names
 
 
+def check_warnings(warnings):
+    """The curator's warnings: None or a sequence of non-empty strings (returned as a tuple, repeats dropped)."""
+    if warnings is None:
+        return ()
+    if isinstance(warnings, str) or not all(isinstance(v, str) and v.strip() for v in warnings):
+        raise TypeError(f"warnings must be a sequence of non-empty strings, got {warnings!r}")
+    return tuple(dict.fromkeys(" ".join(v.split()) for v in warnings))
+
+
 # %% notebooks/14_release_record.py, cell 14: 3. The record
 class _ReleaseBuild:
     """Ways to build a :class:`Release` other than :func:`release`: from JSON (the format ``FORMAT``,
@@ -209,6 +218,8 @@ class _ReleaseBuild:
             out[k] = v.tolist() if isinstance(v, np.ndarray) else v
         if self.names is not None:
             out["names"] = list(self.names)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
     def to_json(self, indent=2):
@@ -275,7 +286,7 @@ class _ReleaseBuild:
 
     @classmethod
     def from_statistic(cls, s_L, n, a, eps1, *, s_L1=None, n1=0, eps2=0.0, s_G=None, candidates=None, tc=None,
-                       names=None, check=True):
+                       names=None, warnings=None, check=True):
         """Wrap a censored statistic released elsewhere (the scales and ``p_hat_G`` are computed).
 
         Parameters
@@ -299,6 +310,8 @@ class _ReleaseBuild:
             ``s_G`` in the increasing order of the candidates.
         names : sequence of str, optional
             Names of the d components (e.g. a CSV header).
+        warnings : sequence of str, optional
+            Warnings to publish with the release (see :attr:`Release.warnings`).
         check : bool, default True
             False skips the plausibility check (see :meth:`from_json`), for research on impossible releases.
         """
@@ -314,7 +327,8 @@ class _ReleaseBuild:
             p_hat = noisy_censoring_rates(np.asarray(s_G))
         return cls(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n2, d=d, eps1=eps1,
                    eps2=eps2, candidates=candidates, tc=tc, scale=laplace_scale(d, a, n2, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names, checked=check)
+                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names,
+                   warnings=warnings, checked=check)
 
 
 # %% notebooks/14_release_record.py, cell 16: 3. The record
@@ -342,6 +356,7 @@ class _ReleaseChecks:
         if (n1 == 0) != (self.scale1 is None):
             raise ValueError("scale1 must be given exactly when n1 > 0 (the data were split)")
         set_(self, "names", check_names(self.names, d))
+        set_(self, "warnings", check_warnings(self.warnings))
         self._validate_selection()  # first: a tampered a is then named as such, not blamed on the scales
         scale = check.positive(self.scale, "scale")
         if not math.isclose(scale, laplace_scale(d, a, n2, eps1), rel_tol=1e-9):
@@ -445,6 +460,11 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
     names : tuple of str or None
         Names of the components (e.g. the CSV header), carried into the analyses' coordinates.
+    warnings : tuple of str
+        What the curator was warned of when releasing (a threshold that fell back to ``a_1``, a release that is
+        mostly noise, ...): written to the JSON, read back, copied by every analysis into its result's
+        ``attrs["release_warnings"]``. Free text, not checked against the other fields (a file without it
+        loads with none).
     checked : bool, default True
         Whether the plausibility check ran (False: built with ``check=False``, for research; not written to JSON).
     """
@@ -465,6 +485,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     scale: float
     scale1: float | None
     names: tuple[str, ...] | None = None
+    warnings: tuple[str, ...] = ()
     checked: bool = True
 
     def __eq__(self, other):
@@ -550,7 +571,10 @@ class Release(_ReleaseChecks, _ReleaseBuild):
             lines.append(f"S_L(D2, a) = {np.array2string(self.s_L, precision=4)}")
         else:
             lines.append(f"S_L(D, a) = {np.array2string(self.s_L, precision=4)} (Laplace scale {self.scale:.4g})")
-        warning = self.caution()
-        if warning:
-            lines.append("WARNING: " + warning)
+        lines += ["WARNING: " + w for w in self.all_warnings()]
         return "\n".join(lines)
+
+    def all_warnings(self):
+        """The release's :attr:`warnings`, and :meth:`caution` when a file written without it calls for it."""
+        extra = self.caution()
+        return self.warnings + ((extra,) if extra and extra not in self.warnings else ())

@@ -10,7 +10,7 @@
 
 # %%
 #| default_exp release_record
-#| internal COUNT_SENSITIVITY check_candidates censored_sensitivity check_names
+#| internal COUNT_SENSITIVITY check_candidates censored_sensitivity check_names check_warnings
 
 # %% [markdown]
 # ## Parameters
@@ -202,7 +202,7 @@ def select_threshold(p_hat_G, candidates, tc):
 #| export
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
-_OPTIONAL = ("names",)  # written only when set, so files without them stay valid
+_OPTIONAL = ("names", "warnings")  # written only when set, so files without them stay valid
 
 
 def _float_vector(value, name, size=None):
@@ -258,6 +258,15 @@ def check_names(names, d):
     if len(names) != d or len(set(names)) != d:
         raise ValueError(f"names must be {d} distinct strings (one per component), got {list(names)}")
     return names
+
+
+def check_warnings(warnings):
+    """The curator's warnings: None or a sequence of non-empty strings (returned as a tuple, repeats dropped)."""
+    if warnings is None:
+        return ()
+    if isinstance(warnings, str) or not all(isinstance(v, str) and v.strip() for v in warnings):
+        raise TypeError(f"warnings must be a sequence of non-empty strings, got {warnings!r}")
+    return tuple(dict.fromkeys(" ".join(v.split()) for v in warnings))
 
 # %% [markdown]
 # Check: a field vector is read-only and refused (by name) when it has the wrong length or a NaN.
@@ -333,6 +342,8 @@ class _ReleaseBuild:
             out[k] = v.tolist() if isinstance(v, np.ndarray) else v
         if self.names is not None:
             out["names"] = list(self.names)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
     def to_json(self, indent=2):
@@ -399,7 +410,7 @@ class _ReleaseBuild:
 
     @classmethod
     def from_statistic(cls, s_L, n, a, eps1, *, s_L1=None, n1=0, eps2=0.0, s_G=None, candidates=None, tc=None,
-                       names=None, check=True):
+                       names=None, warnings=None, check=True):
         """Wrap a censored statistic released elsewhere (the scales and ``p_hat_G`` are computed).
 
         Parameters
@@ -423,6 +434,8 @@ class _ReleaseBuild:
             ``s_G`` in the increasing order of the candidates.
         names : sequence of str, optional
             Names of the d components (e.g. a CSV header).
+        warnings : sequence of str, optional
+            Warnings to publish with the release (see :attr:`Release.warnings`).
         check : bool, default True
             False skips the plausibility check (see :meth:`from_json`), for research on impossible releases.
         """
@@ -438,7 +451,8 @@ class _ReleaseBuild:
             p_hat = noisy_censoring_rates(np.asarray(s_G))
         return cls(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n2, d=d, eps1=eps1,
                    eps2=eps2, candidates=candidates, tc=tc, scale=laplace_scale(d, a, n2, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names, checked=check)
+                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names,
+                   warnings=warnings, checked=check)
 
 # %% [markdown]
 # The record validates itself when it is built: types and ranges of each field first, then the
@@ -471,6 +485,7 @@ class _ReleaseChecks:
         if (n1 == 0) != (self.scale1 is None):
             raise ValueError("scale1 must be given exactly when n1 > 0 (the data were split)")
         set_(self, "names", check_names(self.names, d))
+        set_(self, "warnings", check_warnings(self.warnings))
         self._validate_selection()  # first: a tampered a is then named as such, not blamed on the scales
         scale = check.positive(self.scale, "scale")
         if not math.isclose(scale, laplace_scale(d, a, n2, eps1), rel_tol=1e-9):
@@ -578,6 +593,11 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
     names : tuple of str or None
         Names of the components (e.g. the CSV header), carried into the analyses' coordinates.
+    warnings : tuple of str
+        What the curator was warned of when releasing (a threshold that fell back to ``a_1``, a release that is
+        mostly noise, ...): written to the JSON, read back, copied by every analysis into its result's
+        ``attrs["release_warnings"]``. Free text, not checked against the other fields (a file without it
+        loads with none).
     checked : bool, default True
         Whether the plausibility check ran (False: built with ``check=False``, for research; not written to JSON).
     """
@@ -598,6 +618,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     scale: float
     scale1: float | None
     names: tuple[str, ...] | None = None
+    warnings: tuple[str, ...] = ()
     checked: bool = True
 
     def __eq__(self, other):
@@ -683,10 +704,13 @@ class Release(_ReleaseChecks, _ReleaseBuild):
             lines.append(f"S_L(D2, a) = {np.array2string(self.s_L, precision=4)}")
         else:
             lines.append(f"S_L(D, a) = {np.array2string(self.s_L, precision=4)} (Laplace scale {self.scale:.4g})")
-        warning = self.caution()
-        if warning:
-            lines.append("WARNING: " + warning)
+        lines += ["WARNING: " + w for w in self.all_warnings()]
         return "\n".join(lines)
+
+    def all_warnings(self):
+        """The release's :attr:`warnings`, and :meth:`caution` when a file written without it calls for it."""
+        extra = self.caution()
+        return self.warnings + ((extra,) if extra and extra not in self.warnings else ())
 
 # %% [markdown]
 # Check: a statistic released elsewhere is wrapped (scales computed), survives the JSON round trip
@@ -711,6 +735,20 @@ for change, word in [({"s_L": [5.0, 5.0, 5.0]}, "s_L[0] = 5 is impossible"), ({"
         assert word in str(err), (change, err)
     else:
         raise AssertionError(change)
+# Warnings travel in the JSON and are read back; a file without them (older) loads with none; they are free text,
+# so editing them does not invalidate the numbers; a warning that is not a string is refused.
+r_warn = Release.from_statistic([-1.2, -1.0, -1.4], 500, 1e-3, 1.0, warnings=["mostly noise", "mostly noise"])
+assert r_warn.warnings == ("mostly noise",) and '"warnings"' in r_warn.to_json()
+assert Release.from_json(r_warn.to_json()).warnings == ("mostly noise",) and Release.from_json(r_warn.to_json()) == r_warn
+assert "warnings" not in r_ext.to_dict() and Release.from_dict(r_ext.to_dict()).warnings == ()
+assert "WARNING: mostly noise" in r_warn.summary()
+for bad in ("mostly noise", [1.0], [""]):
+    try:
+        Release.from_dict(r_ext.to_dict() | {"warnings": bad})
+    except TypeError as err:
+        assert "warnings" in str(err)
+    else:
+        raise AssertionError(bad)
 # Files: load what save wrote (names kept), never overwrite silently, and name the file in errors.
 import tempfile
 from pathlib import Path
