@@ -130,6 +130,16 @@
 # | `83_latent_class_applications` | (none) | the ACS experiment (Figs. 1-2, Table 3) and NLTCS (Fig. 4, Tables 5-6) at the paper's settings | Nixon et al. Sec. 4-5 |
 # | `84_nested_applications` | (none) | the supplement's Figures 1-2 on simulated households, eps = inf, 1, 0.1, 0.01 | Nixon et al. Supp. Sec. 1, Fig. 1-2 |
 #
+# **How-to guides (`notebooks/howto/`)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | `90_analyse_a_release` | (none) | analyse a release you were given: what it holds and spent, every method side by side, one method's intervals and convergence report, a test of a hypothesis, save and reload | |
+# | `91_publish_a_release` | (none) | publish a release from your data: the CSV, choosing epsilon from the error it buys, the release (CLI and Python), what to publish and what not | Guo et al. Sec. 3 |
+# | `92_study_on_a_cluster` | (none) | run the simulation study on a Dask cluster, resume it, report it | Guo et al. Sec. 5.1 |
+# | `93_dapper_model` | (none) | bring a model written for the R package dapper to Python, module for module, with its ArviZ output | dapper Sec. 3-4 |
+# | `94_synthesize_a_table` | (none) | synthesize a categorical table from noisy margins: release, fit, draw, compare margins | Nixon et al. Sec. 3-4 |
+#
 # Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).
 
 # %% [markdown]
