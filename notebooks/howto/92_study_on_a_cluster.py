@@ -132,8 +132,9 @@ dplit_cli("study", "report", "--store", "results.jsonl", "--out", "report")
 display(Image(filename=str(work / "report" / "figure2_coverage.png"), width=480))
 
 # %% [markdown]
-# One row per cell of the grid and method: the runs stored, failed and converged, the median squared errors of
-# $\boldsymbol\alpha$ and of $E[x]$, the coverage of the 95% intervals, the median seconds per run. `--out` also
+# One row per cell of the grid and method: the runs stored and failed, the fraction converged, the medians over
+# the converged runs of the squared errors of $\boldsymbol\alpha$ and of $E[x]$ and of the coverage of the
+# intervals, and the median seconds per run. `--out` also
 # writes `summary.csv` and the paper's figures (1, 2, S2) as PNG; above, the coverage. With so few data sets per
 # cell the numbers are noisy: a real study runs `replicates = 50` or more. In Python:
 # `dplit.study_summary.summarise(dplit.study_summary.load_results(store))`.

@@ -108,8 +108,8 @@ ax.legend(fontsize=9, frameon=False)
 fig.tight_layout()
 
 # %% [markdown]
-# Every cell of the six released tables: the synthetic tables keep the released margins, with the noise smoothed
-# out by the model. A margin that was not released, such as the three-way table of age, sex and employment, comes
+# Every cell of the six released tables: both lie along the diagonal. The synthetic tables reproduce the released
+# margins up to the release's noise and their own sampling variation (each is a sample of 5,000 records). A margin that was not released, such as the three-way table of age, sex and employment, comes
 # from the model alone; `margin_draws` gives its posterior with intervals:
 
 # %%
@@ -120,6 +120,7 @@ true3 = margin_counts(records, [(0, 1, 2)], levels)[0] / n_records
 print("age sex employed   true  posterior mean  95% interval")
 for cell, t, m_, l_, h_ in zip(itertools.product(*(range(lv) for lv in levels[:3])), true3, mean3, lo3, hi3):
     print(f"{cell[0]:3d} {cell[1]:3d} {cell[2]:8d}   {t:.3f}  {m_:.3f}           [{l_:.3f}, {h_:.3f}]")
+print(f"{np.sum((lo3 <= true3) & (true3 <= hi3))} of {true3.size} intervals cover the true share")
 
 # %% [markdown]
 # ## See also
