@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 import arviz as az
@@ -31,10 +32,14 @@ work = Path(tmp.name)
 
 
 def dplit_cli(*args):
-    """Run `dplit ARGS` in the work folder (as `python -m dplit`: the same program) and print its output."""
-    print("$ dplit " + " ".join(args))
-    done = subprocess.run([sys.executable, "-m", "dplit", *args], cwd=work, text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    """Run `dplit ARGS` in the work folder and print its output.
+
+    `python -m dplit` is the same program as the `dplit` command."""
+    command = textwrap.wrap("$ dplit " + " ".join(args), width=86, break_on_hyphens=False)
+    print(" \\\n      ".join(command))
+    done = subprocess.run([sys.executable, "-m", "dplit", *args], cwd=work, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
     print(done.stdout.rstrip())
     assert done.returncode == 0, f"dplit exited with status {done.returncode}"
 
@@ -47,8 +52,9 @@ def dplit_cli(*args):
 # %%
 from dplit.release import release
 
-X = np.random.default_rng(SEED).dirichlet([8.0, 4.0, 5.0, 3.0], size=600)      # the curator's data, never published
-truth = np.array([8.0, 4.0, 5.0, 3.0]) / 20                                      # E[x]: known here, not to you
+# the curator's data, never published, and its E[x] (known here, not to you)
+X = np.random.default_rng(SEED).dirichlet([8.0, 4.0, 5.0, 3.0], size=600)
+truth = np.array([8.0, 4.0, 5.0, 3.0]) / 20
 curated = release(X, eps1=0.75, eps2=0.25, names=["sleep", "work", "leisure", "other"],
                   rng=SEED, secure=False)   # secure=False: seeded noise, for this page only
 curated.save(work / "release.json")
@@ -66,7 +72,8 @@ from dplit.release import Release
 rel = Release.load(work / "release.json")
 print(rel.summary())
 print(rel.budget)
-print("fields in the file:", ", ".join(json.loads((work / "release.json").read_text())))
+fields = json.loads((work / "release.json").read_text())
+print(textwrap.fill("fields in the file: " + ", ".join(fields), width=88))
 
 # %% [markdown]
 # The summary gives the number of records $n$, the components, the censoring threshold $a$ the curator chose (with
@@ -102,8 +109,8 @@ fig = cmp.plot()
 # two of the methods, to keep the page quick):
 
 # %%
-dplit_cli("compare", "release.json", "--methods", "dpboots,dpapprox", "--n-iter", str(n_iter),
-          "--seed", str(SEED), "--out", "report.html")
+dplit_cli("compare", "release.json", "--methods", "dpboots,dpapprox",
+          "--n-iter", str(n_iter), "--seed", str(SEED), "--out", "report.html")
 
 # %% [markdown]
 # ## 4. Choose one
@@ -142,9 +149,11 @@ print(summary_table(post, rel))
 # Monte Carlo error of each mean; the run's own verdict is in its `attrs`:
 
 # %%
-print(az.summary(post, var_names=["mean_composition"], hdi_prob=0.95).to_string())
-report = {k: post.posterior.attrs[k] for k in ("converged", "rhat_max", "ess_bulk_min", "ess_tail_min")}
-print(report)
+table = az.summary(post, var_names=["mean_composition"], hdi_prob=0.95)
+table = table.drop(columns="mcse_sd")
+print(table.rename(index=lambda s: s.replace("mean_composition", "E[x]")).to_string())
+for key in ("converged", "rhat_max", "ess_bulk_min", "ess_tail_min"):
+    print(f"{key:13} {post.posterior.attrs[key]:.4g}")
 
 # %% [markdown]
 # `converged` is 1 when every R-hat is at most 1.01 and every ESS reaches the report's target; `rhat_max` and
@@ -170,20 +179,25 @@ for name in ("DPMCMC_p1", "DPBoots"):
 # `dplit analyse` runs one method, prints the table of step 5, and with `--test` the same decisions:
 
 # %%
-dplit_cli("analyse", "release.json", "--method", "dpmcmc", "--n-iter", str(n_iter), "--n-warmup", str(n_warmup),
-          "--seed", str(SEED), "--test", ",".join(map(str, M)), "--no-progress", "--out", "posterior.nc")
+dplit_cli("analyse", "release.json", "--method", "dpmcmc", "--n-iter", str(n_iter),
+          "--n-warmup", str(n_warmup), "--seed", str(SEED), "--test", ",".join(map(str, M)),
+          "--no-progress", "--out", "posterior.nc")
 
 # %% [markdown]
 # ## 7. Save and reload
 
 # %%
-from dplit.results import from_netcdf, to_netcdf
+from dplit.results import from_netcdf, ledger, to_netcdf
 
 to_netcdf(post, work / "dpmcmc.nc")
 back = from_netcdf(work / "dpmcmc.nc")
-assert np.array_equal(back.posterior["mean_composition"].values, post.posterior["mean_composition"].values)
+assert np.array_equal(back.posterior["mean_composition"].values,
+                      post.posterior["mean_composition"].values)
 cli_result = from_netcdf(work / "posterior.nc")          # what `dplit analyse --out` wrote
-print({k: back.posterior.attrs[k] for k in ("method", "prior", "eps_total", "eps_by_part", "seeds")})
+for key in ("method", "prior", "eps_total", "seeds"):
+    print(f"{key:11} {back.posterior.attrs[key]}")
+for charge, e in ledger(back).items():              # the release's ledger, eps_by_part
+    print(f"spent {e:g} on {charge}")
 print(cli_result.posterior["mean_composition"].mean(("chain", "draw")).round(3).values)
 
 # %% [markdown]
@@ -195,7 +209,8 @@ print(cli_result.posterior["mean_composition"].mean(("chain", "draw")).round(3).
 # The page's checks: the intervals of the exact method cover the truth, the budget is the release's.
 lo, hi = cmp.table.set_index("method").loc["DPMCMC_p1", ["lower", "upper"]].to_numpy().T
 assert np.all((lo - 0.02 <= truth) & (truth <= hi + 0.02))
-assert set(cmp.table["eps_total"]) == {rel.eps_total} == {float(back.posterior.attrs["eps_total"])}
+assert set(cmp.table["eps_total"]) == {rel.eps_total}
+assert float(back.posterior.attrs["eps_total"]) == rel.eps_total
 
 # %% [markdown]
 # ## See also

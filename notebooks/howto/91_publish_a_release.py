@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -29,10 +30,14 @@ work = Path(tmp.name)
 
 
 def dplit_cli(*args):
-    """Run `dplit ARGS` in the work folder (as `python -m dplit`: the same program) and print its output."""
-    print("$ dplit " + " ".join(args))
-    done = subprocess.run([sys.executable, "-m", "dplit", *args], cwd=work, text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    """Run `dplit ARGS` in the work folder and print its output.
+
+    `python -m dplit` is the same program as the `dplit` command."""
+    command = textwrap.wrap("$ dplit " + " ".join(args), width=86, break_on_hyphens=False)
+    print(" \\\n      ".join(command))
+    done = subprocess.run([sys.executable, "-m", "dplit", *args], cwd=work, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
     print(done.stdout.rstrip())
     assert done.returncode == 0, f"dplit exited with status {done.returncode}"
 
@@ -46,7 +51,8 @@ def dplit_cli(*args):
 
 # %%
 names = ["sleep", "work", "leisure", "other"]
-minutes = np.round(np.random.default_rng(SEED).dirichlet([8.0, 4.0, 5.0, 3.0], size=n_records) * 1440)
+shares = np.random.default_rng(SEED).dirichlet([8.0, 4.0, 5.0, 3.0], size=n_records)
+minutes = np.round(shares * 1440)
 with open(work / "minutes.csv", "w") as fh:
     fh.write(",".join(names) + "\n")
     np.savetxt(fh, minutes, fmt="%d", delimiter=",")
@@ -64,18 +70,27 @@ print("".join((work / "minutes.csv").open().readlines()[:4]) + "...")
 # %%
 from dplit.release import PAPER_CANDIDATES, release_mse
 
-alpha_guess = np.array([6.0, 5.0, 5.0, 4.0])        # public knowledge, not the confidential data
+alpha_guess = np.array([6.0, 5.0, 5.0, 4.0])   # public knowledge, not the confidential data
+
+
+def best_rmse(eps1):
+    """The RMSE at the best candidate threshold (the one the rule aims for)."""
+    mse = min(release_mse(alpha_guess, a, n_records, eps1) for a in PAPER_CANDIDATES)
+    return mse**0.5
+
+
 eps1_grid = np.array([0.1, 0.25, 0.5, 1.0, 2.0, 4.0])
-rmse = np.array([min(release_mse(alpha_guess, a, n_records, e) for a in PAPER_CANDIDATES) for e in eps1_grid]) ** 0.5
-rmse_free = min(release_mse(alpha_guess, a, n_records, 1e12) for a in PAPER_CANDIDATES) ** 0.5   # no noise
-target = 2.0                                        # your rule: the noise may at most double the error
+rmse = np.array([best_rmse(e) for e in eps1_grid])
+rmse_free = best_rmse(1e12)                    # no noise to speak of
+target = 2.0           # your rule: the noise may at most double the error
 eps1 = float(eps1_grid[np.argmax(rmse <= target * rmse_free)])
-eps2 = round(eps1 / 3, 2)                           # about a quarter of the total, as Guo et al.
+eps2 = round(eps1 / 3, 2)                      # about a quarter of the total, as Guo et al.
 for e, r in zip(eps1_grid, rmse):
     print(f"eps1 = {e:<5g} RMSE {r:.4f}  ({r / rmse_free:.1f} x the error without noise)")
-display(Markdown(f"The smallest $\\epsilon_1$ of the grid whose error is at most {target:g} times the error "
-                 f"without noise is {eps1:g}; with $\\epsilon_2 \\approx \\epsilon_1 / 3$ = {eps2:g} the release spends "
-                 f"$\\epsilon$ = {eps1 + eps2:.3g} in all."))
+display(Markdown(
+    f"The smallest $\\epsilon_1$ of the grid whose error is at most {target:g} times the "
+    f"error without noise is {eps1:g}; with $\\epsilon_2 \\approx \\epsilon_1 / 3$ = "
+    f"{eps2:g} the release spends $\\epsilon$ = {eps1 + eps2:.3g} in all."))
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -112,8 +127,9 @@ dplit_cli("release", "minutes.csv", "--close", "--eps1", f"{eps1:g}", "--eps2", 
 from dplit.dirichlet import close
 from dplit.release import release
 
-X = close(np.loadtxt(work / "minutes.csv", delimiter=",", skiprows=1))    # rows divided by their sums
-rel = release(X, eps1=eps1, eps2=eps2, names=names)                       # secure=True: OpenDP's noise
+# the rows divided by their sums; secure=True (the default): OpenDP's noise
+X = close(np.loadtxt(work / "minutes.csv", delimiter=",", skiprows=1))
+rel = release(X, eps1=eps1, eps2=eps2, names=names)
 rel.save(work / "release_py.json")
 print(rel.summary())
 
@@ -129,7 +145,7 @@ print(rel.summary())
 text = (work / "release.json").read_text()
 published = json.loads(text)
 for key, value in published.items():
-    print(f"{key:10} {value}")
+    print(textwrap.fill(f"{key:10} {value}", width=88, subsequent_indent=" " * 11))
 assert "seed" not in text and len(published["s_L"]) == len(names)
 
 # %% [markdown]

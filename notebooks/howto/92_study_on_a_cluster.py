@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 from IPython.display import Image, display
@@ -25,10 +26,14 @@ work = Path(tmp.name)
 
 
 def dplit_cli(*args):
-    """Run `dplit ARGS` in the work folder (as `python -m dplit`: the same program) and print its output."""
-    print("$ dplit " + " ".join(args))
-    done = subprocess.run([sys.executable, "-m", "dplit", *args], cwd=work, text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    """Run `dplit ARGS` in the work folder and print its output.
+
+    `python -m dplit` is the same program as the `dplit` command."""
+    command = textwrap.wrap("$ dplit " + " ".join(args), width=86, break_on_hyphens=False)
+    print(" \\\n      ".join(command))
+    done = subprocess.run([sys.executable, "-m", "dplit", *args], cwd=work, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
     print(done.stdout.rstrip())
     assert done.returncode == 0, f"dplit exited with status {done.returncode}"
     return done.stdout
@@ -53,8 +58,8 @@ quick = true
 from dplit.study import StudyConfig, make_tasks
 
 config = StudyConfig.from_toml(work / "study.toml")
-print(f"{len(make_tasks(config))} tasks: {len(config.scenarios())} scenarios x {config.replicates} data sets x "
-      f"{len(config.methods)} methods")
+print(f"{len(make_tasks(config))} tasks: {len(config.scenarios())} scenarios x "
+      f"{config.replicates} data sets x {len(config.methods)} methods")
 
 # %% [markdown]
 # Each task is one (scenario, data set, method); its seed comes from its settings and `seed`, so a task gives the
@@ -78,8 +83,8 @@ import logging
 
 from distributed import LocalCluster
 
-cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                       silence_logs=logging.ERROR)
+cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                       dashboard_address=None, silence_logs=logging.ERROR)
 address = cluster.scheduler_address
 print(address)
 
@@ -93,8 +98,8 @@ print(address)
 
 # %%
 half = len(make_tasks(config)) // 2
-out = dplit_cli("study", "run", "--config", "study.toml", "--store", "results.jsonl", "--scheduler", address,
-                "--max-tasks", str(half), "--no-progress")
+out = dplit_cli("study", "run", "--config", "study.toml", "--store", "results.jsonl",
+                "--scheduler", address, "--max-tasks", str(half), "--no-progress")
 assert f"ran {half} tasks" in out
 
 # %% [markdown]
@@ -103,8 +108,8 @@ assert f"ran {half} tasks" in out
 # Run the same command again: the tasks found in the store are skipped, the rest run.
 
 # %%
-out = dplit_cli("study", "run", "--config", "study.toml", "--store", "results.jsonl", "--scheduler", address,
-                "--no-progress")
+out = dplit_cli("study", "run", "--config", "study.toml", "--store", "results.jsonl",
+                "--scheduler", address, "--no-progress")
 assert f"found {half} done" in out
 
 # %% [markdown]

@@ -55,7 +55,7 @@ def latent_f(theta, rng):                 # rpois(n, theta) as an n x 1 matrix
     return rng.poisson(theta[0], size=(n, 1)).astype(np.float64)
 
 
-def post_f(dmat, theta, rng):             # rgamma(shape, rate): NumPy takes the scale, 1 / rate
+def post_f(dmat, theta, rng):             # rgamma(shape, rate); NumPy takes 1 / rate
     return np.array([rng.gamma(1.0 + dmat.sum(), 1.0 / (0.1 + n))])
 
 
@@ -87,12 +87,14 @@ from dplit.accounting import PrivacyBudget
 from dplit.augmentation import dapper_sample
 from dplit.mechanisms import laplace_mechanism
 
-x = np.random.default_rng(SEED).poisson(3.0, n)               # the confidential counts (simulated: lambda = 3)
-sdp = float(laplace_mechanism(np.minimum(x, C).sum(), C, eps, rng=SEED))   # what the curator released
+# the confidential counts (simulated, lambda = 3) and what the curator released
+x = np.random.default_rng(SEED).poisson(3.0, n)
+sdp = float(laplace_mechanism(np.minimum(x, C).sum(), C, eps, rng=SEED))
+# the modules do not say what the release cost: a ledger does, and the result carries it
 spent = PrivacyBudget(eps)
-spent.spend(eps, "clamped sum of the counts (Laplace)")       # dapper's modules do not say what the release cost
-res = dapper_sample(model, sdp, [1.0], n_iter=n_iter, n_warmup=n_warmup, n_chains=4, rng=SEED,
-                    progress=False, budget=spent)
+spent.spend(eps, "clamped sum of the counts (Laplace)")
+res = dapper_sample(model, sdp, [1.0], n_iter=n_iter, n_warmup=n_warmup, n_chains=4,
+                    rng=SEED, progress=False, budget=spent)
 print(f"released sdp = {sdp:.1f}; engine: {res.posterior.attrs['engine']}; "
       f"{res.posterior.sizes['chain']} chains x {res.posterior.sizes['draw']} draws")
 
@@ -118,7 +120,8 @@ axes = az.plot_trace(res, figsize=(8, 2.2))
 from dplit.augmentation import summary
 
 print(summary(res).round(3))
-print({k: res.posterior.attrs[k] for k in ("method", "engine", "eps_total", "eps_by_part", "converged")})
+for key in ("method", "engine", "eps_total", "eps_by_part", "converged"):
+    print(f"{key:11} {res.posterior.attrs[key]}")
 
 # %% [markdown]
 # The noise costs precision: without it (the counts themselves, $\epsilon = \infty$) the posterior is
@@ -128,8 +131,10 @@ print({k: res.posterior.attrs[k] for k in ("method", "engine", "eps_total", "eps
 # %%
 lam = res.posterior["lambda"].values.ravel()
 exact_sd = np.sqrt(1.0 + x.sum()) / (0.1 + n)
-print(f"posterior sd of lambda: {lam.std():.3f} given the release, {exact_sd:.3f} given the counts")
-print(f"mean acceptance of record proposals: {float(res.sample_stats['acceptance'].mean()):.2f}")
+print(f"posterior sd of lambda: {lam.std():.3f} given the release, "
+      f"{exact_sd:.3f} given the counts")
+acceptance = float(res.sample_stats["acceptance"].mean())
+print(f"mean acceptance of record proposals: {acceptance:.2f}")
 assert abs(lam.mean() - 3.0) < 4 * lam.std() and lam.std() > exact_sd
 
 # %% [markdown]

@@ -36,14 +36,17 @@ from dplit.latent_class import margin_counts, release_margins
 names = ["age", "sex", "employed", "region"]          # 3, 2, 2 and 3 levels
 levels = (3, 2, 2, 3)
 gen = np.random.default_rng(SEED)
-group = gen.choice(2, n_records, p=[0.6, 0.4])        # a hidden grouping that ties the variables together
+group = gen.choice(2, n_records, p=[0.6, 0.4])   # a hidden grouping that ties the variables
 profile = [[[0.2, 0.5, 0.3], [0.5, 0.5], [0.2, 0.8], [0.5, 0.3, 0.2]],
            [[0.6, 0.3, 0.1], [0.4, 0.6], [0.7, 0.3], [0.2, 0.3, 0.5]]]
-records = np.array([[gen.choice(lv, p=profile[g][j]) for j, lv in enumerate(levels)] for g in group])
+records = np.array([[gen.choice(lv, p=profile[g][j]) for j, lv in enumerate(levels)]
+                    for g in group])
 margins = list(itertools.combinations(range(4), 2))
-rel = release_margins(records, margins, eps=1.0, levels=levels, names=names, rng=SEED, secure=False)
+rel = release_margins(records, margins, eps=1.0, levels=levels, names=names,
+                      rng=SEED, secure=False)
 print(rel.budget)
-print("noisy counts of (age, sex):", rel.counts[0], " true:", margin_counts(records, [(0, 1)], levels)[0])
+print("noisy counts of (age, sex):", rel.counts[0])
+print("true counts of (age, sex): ", margin_counts(records, [(0, 1)], levels)[0])
 
 # %% [markdown]
 # Each table spent $\epsilon / 6$; its cells carry two-sided geometric noise (and may even be negative). The
@@ -58,15 +61,20 @@ from dplit.sampling import ConvergenceWarning
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", ConvergenceWarning)       # the report is read below
-    fit = fit_latent_class(rel, k=10, n_iter=n_iter, n_warmup=n_warmup, thin=thin, n_chains=2, rng=SEED,
-                           progress=False)
+    fit = fit_latent_class(rel, k=10, n_iter=n_iter, n_warmup=n_warmup, thin=thin,
+                           n_chains=2, rng=SEED, progress=False)
 at = fit.posterior.attrs
-print(f"{at['k']} classes, weight {at['weight']:.3g}, a = {at['a']:g}; R-hat max {at['rhat_max']:.3f}, "
-      f"bulk ESS min {at['ess_bulk_min']:.0f}, converged: {bool(at['converged'])}")
-display(Markdown("The chains agree and every ESS reaches the report's target." if at["converged"] else
-                 f"The report flags {at['failed']}: the chains mix slowly for some cells. The synthetic tables "
-                 f"below are draws from this posterior all the same, but before publishing intervals run longer "
-                 f"(`n_iter=\"auto\"` with a `max_time`, more chains)."))
+print(f"{at['k']} classes, weight {at['weight']:.3g}, a = {at['a']:g}; "
+      f"R-hat max {at['rhat_max']:.3f}, bulk ESS min {at['ess_bulk_min']:.0f}, "
+      f"converged: {bool(at['converged'])}")
+if at["converged"]:
+    verdict = "The chains agree and every ESS reaches the report's target."
+else:
+    verdict = (f"The report flags {at['failed']}: the chains mix slowly for some "
+               f"cells. The synthetic tables below are draws from this posterior all the "
+               f"same, but before publishing intervals run longer (`n_iter=\"auto\"` "
+               f"with a `max_time`, more chains).")
+display(Markdown(verdict))
 
 # %% [markdown]
 # The model is a mixture of up to `k` classes, each a product of independent categorical variables, fitted to the
@@ -92,9 +100,11 @@ print(synthetic.shape, "\nfirst records of the first synthetic table:\n", synthe
 # %%
 noisy = rel.flat_counts / rel.n
 true = np.concatenate(margin_counts(records, margins, levels)) / n_records
-synth = np.mean([np.concatenate(margin_counts(s, margins, levels)) for s in synthetic], axis=0) / n_records
+synth = np.mean([np.concatenate(margin_counts(s, margins, levels)) for s in synthetic],
+                axis=0) / n_records
 for label, value in (("noisy release", noisy), ("synthetic tables", synth)):
-    print(f"{label:17} largest |difference| from the true cell shares: {np.abs(value - true).max():.4f}")
+    print(f"{label:17} largest |difference| from the true cell shares: "
+          f"{np.abs(value - true).max():.4f}")
 assert np.abs(synth - true).max() < 0.05
 
 # %%
@@ -118,9 +128,12 @@ from dplit.latent_class import cell_intervals, margin_draws
 mean3, lo3, hi3 = cell_intervals(margin_draws(fit, (0, 1, 2)))
 true3 = margin_counts(records, [(0, 1, 2)], levels)[0] / n_records
 print("age sex employed   true  posterior mean  95% interval")
-for cell, t, m_, l_, h_ in zip(itertools.product(*(range(lv) for lv in levels[:3])), true3, mean3, lo3, hi3):
-    print(f"{cell[0]:3d} {cell[1]:3d} {cell[2]:8d}   {t:.3f}  {m_:.3f}           [{l_:.3f}, {h_:.3f}]")
-print(f"{np.sum((lo3 <= true3) & (true3 <= hi3))} of {true3.size} intervals cover the true share")
+cells = itertools.product(*(range(lv) for lv in levels[:3]))
+for (age, sex, employed), t, m_, l_, h_ in zip(cells, true3, mean3, lo3, hi3):
+    print(f"{age:3d} {sex:3d} {employed:8d}   {t:.3f}  {m_:.3f}"
+          f"           [{l_:.3f}, {h_:.3f}]")
+covered = np.sum((lo3 <= true3) & (true3 <= hi3))
+print(f"{covered} of {true3.size} intervals cover the true share")
 
 # %% [markdown]
 # ## See also
