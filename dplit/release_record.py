@@ -24,6 +24,7 @@ import numpy as np
 from dplit import _validate as check
 from dplit._validate import count as _count
 from dplit.accounting import PrivacyBudget
+from dplit.censoring import zero_advice
 from dplit.mechanisms import check_plausible, geometric_reach, laplace_reach
 
 FORMAT = "dplit.release/1"
@@ -545,14 +546,17 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         """A warning text when ``a = a_1`` and its noisy censoring rate exceeds ``factor * tc``, else None.
 
         Guo et al. (Sec. 4.1, S4) warn that then ``S_0(D, a)`` may be far from ``S_0(D)``: many records
-        are censored even at the smallest candidate, and inferences carry censoring bias.
+        are censored even at the smallest candidate, and inferences carry censoring bias. A rate that high
+        is most often exact zeros, which the Dirichlet model does not describe and which smaller candidates
+        make worse; the text is the advice of :func:`dplit.censoring.zero_advice` (notebook 13, section 5),
+        from the release's published fields only.
         """
         factor = check.positive(factor, "factor")
-        if self.p_hat_G is None or self.a != self.candidates[0] or self.p_hat_G[0] <= factor * self.tc:
+        if self.p_hat_G is None or self.a != self.candidates[0]:
             return None
-        return (f"the selected threshold is the smallest candidate a_1 = {self.a:g}, but its noisy censoring rate "
-                f"{self.p_hat_G[0]:.3g} is far above tc = {self.tc:g}: the censored statistic may be biased "
-                f"(consider smaller candidates)")
+        advice = zero_advice(self.p_hat_G, self.candidates, self.a, self.tc, s_L=self.s_L, n=self.n,
+                             names=self.names, factor=factor)
+        return " ".join(advice) or None
 
     def summary(self):
         """A readable, multi-line description of the release."""

@@ -851,5 +851,8 @@ thousands to find $a_{{opt}}$ reliably: with $\\epsilon_2 = n^{{-1/2}}$ it picke
 $n$ = {n_values[0]:,} (section 5). Keep `secure=True` for anything published. Split ($n_1 > 0$) only when a Bayesian
 analysis will build its prior from $\\mathbf D_1$ (notebooks 18-21): the split costs no extra budget, but each part is
 noisier than the whole. If the summary warns that $a = a_1$ with a high noisy rate, the censored statistic may be
-badly biased: add smaller candidates, or accept and report the bias (notebook `13_censoring` quantifies it).
+badly biased, most often because the data hold exact zeros, which the Dirichlet model does not describe. Smaller
+candidates make that worse: merge the components with zeros (`dplit.censoring.amalgamate`) or drop those records and
+report how many (`dplit.censoring.drop_zero_rows`) before releasing (notebook `13_censoring`, section 5;
+`checks/78_zeros_checks` measures the bias).
 """))

@@ -212,3 +212,37 @@ def test_compare_marks_a_chain_that_did_not_converge(small):
     cmp.table.loc[cmp.table["method"] == "DPBoots", ["lower", "upper"]] += 10.0
     why = cmp.explanations()
     assert len(why) == 2 and why[0].startswith("DPBoots: DPBoots gives a frequentist") and "did not mix" in why[1]
+
+
+# --- item 3: exact zeros, and the advice that reaches the analyst ------------------------------------------------
+
+def _time_use_with_zeros(n=2000, share=0.15, seed=3):
+    """Time-use shares (sleep, work, leisure, other) where a share of the days has no work at all."""
+    rng = np.random.default_rng(seed)
+    X = rng.dirichlet([4.5, 2.0, 2.5, 1.0], size=n)
+    off = rng.random(n) < share
+    X[off, 1] = 0.0
+    X[off] /= X[off].sum(axis=1, keepdims=True)
+    return pd.DataFrame(X, columns=["sleep", "work", "leisure", "other"])
+
+
+def test_exact_zeros_warn_the_curator_and_reach_the_analyst(tmp_path, capsys):
+    df = _time_use_with_zeros()
+    with pytest.warns(UserWarning, match="exact zeros"):
+        rel = release(df, eps1=1.0, eps2=0.5, rng=7)
+    told = " ".join(rel.warnings)
+    assert "exact zeros" in told and "work" in told and "Smaller candidates make this worse" in told
+    assert "consider smaller candidates" not in told                     # the old advice pointed the wrong way
+    with pytest.warns(UserWarning, match="release warning: .*exact zeros"):
+        res = methods.fit(rel, "dpboots", rng=1, n_boot=100)
+    assert any("exact zeros" in w for w in results.release_warnings(res))
+    assert any("exact zeros" in line for line in dplit.summary(res).attrs["notes"])
+    path = tmp_path / "rel.json"
+    rel.save(path)
+    assert main(["show", str(path)]) == 0 and "exact zeros" in capsys.readouterr().out
+    # the planted contrast: the same days without zeros give no such warning
+    clean = _time_use_with_zeros(share=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = release(clean, eps1=1.0, eps2=0.5, rng=7)
+    assert quiet.warnings == () and quiet.caution() is None
