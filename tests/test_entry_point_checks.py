@@ -4,7 +4,7 @@ Each test plants one bad input that used to give a silent answer, a raw numpy/js
 checks the refusal names the argument and the rule.
 """
 
-import math
+import inspect
 
 import numpy as np
 import pytest
@@ -17,9 +17,8 @@ from dplit import mechanisms as M
                                       (M.geometric_mechanism, ([1, 2], 1.0, 1.0)),
                                       (M.sample_discrete_gaussian, (2.0, 3))])
 def test_mechanisms_default_to_the_exact_sampler(fn, args):
-    import inspect
     assert inspect.signature(fn).parameters["secure"].default is True
-
+    # the default draws from the operating system: one seed twice gives two different releases
     big = fn(np.zeros(200), 1.0, 1.0, rng=1) if fn is not M.sample_discrete_gaussian else fn(2.0, 200, rng=1)
     big2 = fn(np.zeros(200), 1.0, 1.0, rng=1) if fn is not M.sample_discrete_gaussian else fn(2.0, 200, rng=1)
     assert not np.array_equal(big, big2)
