@@ -119,6 +119,29 @@ def count(value, name, minimum=1):
     return int(value)
 
 
+def integer_values(value, name, bound=2**62):
+    """Return an array of whole numbers (an int dtype, or floats with integer values) as int64, or raise.
+
+    Counts read from JSON arrive as floats (``1e3``); they are accepted when whole. Entries beyond ``+-bound``
+    (2**62 by default: room for noise without wrapping round in int64) are refused by name, before the cast
+    to int64 would wrap them round to a wrong sign.
+    """
+    try:
+        arr = np.asarray(value)
+    except (ValueError, OverflowError):
+        raise TypeError(f"{name} must be a rectangular array of integers") from None
+    if arr.dtype == object and arr.size and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                for v in arr.ravel()):
+        raise ValueError(f"{name} must lie within +-2**62 (int64), got an integer past 64 bits")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}")
+    if arr.size and np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError(f"{name} must hold whole numbers (no fractions, NaN or inf)")
+    if arr.size and np.max(np.abs(arr.astype(float))) > bound:
+        raise ValueError(f"{name} must lie within +-2**62 (int64), got {np.max(np.abs(arr.astype(float))):.3g}")
+    return arr.astype(np.int64)
+
+
 def int_array(value, name, *, low=None, high=None, ndim=None):
     """Return an array of integers as int64, every entry in ``[low, high)`` (either end optional), or raise.
 
