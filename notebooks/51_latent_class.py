@@ -214,7 +214,7 @@ assert c01.tolist() == [1, 1, 0, 0, 0, 2] and c2.tolist() == [2, 2]
 for bad in ([[0, 1, 0], [-1, 0, 0]], [[0.0, 1.0, 0.0]]):
     try:
         margin_counts(np.array(bad), [(0,)])
-    except ValueError as err:
+    except (ValueError, TypeError) as err:        # a negative code, or codes that are not integers
         assert "records" in str(err)
     else:
         raise AssertionError("bad records accepted")

@@ -341,10 +341,10 @@ tiny_h = np.array([[0, 1, 0, 0, 0, 0, 1, 0, 1],     # owned, all white, spouse (
 assert household_summaries(tiny_h).astype(int).tolist() == [[1, 1, 1, 1, 1], [0, 0, 1, 0, 0], [0, 1, 0, 1, 1]]
 assert summary_counts(tiny_h).tolist() == [1, 2, 2, 2, 2]
 for bad, kw, word in [(tiny_h[:, :8], {}, "3 + 3 (size - 1) columns"), (tiny_h, dict(size=4), "size = 4"),
-                      (tiny_h - 1, {}, "must lie in"), (tiny_h.astype(float), {}, "integer codes")]:
+                      (tiny_h - 1, {}, "must lie in"), (tiny_h.astype(float), {}, "must be an array of integers")]:
     try:
         summary_counts(bad, **kw)
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         assert word in str(err), err
     else:
         raise AssertionError(f"{word}: accepted")
