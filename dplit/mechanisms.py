@@ -83,8 +83,8 @@ def laplace_logpdf(x, loc, scale):
         ``log p(x | loc, scale)``, broadcast over ``x`` and ``loc``.
     """
     scale = check.positive(scale, "scale")
-    x = np.asarray(x, dtype=float)
-    return -np.log(2.0 * scale) - np.abs(x - np.asarray(loc, dtype=float)) / scale
+    x, loc = check.real_array(x, "x"), check.real_array(loc, "loc")
+    return -np.log(2.0 * scale) - np.abs(x - loc) / scale
 
 
 # %% notebooks/02_mechanisms.py, cell 9: The Laplace mechanism (Guo et al., Sec. 2.1; dapper, Sec. 2)
@@ -166,7 +166,7 @@ def two_sided_geometric_logpmf(k, t):
         ``log p(k | t)``.
     """
     t = check.unit_interval(t, "t")
-    k = np.asarray(k, dtype=float)
+    k = check.real_array(k, "k")
     out = np.log1p(-t) - np.log1p(t) + np.abs(k) * np.log(t)
     return np.where(k == np.round(k), out, -np.inf)
 
@@ -378,7 +378,7 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
     mu_ = check.real(mu, "mu")
     if not mu_.is_integer():
         raise ValueError(f"mu must be an integer, got {mu!r}")
-    k = np.asarray(k, dtype=float)
+    k = check.real_array(k, "k")
     out = -((k - mu_) ** 2) / (2.0 * sigma**2)
     if normalize:
         out = out - _discrete_gaussian_log_normalizer(sigma)

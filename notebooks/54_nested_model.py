@@ -481,6 +481,8 @@ def household_table(params, *, size=3):
 #| export
 def summary_probs_paper(p):
     """Supp. eq. (2) exactly as printed (households of size three): a twin of `summary_probs`, written differently."""
+    if not isinstance(p, NestedParams):
+        raise TypeError(f"p must be a NestedParams, got {type(p).__name__}")
     u = np.einsum("gm,gmr->gr", p.w, p.phi_race)
     q = np.einsum("gm,gm->g", p.w, p.phi_rel[:, :, 0])
     a = np.einsum("gm,gmr,gm->gr", p.w, p.phi_race, p.phi_rel[:, :, 0])

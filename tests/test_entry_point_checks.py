@@ -256,3 +256,17 @@ def test_selection_and_peers_name_their_arguments():
         compare_methods(x, 1.0, truth=np.ones((2, 2, 2)), methods="latent_class")
     with pytest.raises(ValueError, match="methods must be a non-empty subset"):
         compare_methods(x, 1.0, methods="dpabc")
+
+
+def test_log_densities_name_a_non_numeric_argument():
+    from dplit.nested_model import summary_probs_paper
+    with pytest.raises(TypeError, match="x must be an array of real numbers"):
+        M.laplace_logpdf("a", 0.0, 1.0)
+    with pytest.raises(TypeError, match="loc must be an array of real numbers"):
+        M.laplace_logpdf(0.0, "a", 1.0)
+    with pytest.raises(TypeError, match="k must be an array of real numbers"):
+        M.two_sided_geometric_logpmf(["x"], 0.5)
+    with pytest.raises(TypeError, match="k must be an array of real numbers"):
+        M.discrete_gaussian_logpmf("k", 1.0)
+    with pytest.raises(TypeError, match="p must be a NestedParams"):
+        summary_probs_paper({"w": 1})
