@@ -406,9 +406,7 @@ class _ReleaseChecks:
         s_G = np.array(self.s_G)
         if s_G.ndim != 1 or s_G.size != cands.size + 1:
             raise ValueError(f"s_G must hold M + 1 = {cands.size + 1} counts, got shape {s_G.shape}")
-        if s_G.size and not (np.issubdtype(s_G.dtype, np.integer) or np.all(s_G == np.round(s_G))):
-            raise ValueError("s_G must hold integers")
-        s_G = s_G.astype(np.int64)
+        s_G = check.integer_values(s_G, "s_G")         # whole numbers within int64 (1e30 would wrap round)
         if np.any(s_G < 0):
             raise ValueError("s_G must be non-negative (noisy counts are clamped at 0)")
         s_G.flags.writeable = False
