@@ -63,15 +63,14 @@ print(sorted(p.name for p in work.iterdir()))
 # %% [markdown]
 # ## 2. See what it holds and what it spent
 #
-# `Release.load` reads the file and checks it: a missing field, a tampered number or an implausible statistic
-# raises an error naming it.
+# `dplit show` reads the file, checks it (a missing field, a tampered number or an implausible statistic raises an
+# error naming it) and prints what it holds, what it spent and what can be done with it:
 
 # %%
 from dplit.release import Release
 
-rel = Release.load(work / "release.json")
-print(rel.summary())
-print(rel.budget)
+dplit_cli("show", "release.json")
+rel = Release.load(work / "release.json")      # the same file in Python
 fields = json.loads((work / "release.json").read_text())
 print(textwrap.fill("fields in the file: " + ", ".join(fields), width=88))
 
@@ -79,7 +78,9 @@ print(textwrap.fill("fields in the file: " + ", ".join(fields), width=88))
 # The summary gives the number of records $n$, the components, the censoring threshold $a$ the curator chose (with
 # the noisy censoring rate of each candidate), and the released noisy statistic $S_L$ with its Laplace scale. The
 # ledger says what the release spent: $\epsilon_2$ on choosing $a$ and $\epsilon_1$ on the statistic, in total
-# $\epsilon_1 + \epsilon_2$. Whatever you compute from the file spends nothing more (post-processing).
+# $\epsilon_1 + \epsilon_2$. Whatever you compute from the file spends nothing more (post-processing). Its last lines
+# are the commands that apply to this release; a warning of the curator (for example that the data probably hold
+# exact zeros) would be printed here too, and it travels into every result.
 
 # %% [markdown]
 # ## 3. Compare the methods
@@ -139,9 +140,9 @@ post = cmp.results["DPMCMC_p1"]
 # ## 5. Read the intervals and the convergence report
 
 # %%
-from dplit.cli import summary_table
+import dplit
 
-print(summary_table(post, rel))
+print(dplit.summary(post))
 
 # %% [markdown]
 # Mean, sd and 95% interval of $\alpha_j$ and of $E[x_j]$, with each one's R-hat and bulk ESS, then the method and

@@ -160,14 +160,15 @@ assert "seed" not in text and len(published["s_L"]) == len(names)
 # * a second release of the same records, or a release made with `secure=False` (seeded noise, for simulations);
 # * a release you chose among several tries (re-running until the numbers look good spends every try's budget).
 #
-# Check the file before sending it: `Release.load` reads it back with every check an analyst's copy will pass.
+# Check the file before sending it: `dplit show` (and `Release.load` in Python) reads it back with every check an
+# analyst's copy will pass, and prints what the analyst will see.
 
 # %%
 from dplit.release import Release
 
 back = Release.load(work / "release.json")
 assert back.names == tuple(names) and back.eps_total == eps1 + eps2
-print(back.budget)
+dplit_cli("show", "release.json")
 
 # %% [markdown]
 # ## See also
