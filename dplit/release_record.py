@@ -25,7 +25,7 @@ from dplit import _validate as check
 from dplit._validate import count as _count
 from dplit.accounting import PrivacyBudget
 from dplit.censoring import zero_advice
-from dplit.mechanisms import check_plausible, geometric_reach, laplace_reach
+from dplit.mechanisms import FALSE_REFUSAL, check_plausible, geometric_reach, laplace_reach
 
 FORMAT = "dplit.release/1"
 COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
@@ -206,7 +206,53 @@ def check_warnings(warnings):
     return tuple(dict.fromkeys(" ".join(v.split()) for v in warnings))
 
 
-# %% notebooks/14_release_record.py, cell 14: 3. The record
+# %% notebooks/14_release_record.py, cell 14: 2. Which numbers a release can hold (plausibility)
+def joint_reach(d, p):
+    """The upper ``p`` quantile ``q`` of Gamma(d, 1): ``sum_j |Laplace(0, 1)_j|`` over d coordinates exceeds it w.p. ``p``.
+
+    ``P(Gamma(d, 1) > q) = exp(-q) sum_{i<d} q^i / i!`` (d exponentials), solved by bisection.
+    """
+    d = check.count(d, "d", 1)
+    p = check.unit_interval(p, "p")
+    i = np.arange(d)
+    lgam = np.array([math.lgamma(k + 1.0) for k in i])
+
+    def log_tail(q):
+        return -q + float(np.logaddexp.reduce(i * math.log(q) - lgam)) if q > 0 else 0.0
+
+    lo, hi, target = 0.0, float(d), math.log(p)
+    while log_tail(hi) > target:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if log_tail(mid) > target else (lo, mid)
+    return hi
+
+
+def plausible_distance(s, a):
+    """A lower bound of the l1 distance of a statistic ``s`` to every statistic a data set gives at threshold ``a``.
+
+    The larger of the l1 distance to the box ``[log a, 0]^d`` and the excess of ``log sum exp(s)`` over the Jensen bound
+    ``log(1 + (d - 1) a)`` (both are at most the distance to the range of ``S_0``; derivation above).
+    """
+    s = np.asarray(s, dtype=float)
+    box = float(np.sum(np.maximum(math.log(a) - s, 0.0) + np.maximum(s, 0.0)))
+    jensen = float(np.logaddexp.reduce(s)) - math.log1p((s.size - 1) * a)
+    return max(box, jensen, 0.0)
+
+
+def _plausible_joint(s, scale, a, q, name):
+    """Refuse a statistic farther than ``q`` noise scales (in l1) from every statistic a data set can give."""
+    dist = plausible_distance(s, a)
+    if dist > q * scale:
+        raise ValueError(f"{name} is impossible for this release: it lies at least {dist / scale:.1f} noise scales "
+                         f"(l1 distance {dist:.4g}, scale {scale:.4g}) from every statistic a data set can give, and "
+                         f"Laplace noise on {s.size} coordinates reaches beyond {q:.1f} scales in l1 (a Gamma({s.size}, "
+                         f"1) tail) with probability < the release's share of 1e-9 (a tampered or mistyped value? "
+                         f"check=False skips this check, for research)")
+
+
+# %% notebooks/14_release_record.py, cell 18: 3. The record
 class _ReleaseBuild:
     """Ways to build a :class:`Release` other than :func:`release`: from JSON (the format ``FORMAT``,
     every field by name), from a dict, from a statistic released elsewhere; and the way back to JSON."""
@@ -332,7 +378,7 @@ class _ReleaseBuild:
                    warnings=warnings, checked=check)
 
 
-# %% notebooks/14_release_record.py, cell 16: 3. The record
+# %% notebooks/14_release_record.py, cell 20: 3. The record
 class _ReleaseChecks:
     """The validation of a :class:`Release` (its ``__post_init__``), naming the first bad field."""
 
@@ -379,13 +425,15 @@ class _ReleaseChecks:
         """Refuse numbers that no data set gives under the stated noise (derivation above: p = 1e-9 per release)."""
         selected = self.eps2 > 0
         n_coords = self.d * (2 if self.split else 1) + (self.s_G.size if selected else 0)
+        p = FALSE_REFUSAL / 2                   # half for the coordinates, half for the joint bound
         if selected:                            # first: a follows from s_G
             t = math.exp(-self.eps2 / COUNT_SENSITIVITY)
-            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords) if t < 1 else math.inf)
-        k = laplace_reach(n_coords)
-        _plausible_statistic(self.s_L, self.scale, self.a, k, "s_L")
-        if self.split:
-            _plausible_statistic(self.s_L1, self.scale1, self.a, k, "s_L1")
+            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords, p) if t < 1 else math.inf)
+        k = laplace_reach(n_coords, p)
+        q = joint_reach(self.d, p / (2 if self.split else 1))
+        for s, scale, name in [(self.s_L, self.scale, "s_L")] + ([(self.s_L1, self.scale1, "s_L1")] if self.split else []):
+            _plausible_statistic(s, scale, self.a, k, name)
+            _plausible_joint(s, scale, self.a, q, name)
 
     def _validate_selection(self):
         """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
@@ -422,7 +470,7 @@ class _ReleaseChecks:
             object.__setattr__(self, name, value)
 
 
-# %% notebooks/14_release_record.py, cell 18: 3. The record
+# %% notebooks/14_release_record.py, cell 22: 3. The record
 @dataclass(frozen=True, eq=False)
 class Release(_ReleaseChecks, _ReleaseBuild):
     """What a curator publishes by Algorithm 1 of Guo et al. (an (eps1 + eps2)-DP release).

@@ -11,6 +11,7 @@
 # %%
 #| default_exp release_record
 #| internal COUNT_SENSITIVITY check_candidates censored_sensitivity check_names check_warnings
+#| internal joint_reach plausible_distance
 
 # %% [markdown]
 # ## Parameters
@@ -52,7 +53,7 @@ from dplit import _validate as check
 from dplit._validate import count as _count
 from dplit.accounting import PrivacyBudget
 from dplit.censoring import zero_advice
-from dplit.mechanisms import check_plausible, geometric_reach, laplace_reach
+from dplit.mechanisms import FALSE_REFUSAL, check_plausible, geometric_reach, laplace_reach
 
 FORMAT = "dplit.release/1"
 COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
@@ -194,7 +195,9 @@ def select_threshold(p_hat_G, candidates, tc):
 #
 # $$0 \le s_{G,m} \le n + w, \qquad \Big|\sum_m s_{G,m} - n\Big| \le (M+1)\,w .$$
 #
-# For $d = 3$ unsplit with a selection of $M = 6$ candidates, $D = 10$ and $k = 23.0$. A value outside is refused with a
+# (In the release these coordinate-wise checks use $p/2$, so $k = \log(2D/p)$ and the geometric reach is taken at
+# $p/2$: the other half goes to the joint check below.) For $d = 3$ unsplit with a selection of $M = 6$ candidates,
+# $D = 10$ and $k = 23.7$. A value outside is refused with a
 # `ValueError` naming the field, the value and the range. Research that needs an impossible release (a planted
 # one, say) passes `check=False` to the constructor, `from_statistic`, `from_dict`, `from_json` or `load`; the
 # release then says so in `checked`, which the analyses copy into their results' `attrs`.
@@ -316,6 +319,113 @@ for bad, exc in [(["x"], ValueError), (["x", "x"], ValueError), ("xy", TypeError
         assert "names" in str(err)
     else:
         raise AssertionError(bad)
+
+# %% [markdown]
+# **A joint bound.** The checks above look at one coordinate at a time, each widened by $k$ scales. A statistic
+# tampered a little in every coordinate (each $10$ scales out of $[\log a, 0]$, say) passes them all, although no
+# genuine release is that far from every possible statistic at once. The noise bounds the whole vector too: with
+# $\mathbf S_L = \mathbf S_0 + b\,\boldsymbol\varepsilon$, $\varepsilon_j$ independent standard Laplace,
+#
+# $$\|\mathbf S_L - \mathbf S_0\|_1 = b\sum_{j=1}^d |\varepsilon_j|, \qquad \sum_{j=1}^d |\varepsilon_j| \sim \mathrm{Gamma}(d, 1),$$
+#
+# since each $|\varepsilon_j|$ is a standard exponential. Let $q$ be the upper $p'$ quantile of $\mathrm{Gamma}(d, 1)$,
+# $P(\mathrm{Gamma}(d,1) > q) = e^{-q}\sum_{i<d} q^i/i! = p'$. Because $\mathbf S_0$ lies in $\mathrm{Range}(S_0)$,
+# the $\ell_1$ distance of $\mathbf S_L$ to that range is at most $\|\mathbf S_L - \mathbf S_0\|_1$, so
+# $P\{\mathrm{dist}_1(\mathbf S_L, \mathrm{Range}\,S_0) > q b\} \le p'$ whatever the data. The range itself has no
+# simple description, but any set $B \supseteq \mathrm{Range}(S_0)$ is closer, and two lower bounds of
+# $\mathrm{dist}_1(\mathbf s, B)$ for the set $B$ of section 2 (the box $[\log a, 0]^d$ cut by the Jensen bound) are
+# exact and cheap:
+#
+# - the $\ell_1$ distance to the box, $\sum_j \big(\max\{\log a - s_j, 0\} + \max\{s_j, 0\}\big)$ (it separates by
+#   coordinate);
+# - the excess $\max\{\log\sum_j e^{s_j} - \log(1 + (d-1)a), 0\}$, because $\log\sum_j e^{s_j}$ moves by at most
+#   $\max_j|\Delta s_j| \le \|\Delta \mathbf s\|_1$.
+#
+# Their maximum $\delta(\mathbf s) \le \mathrm{dist}_1(\mathbf s, B) \le \mathrm{dist}_1(\mathbf s, \mathrm{Range}\,S_0)$,
+# so refusing when $\delta(\mathbf S_L) > q b$ refuses a genuine release with probability at most $p'$. A release spends
+# $p/2$ on the coordinate checks and $p/2$ on the joint check, shared by its one or two statistics ($p' = p/4$ each
+# when split): in all, at most $p = 10^{-9}$. For $d = 3$ unsplit, $q = 27.4$ scales in $\ell_1$ at $p' = p/2$, against
+# $k = 22.5$ for one coordinate: the joint check is looser for a single coordinate and tighter for several, so the
+# two are complementary (the check below measures both).
+
+# %%
+#| export
+def joint_reach(d, p):
+    """The upper ``p`` quantile ``q`` of Gamma(d, 1): ``sum_j |Laplace(0, 1)_j|`` over d coordinates exceeds it w.p. ``p``.
+
+    ``P(Gamma(d, 1) > q) = exp(-q) sum_{i<d} q^i / i!`` (d exponentials), solved by bisection.
+    """
+    d = check.count(d, "d", 1)
+    p = check.unit_interval(p, "p")
+    i = np.arange(d)
+    lgam = np.array([math.lgamma(k + 1.0) for k in i])
+
+    def log_tail(q):
+        return -q + float(np.logaddexp.reduce(i * math.log(q) - lgam)) if q > 0 else 0.0
+
+    lo, hi, target = 0.0, float(d), math.log(p)
+    while log_tail(hi) > target:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if log_tail(mid) > target else (lo, mid)
+    return hi
+
+
+def plausible_distance(s, a):
+    """A lower bound of the l1 distance of a statistic ``s`` to every statistic a data set gives at threshold ``a``.
+
+    The larger of the l1 distance to the box ``[log a, 0]^d`` and the excess of ``log sum exp(s)`` over the Jensen bound
+    ``log(1 + (d - 1) a)`` (both are at most the distance to the range of ``S_0``; derivation above).
+    """
+    s = np.asarray(s, dtype=float)
+    box = float(np.sum(np.maximum(math.log(a) - s, 0.0) + np.maximum(s, 0.0)))
+    jensen = float(np.logaddexp.reduce(s)) - math.log1p((s.size - 1) * a)
+    return max(box, jensen, 0.0)
+
+
+def _plausible_joint(s, scale, a, q, name):
+    """Refuse a statistic farther than ``q`` noise scales (in l1) from every statistic a data set can give."""
+    dist = plausible_distance(s, a)
+    if dist > q * scale:
+        raise ValueError(f"{name} is impossible for this release: it lies at least {dist / scale:.1f} noise scales "
+                         f"(l1 distance {dist:.4g}, scale {scale:.4g}) from every statistic a data set can give, and "
+                         f"Laplace noise on {s.size} coordinates reaches beyond {q:.1f} scales in l1 (a Gamma({s.size}, "
+                         f"1) tail) with probability < the release's share of 1e-9 (a tampered or mistyped value? "
+                         f"check=False skips this check, for research)")
+
+# %% [markdown]
+# Check: the quantile solves its equation; the bound's level at a worst-case statistic (a corner of the range, where
+# three outward directions are open) is at most $p'$ by simulation, here at $p' = 0.05$ to see it; and its power: a
+# statistic moved out by 10 scales in every coordinate passes the coordinate-wise check of section 2 and is refused
+# by the joint one.
+
+# %%
+from scipy import stats as _st
+
+for d_chk in (1, 2, 3, 8, 40):
+    for p_chk in (0.05, 1e-9):
+        assert math.isclose(_st.gamma.sf(joint_reach(d_chk, p_chk), d_chk), p_chk, rel_tol=1e-6)
+q_level, a_chk, b_chk, d_chk = joint_reach(3, 0.05), 1e-3, 0.2, 3
+corner = np.array([0.0, math.log(a_chk), math.log(a_chk)])            # every record at the corner (1, 0, 0)
+eps_chk = np.random.default_rng(5).laplace(size=(20_000, d_chk))
+dist_chk = np.array([plausible_distance(corner + b_chk * e, a_chk) for e in eps_chk])
+level = float(np.mean(dist_chk > q_level * b_chk))
+assert level <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / len(eps_chk)), level
+# the planted check: a "joint" bound at half the quantile would refuse genuine releases far too often at this corner
+assert np.mean(np.sum(np.abs(eps_chk), axis=1) > q_level) > 0.04          # the Gamma(3, 1) tail itself is 0.05
+k_chk, q_chk = laplace_reach(d_chk, 1e-9 / 2), joint_reach(d_chk, 1e-9 / 2)
+moved = np.full(d_chk, 10.0 * b_chk)                                      # 10 scales above 0 in every coordinate
+_plausible_statistic(moved, b_chk, a_chk, k_chk, "s_L")                   # the coordinate-wise check lets it pass
+try:
+    _plausible_joint(moved, b_chk, a_chk, q_chk, "s_L")
+except ValueError as err:
+    assert "s_L" in str(err) and "noise scales" in str(err), err
+else:
+    raise AssertionError("the joint check missed a statistic 30 scales (l1) out of the range")
+_plausible_joint(np.array([0.0, math.log(a_chk), math.log(a_chk)]) + 5 * b_chk, b_chk, a_chk, q_chk, "s_L")
+print(f"d = 3: k = {k_chk:.1f} scales per coordinate, q = {q_chk:.1f} scales in l1; level at the corner with "
+      f"p' = 0.05: {level:.4f}")
 
 # %% [markdown]
 # ## 3. The record
@@ -508,13 +618,15 @@ class _ReleaseChecks:
         """Refuse numbers that no data set gives under the stated noise (derivation above: p = 1e-9 per release)."""
         selected = self.eps2 > 0
         n_coords = self.d * (2 if self.split else 1) + (self.s_G.size if selected else 0)
+        p = FALSE_REFUSAL / 2                   # half for the coordinates, half for the joint bound
         if selected:                            # first: a follows from s_G
             t = math.exp(-self.eps2 / COUNT_SENSITIVITY)
-            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords) if t < 1 else math.inf)
-        k = laplace_reach(n_coords)
-        _plausible_statistic(self.s_L, self.scale, self.a, k, "s_L")
-        if self.split:
-            _plausible_statistic(self.s_L1, self.scale1, self.a, k, "s_L1")
+            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords, p) if t < 1 else math.inf)
+        k = laplace_reach(n_coords, p)
+        q = joint_reach(self.d, p / (2 if self.split else 1))
+        for s, scale, name in [(self.s_L, self.scale, "s_L")] + ([(self.s_L1, self.scale1, "s_L1")] if self.split else []):
+            _plausible_statistic(s, scale, self.a, k, name)
+            _plausible_joint(s, scale, self.a, q, name)
 
     def _validate_selection(self):
         """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
@@ -781,7 +893,7 @@ with tempfile.TemporaryDirectory() as tmp:
 # ## When to use this
 
 # %%
-k_reach = laplace_reach(3 + len(CANDIDATES) + 1, 1e-9)
+k_reach = laplace_reach(3 + len(CANDIDATES) + 1, 1e-9 / 2)
 display(Markdown(f"""
 * **Reading a release**: `Release.load(path)` (or `from_json`, `from_dict`) for a file a curator published; every
   inference method of notebooks 17-60 takes the `Release`. Read `summary()` and `caution()` before analysing: a
