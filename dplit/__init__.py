@@ -98,7 +98,7 @@ _ENTRY_POINTS = {
     "NestedParams": "nested_model",
     # every method on one release; results
     "fit": "methods", "compare": "methods", "REGISTRY": "methods",
-    "to_netcdf": "results", "from_netcdf": "results",
+    "to_netcdf": "results", "from_netcdf": "results", "summary": "results", "attrs_of": "results",
 }
 _MODULES = tuple(m for layer in LAYERS for m in layer if m != "__main__")
 

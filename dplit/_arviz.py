@@ -75,9 +75,16 @@ def set_group(result, name, dataset):
 
 
 def update_attrs(result, **attrs):
-    """Add ``attrs`` (run metadata) to every group of the result, in place; returns the result."""
+    """Add ``attrs`` (run metadata) to every group of the result and to ``result.attrs``, in place; returns it.
+
+    ``result.attrs`` is where a user looks first: under ArviZ 0.x it is the ``InferenceData``'s own dict (written to
+    the netCDF file's root and read back), under 1.x the root node's attrs, so both generations show the contract there.
+    """
     for name in groups(result):
         result[name].attrs.update(attrs)
+    root = dict(getattr(result, "attrs", None) or {})
+    root.update(attrs)
+    result.attrs = root
     return result
 
 
@@ -171,6 +178,9 @@ def clean_attrs(result):
         for k in list(attrs):
             if k not in _ARVIZ_ATTRS:
                 attrs[k] = _attr_value(attrs[k])
+    root = getattr(result, "attrs", None)
+    if root:
+        result.attrs = {k: v if k in _ARVIZ_ATTRS else _attr_value(v) for k, v in root.items()}
     return result
 
 

@@ -47,6 +47,18 @@ def check_margins(margins, p):
     return tuple(out)
 
 
+def check_cells(levels, margins, bytes_per_cell=8):
+    """Refuse, before any work, margins whose cells (prod of their levels, summed) exceed the work limit.
+
+    ``bytes_per_cell`` is what each cell costs the caller (8 for an array of counts; more for the index of
+    :func:`cell_index`). Returns the number of cells.
+    """
+    cells = sum(math.prod(levels[v] for v in m) for m in margins)
+    V.work_size(float(cells) * bytes_per_cell, f"margins: {float(cells):.3g} cells (the product of each margin's "
+                f"levels, summed)", "release fewer or smaller margins (fewer variables, or fewer levels)")
+    return cells
+
+
 # %% notebooks/50_latent_class_model.py, cell 6: Tables, margins and cells
 @dataclass(frozen=True)
 class CellIndex:
@@ -77,6 +89,7 @@ def cell_index(levels, margins):
     """The :class:`CellIndex` of ``margins`` (tuples of variable indices) of a table with ``levels``."""
     levels = check_levels(levels)
     margins = check_margins(margins, len(levels))
+    check_cells(levels, margins, bytes_per_cell=400)    # a Python tuple per cell and variable, then the arrays
     rows = [(m, cell) for m in margins for cell in np.ndindex(*[levels[v] for v in m])]
     width = max(len(m) for m in margins)
     cell_var = np.full((len(rows), width), -1, dtype=np.int64)

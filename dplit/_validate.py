@@ -27,6 +27,17 @@ __all__: list[str] = []
 #: for a larger machine.
 MAX_WORK_BYTES = 4 * 2**30
 
+#: The largest integer a count may hold: numpy's int64, which every array of counts and every kernel uses.
+INT64_MAX = 2**63 - 1
+
+
+def shown(value):
+    """``value`` as text for a message, a huge integer shortened to its first digits and its length."""
+    text = str(value)
+    if isinstance(value, (int, np.integer)) and len(text) > 24:
+        return f"{text[:6]}...({len(text.lstrip('-'))} digits)"
+    return text
+
 
 def real(value, name):
     """Return a real scalar (Python, NumPy or 0-d array; not a bool) as a float, or raise TypeError."""
@@ -102,8 +113,66 @@ def count(value, name, minimum=1):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise ValueError(f"{name} must be >= {minimum}, got {shown(value)}")
+    if value > INT64_MAX:
+        raise ValueError(f"{name} must fit in a 64-bit integer (<= 2**63 - 1), got {shown(value)}")
     return int(value)
+
+
+def integer_values(value, name, bound=2**62):
+    """Return an array of whole numbers (an int dtype, or floats with integer values) as int64, or raise.
+
+    Counts read from JSON arrive as floats (``1e3``); they are accepted when whole. Entries beyond ``+-bound``
+    (2**62 by default: room for noise without wrapping round in int64) are refused by name, before the cast
+    to int64 would wrap them round to a wrong sign.
+    """
+    try:
+        arr = np.asarray(value)
+    except (ValueError, OverflowError):
+        raise TypeError(f"{name} must be a rectangular array of integers") from None
+    if arr.dtype == object and arr.size and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                for v in arr.ravel()):
+        raise ValueError(f"{name} must lie within +-2**62 (int64), got an integer past 64 bits")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}")
+    if arr.size and np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError(f"{name} must hold whole numbers (no fractions, NaN or inf)")
+    if arr.size and np.max(np.abs(arr.astype(float))) > bound:
+        raise ValueError(f"{name} must lie within +-2**62 (int64), got {np.max(np.abs(arr.astype(float))):.3g}")
+    return arr.astype(np.int64)
+
+
+def int_array(value, name, *, low=None, high=None, ndim=None):
+    """Return an array of integers as int64, every entry in ``[low, high)`` (either end optional), or raise.
+
+    Integer dtypes only (not bool, not float): a level code or a count that arrives as a float is a mistake to
+    name, not to round. ``high`` may be an array broadcast against the last axis (one bound per column).
+    Entries past int64 (an object or uint64 array) are refused by name.
+    """
+    try:
+        arr = np.asarray(value)
+    except (ValueError, OverflowError):       # ragged nesting, or an int numpy cannot hold
+        raise TypeError(f"{name} must be a rectangular array of integers") from None
+    if arr.dtype == object and arr.size and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                for v in arr.ravel()):
+        raise ValueError(f"{name} must hold integers that fit in 64 bits (<= 2**63 - 1)")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and arr.max() > INT64_MAX:
+        raise ValueError(f"{name} must hold integers that fit in 64 bits (<= 2**63 - 1)")
+    arr = arr.astype(np.int64)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got an array of shape {arr.shape}")
+    if low is not None and arr.size and np.any(arr < low):
+        raise ValueError(f"{name} must be >= {low}, got {int(arr.min())}")
+    if high is not None and arr.size:
+        bound = np.asarray(high)
+        over = arr >= bound
+        if np.any(over):
+            j = tuple(int(i) for i in np.argwhere(over)[0])
+            rule = f"< {int(bound)}" if bound.ndim == 0 else f"< its column's bound {bound.tolist()}"
+            raise ValueError(f"{name}{list(j)} = {int(arr[j])} is out of range: entries must be {rule}")
+    return arr
 
 
 def choice(value, name, options):

@@ -253,7 +253,7 @@ class ApproximationWarning(UserWarning):
     """A release for which the normal approximation of model (6) is not reliable."""
 
 
-def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=10,
+def dp_approx(release, *, prior="p1", update="blocked", n_iter="auto", n_warmup=2_000, n_chains=4, thin=10,
               n_mh=5, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000,
               max_time=None):
     """DPapprox: the asymptotic Gibbs sampler of model (6) (Guo et al., Sec. 4.2.4; Bernstein and Sheldon 2018).
@@ -276,9 +276,9 @@ def dp_approx(release, *, prior="p1", update="blocked", n_iter=20_000, n_warmup=
         ``"gibbs"``: the paper's sampler, alpha | S0, then S0 | alpha, omega, then omega | S0.
         ``"blocked"``: alpha | omega with S0 integrated out (a Gaussian again), then S0 and omega; the
         same posterior, far better mixing when the noise dominates (see the notebook).
-    n_iter : int or "auto", default 20000
+    n_iter : int or "auto", default "auto"
         Iterations per chain after warm-up (before thinning); ``"auto"``: until converged, as in
-        :func:`dplit.mcmc.dp_mcmc`.
+        :func:`dplit.mcmc.dp_mcmc`. An integer runs exactly that many (the paper: 20,000).
     n_warmup : int, default 2000
         Warm-up iterations per chain (discarded; the proposal is tuned here).
     thin : int, default 10

@@ -140,8 +140,8 @@ def audit_epsilon(sample_a, sample_b, *, confidence=0.95, n_thresholds=200, n_ev
     Examples
     --------
     >>> from dplit.mechanisms import laplace_mechanism
-    >>> a = laplace_mechanism(np.zeros(100_000), 1.0, 1.0, rng=1)
-    >>> b = laplace_mechanism(np.ones(100_000), 1.0, 1.0, rng=2)
+    >>> a = laplace_mechanism(np.zeros(100_000), 1.0, 1.0, rng=1, secure=False)
+    >>> b = laplace_mechanism(np.ones(100_000), 1.0, 1.0, rng=2, secure=False)
     >>> audit_epsilon(a, b).eps_lower <= 1.0
     True
     """

@@ -374,16 +374,22 @@ def _seed_label(rng):
     return "unlabelled" if seq is None else f"{seq.entropy}/{seq.spawn_key}"
 
 
-def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs):
-    """The options boots and dp_boots share: (n_boot, policy code, max_redraw, tol, max_iter, progress, n_jobs)."""
+def _check_boot_options(n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs, n, d):
+    """The options boots and dp_boots share: (n_boot, policy code, max_redraw, tol, max_iter, progress, n_jobs).
+
+    Sizes are bounded before any work (``check.work_size``): the replicates' (n_boot, d) arrays, and the (n, d)
+    records each running worker simulates at once. One replicate is allowed, with a warning: it has no spread.
+    """
     policy = OUT_OF_RANGE.index(check.choice(out_of_range, "out_of_range", OUT_OF_RANGE))
     n_jobs = (os.cpu_count() or 1) if n_jobs is None else check.count(n_jobs, "n_jobs")
     n_boot = check.count(n_boot, "n_boot")
-    # each replicate keeps at least alpha, E[x | alpha] and its statistic: 3 vectors of d >= 2 floats
-    check.work_size(48 * n_boot, f"{n_boot:,} bootstrap replicates (n_boot)", "lower n_boot")
-    if n_boot < 2:
-        warnings.warn(f"n_boot = {n_boot}: one bootstrap replicate gives no interval and no spread (use "
-                      f"n_boot >= {min_replicates(0.95)} for a 95% interval)", RuntimeWarning, stacklevel=3)
+    check.work_size(8.0 * 4 * d * n_boot, f"n_boot = {n_boot:,} replicates x d = {d}", "lower n_boot")
+    check.work_size(8.0 * 2 * d * n * min(n_jobs, n_boot), f"n = {n:,} records x d = {d} simulated per replicate "
+                    f"by {min(n_jobs, n_boot)} worker(s)", "lower n_jobs (a release this large is better analysed "
+                    "by dp_mcmc, which simulates no records)")
+    if n_boot == 1:
+        warnings.warn("n_boot = 1: one replicate has no spread, so it gives no standard error or interval "
+                      f"(a 95% interval needs {min_replicates(0.95)})", UserWarning, stacklevel=3)
     return (n_boot, policy, check.count(max_redraw, "max_redraw", minimum=0),
             check.positive(tol, "tol"), check.count(max_iter, "max_iter"), check.boolean(progress, "progress"), n_jobs)
 
@@ -439,7 +445,7 @@ def boots(data, *, n_boot=1000, n=None, a=None, rng=None, progress=True, n_jobs=
         raise ValueError(f"data must be compositions (n, d) or a statistic (d,), got shape {arr.shape}")
     n = check.count(n, "n")
     n_boot, policy, max_redraw, tol, max_iter, progress, n_jobs = _check_boot_options(
-        n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs)
+        n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs, n, s0.size)
     if not (np.all(np.isfinite(s0)) and np.exp(s0).sum() < 1):
         raise ValueError("the statistic of data lies outside Range(S0) (sum(exp(s)) >= 1): no MLE exists")
     rng = check.rng(rng)
@@ -510,7 +516,7 @@ def dp_boots(release, *, n_boot=1000, part="D2", rng=None, progress=True, n_jobs
                         f"options are min_acceptance, n_pilot, thin, burn_in")
     s_L, n, scale = release.part(check.choice(part, "part", ("D2", "D1", "D")))
     n_boot, policy, max_redraw, tol, max_iter, progress, n_jobs = _check_boot_options(
-        n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs)
+        n_boot, out_of_range, max_redraw, tol, max_iter, progress, n_jobs, n, np.size(s_L))
     rng = check.rng(rng)
     seeds = [_seed_label(rng)]
     truncation = check.choice(truncation, "truncation", ("auto", "rejection", "gibbs"))

@@ -9,7 +9,9 @@ sub-command, write the two functions and list the first in ``_COMMANDS``.
 Usage::
 
     dplit release data.csv --eps1 0.75 --eps2 0.25 [--split 0.25] --out release.json     # the curator
+    dplit show release.json                  # what a release holds, what it spent, what can be done with it
     dplit analyse release.json --method dpmcmc [--prior p1] [--seed 1] --out posterior.nc  # the analyst
+    dplit compare release.json --out report.html                                          # every method
     dplit study run --config study.toml --store results.sqlite [--workers N] [--scheduler tcp://...]
     dplit study report --store results.sqlite [--out figures/]
     dplit study export --store results.sqlite --out results.jsonl   # the text table to commit and share
@@ -60,9 +62,16 @@ The CSV file: comma-separated, UTF-8 (a byte-order mark is ignored), one record 
 per component (d >= 2). A first row with no number in it is a header naming the components (the
 names travel into the release and the analyses); a first row of numbers only (even years such as
 2019,2020,2021) is a record unless --header says otherwise; a first row mixing numbers and text is
-refused (say --header or --no-header). Rows are compositions (non-negative, summing to 1 within 1e-6;
-zeros are fine) or, with --close, raw non-negative amounts (e.g. minutes per activity) that are
-divided by their row sums. Example: examples/minutes.csv in the source tree."""
+refused (say --header or --no-header). Rows are compositions (non-negative, summing to 1 within 1e-6)
+or, with --close, raw non-negative amounts (e.g. minutes per activity) that are divided by their row
+sums. Example: examples/minutes.csv in the source tree.
+
+Exact zeros are accepted, but the Dirichlet model has none: each zero enters the released statistic
+as log(a) and pulls its component's estimated mean share down (0.17 comes out as 0.09 when 15% of
+records are 0, at a = 1e-6), and every analysis inherits this. Before releasing, merge such a
+component with another, or drop the records with zeros and say how many (dplit.censoring.amalgamate,
+drop_zero_rows); smaller candidates make it worse. The release warns when its censoring rates point
+to zeros, and the warning travels with the release file to every analysis."""
 
 
 def _is_number(field):
@@ -92,7 +101,7 @@ def read_compositions(path, *, close=False, with_names=False, header=None):
     close : bool
         If True, rows are raw non-negative amounts and are divided by their sums; otherwise each
         row must already be a composition summing to 1 within 1e-6 (a CSV rounded to 6 decimals
-        passes; checked by :func:`dplit.dirichlet.check_compositions`).
+        passes, and such rows are divided by their sums so that they sum to 1 exactly).
     with_names : bool
         Also return the header's names (None without a header).
     header : bool or None
@@ -213,6 +222,9 @@ def read_compositions(path, *, close=False, with_names=False, header=None):
             raise ValueError(f"{where(k)}: the record sums to {float(sums[off[0]]):.10g}, not 1 within 1e-6 "
                              f"(raw amounts, or compositions rounded to fewer than 6 decimals? --close divides each "
                              f"row by its sum)")
+        # rows within 1e-6 of 1 (rounded to 6 or more decimals) are closed exactly, a change below 1e-6 of each entry,
+        # so that the library's own check (1e-8) takes what this reader took
+        X = X / sums[:, None]
     X = check_compositions(X, name=f"{path} (rows)", tol=1e-6)   # the checks above make this pass
     return (X, names) if with_names else X
 
@@ -242,12 +254,14 @@ def _add_release(subparsers):
                    help="the first row is a record (default: a record when it is all numbers)")
     p.add_argument("--seed", type=int, default=None, help="seed of the random split (the noise is never seeded)")
     p.add_argument("--out", required=True, help="where to write the release (JSON)")
-    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    p.add_argument("--force", action="store_true",
+                   help=_FORCE_HELP[:-1] + "); also release when the pre-check (public numbers only: n, d, eps1, the "
+                        "smallest candidate) says the release would be mostly noise")
     p.set_defaults(func=_run_release)
 
 
 def _run_release(args):
-    from dplit.release import release
+    from dplit.release import noise_warning, release
 
     # before the data are read or any noise drawn
     out = _check_out(args.out, args.force, example="release.json", inputs=(args.data,))
@@ -257,16 +271,63 @@ def _run_release(args):
     n1 = int(round(args.split * n))
     if args.split > 0 and not 1 <= n1 < n:
         raise ValueError(f"--split {args.split} of n = {n} records leaves an empty part (n1 = {n1})")
+    # Before any noise is drawn: refuse a release that would be mostly noise, unless --force (public numbers only).
+    noisy = noise_warning(n - n1, d, check.epsilon(args.eps1, "--eps1"), args.candidates)
+    if noisy and not args.force:
+        raise ValueError(f"{noisy}; nothing was released and no budget spent (--force releases anyway)")
     # candidates=None: the library's default, the paper's list below 1/d (thresholds >= 1/d censor everything)
-    rel = release(X, eps1=args.eps1, eps2=args.eps2, candidates=args.candidates, tc=args.tc, n1=n1, rng=args.seed,
-                  secure=True, names=names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # the release keeps them; its summary prints them once
+        rel = release(X, eps1=args.eps1, eps2=args.eps2, candidates=args.candidates, tc=args.tc, n1=n1,
+                      rng=args.seed, secure=True, names=names)
     # the one rule of Release.save, with the flag's name and the input: a file created meanwhile is kept
     atomic_write(out, rel.to_json() + "\n", overwrite=args.force, inputs=(args.data,), flag="--force")
     print(rel.summary())
     print(f"written to {out}")
-    warning = rel.caution()
-    if warning:
-        print(f"dplit: warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _add_show(subparsers):
+    p = subparsers.add_parser(
+        "show", help="what a release holds, what it spent, and what can be done with it",
+        description="Read a release (JSON) and print its contents (n, d, names, threshold, budgets, split, the "
+                    "curator's warnings), its privacy ledger, and the analyse and compare commands that apply to it.")
+    p.add_argument("release", help="the release (JSON)")
+    p.set_defaults(func=_run_show)
+
+
+def show_text(rel, path="release.json"):
+    """What ``dplit show`` prints for release ``rel`` (read from ``path``)."""
+    from dplit.methods import applies
+
+    head, *rest = rel.summary().replace("dplit release: ", "", 1).split("\n")
+    lines = [f"{path}: {head}"] + ([f"components: {', '.join(rel.names)}"] if rel.names is not None else []) + rest
+    lines.append("privacy spent by the curator (analysing the release spends nothing more):")
+    lines += [f"  {e.eps:g}  {e.label}" for e in rel.budget.entries]
+    lines.append(f"  total eps = {rel.eps_total:g}")
+    lines.append("what can be done with it:")
+    refused = {}
+    for name in METHODS:
+        priors = REGISTRY[name].priors or (None,)
+        ok = [p for p in priors if applies(rel, name, p) is None]
+        for p in priors:
+            if p not in ok:
+                refused.setdefault(p, []).append(name)
+        if ok:
+            flag = f" --prior {ok[0]}" if ok[0] else ""
+            more = f"   (priors: {', '.join(ok)})" if len(ok) > 1 else ""
+            lines.append(f"  dplit analyse {path} --method {name}{flag} --out {name}.nc{more}")
+    lines.append(f"  dplit compare {path} --out report.html")
+    if refused:
+        lines.append(f"  not available: priors {', '.join(sorted(refused))} (built from D1: they need a split release, "
+                     f"made with dplit release ... --split 0.25)")
+    return "\n".join(lines)
+
+
+def _run_show(args):
+    from dplit.release import Release
+
+    print(show_text(Release.load(args.release), args.release))
     return 0
 
 
@@ -306,8 +367,8 @@ def _add_analyse(subparsers):
 
 def _add_method_options(p):
     """The methods' options as flags: each flag is the library's keyword with dashes (n_chains: --n-chains)."""
-    p.add_argument("--n-iter", default=None, help="iterations per chain (or 'auto': until converged); the "
-                                                  "library's default otherwise")
+    p.add_argument("--n-iter", default=None, help="iterations per chain, or 'auto' (the default of every "
+                                                  "sampler: extend the chains until they converge)")
     p.add_argument("--n-warmup", type=int, default=None, help="warm-up iterations per chain")
     p.add_argument("--n-chains", "--chains", dest="n_chains", type=int, default=None,
                    help="number of chains (default 4)")
@@ -358,43 +419,11 @@ def analyse(rel, method, *, prior=None, seed=None, progress=True, **options):
     return fit(rel, method, prior=prior, rng=seed, progress=progress, **given)
 
 
-def summary_table(idata, rel, *, level=0.95):
-    """The summary ``dplit analyse`` prints: mean, sd, interval, R-hat and bulk ESS of alpha and E[x]."""
-    from dplit import diagnostics
-    from dplit.bootstrap import min_replicates
+def summary_table(idata, rel=None, *, level=0.95):
+    """The summary ``dplit analyse`` prints: the text of :func:`dplit.summary` (the library's one summary)."""
+    from dplit.results import summary
 
-    level = check.level(level)
-    q = [(1 - level) / 2, (1 + level) / 2]
-    post = idata.posterior
-    names = [str(c) for c in post["alpha"].coords["component"].values]
-    width = max(9, *(len(v) + 9 for v in names))
-    pct = f"{100 * level:g}%"
-    head = f"{'':{width}} {'mean':>9} {'sd':>9} {pct + ' low':>9} {pct + ' high':>9} {'R-hat':>6} {'ESS':>7}"
-    lines = [head]
-    multi = post.sizes["chain"] > 1
-    for var, label in (("alpha", "alpha"), ("mean_composition", "E[x]")):
-        x = post[var].values  # (chain, draw, d)
-        flat = x.reshape(-1, x.shape[-1])
-        if multi:
-            rhat = diagnostics.rhat(idata, var_names=[var])[var].values
-            ess = diagnostics.ess(idata, var_names=[var])[var].values
-        for j, name in enumerate(names):
-            lo, hi = np.quantile(flat[:, j], q)
-            diag = f"{rhat[j]:6.3f} {ess[j]:7.0f}" if multi else f"{'-':>6} {'-':>7}"
-            lines.append(f"{label + '[' + name + ']':{width}} {flat[:, j].mean():9.4g} {flat[:, j].std(ddof=1):9.3g} "
-                         f"{lo:9.4g} {hi:9.4g} {diag}")
-    attrs = post.attrs
-    lines.append(f"method {attrs.get('method')}" + (f", prior {attrs['prior']}" if "prior" in attrs else "")
-                 + f"; {post.sizes['chain']} chain(s) x {post.sizes['draw']} draws")
-    lines.append(f"censoring threshold a = {rel.a:g}; privacy spent eps1 + eps2 = {rel.eps1:g} + {rel.eps2:g} = "
-                 f"{rel.eps_total:g} (by the curator; analysing the release spends nothing more)")
-    n_draws = post.sizes["chain"] * post.sizes["draw"]
-    if n_draws < min_replicates(level):           # e.g. DPBoots replicates lost to failures
-        lines.append(f"TOO FEW DRAWS: {n_draws} for a {pct} interval, whose ends are then the extreme draws (need "
-                     f">= {min_replicates(level)}: more --n-boot, --n-iter or --n-accept)")
-    if multi and "converged" in attrs and not int(attrs["converged"]):
-        lines.append(f"NOT CONVERGED: {attrs.get('failed', '')} (run longer: --n-iter or --n-iter auto)")
-    return "\n".join(lines)
+    return summary(idata, level=level).to_text()
 
 
 def _check_test(means, delta, d):
@@ -489,8 +518,10 @@ def _run_analyse(args):
     if args.test is not None:
         print("\n".join(_test_lines(idata, args.test, delta, level)))
     print(f"written to {out}")
-    for w in {str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)}:
-        print(f"dplit analyse: warning: {w}", file=sys.stderr)
+    # the release's own warnings are the table's RELEASE WARNING lines: printed once, there
+    for w in dict.fromkeys(str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)):
+        if not w.startswith("release warning: "):
+            print(f"dplit analyse: warning: {w}", file=sys.stderr)
     return 0
 
 
@@ -645,7 +676,12 @@ def _add_compare(subparsers):
     p.add_argument("--priors", default="p1", help="comma-separated priors of the Bayesian methods (default p1; "
                                                   "p3-p5 need a split release)")
     p.add_argument("--seed", type=int, default=None, help="seed: each method gets its own stream from it")
-    p.add_argument("--n-iter", default=None, help="iterations per chain of every sampler (or 'auto')")
+    p.add_argument("--n-iter", default=None, help="iterations per chain of the samplers (dpmcmc, dpremcmc, "
+                                                  "dpapprox; default 'auto'); refused when --methods holds a method "
+                                                  "without chains (dpboots, dpabc)")
+    p.add_argument("--report-unavailable", action="store_true",
+                   help="list a method and prior that cannot run on this release as a row saying why (default: "
+                        "refuse them before any work)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--truth", type=_floats, default=None, metavar="M1,...,Md",
                    help="the true E[x] (a simulated release), marked in the figure")
@@ -671,22 +707,51 @@ def _run_compare(args):
     settings = {}
     n_iter = _n_iter_flag(args.n_iter)
     if n_iter is not None:
-        settings = {m: {"n_iter": n_iter} for m in names if "n_iter" in REGISTRY[m].options}
+        chainless = [m for m in names if "n_iter" not in REGISTRY[m].options]
+        if chainless:
+            raise ValueError(f"--n-iter sets the chains of dpmcmc, dpremcmc and dpapprox; {', '.join(chainless)} "
+                             f"run(s) no chain: leave --n-iter out, or choose --methods among the samplers")
+        settings = {m: {"n_iter": n_iter} for m in names}
     rel = Release.load(args.release)
     if args.truth is not None and len(args.truth) != rel.d:
         raise ValueError(f"--truth needs {rel.d} values (one per component), got {len(args.truth)}")
+    if args.truth is not None:
+        check.unit_interval_array(args.truth, "--truth")
     print(f"dplit compare: {', '.join(names)} on {args.release} (n = {rel.n}, d = {rel.d})", file=sys.stderr)
     t0 = time.perf_counter()
-    cmp = compare(rel, list(names), priors=priors, rng=args.seed, level=level, truth=args.truth, settings=settings)
+    try:
+        cmp = compare(rel, list(names), priors=priors, rng=args.seed, level=level, truth=args.truth,
+                      settings=settings, unavailable="report" if args.report_unavailable else "refuse")
+    except ValueError as err:                  # compare names the method; the command line names the flag
+        text = str(err).replace("pass unavailable='report' to list them as rows", "use --report-unavailable")
+        raise ValueError(f"--methods/--priors: {text}" if text.startswith("cannot run") else text) from err
     atomic_write(out, cmp.to_html(), overwrite=args.force, inputs=(args.release,), flag="--force")
-    cols = ["method", "component", "mean", "sd", "lower", "upper", "rhat", "ess", "seconds", "eps_total"]
-    with np.printoptions(precision=4):
-        print(cmp.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(compare_text(cmp))
     print(f"{len(cmp.results)} methods in {time.perf_counter() - t0:.0f} s; report written to {out}")
     return 0
 
 
-_COMMANDS = [_add_release, _add_analyse, _add_compare, _add_study]
+def compare_text(cmp):
+    """What ``dplit compare`` prints: the release's warnings, the table (with converged), then per method its
+    non-convergence, why its answer differs, and how it ran."""
+    lines = [f"RELEASE WARNING: {w}" for w in cmp.release_warnings]
+    cols = ["method", "component", "mean", "sd", "lower", "upper", "rhat", "ess", "converged", "seconds",
+            "eps_total"]
+    table = cmp.table.assign(converged=np.where(cmp.table["converged"] == 1, "yes", "NO"))
+    ran = table["note"] == ""
+    lines.append(table.loc[ran, cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    lines += [f"NOT RUN: {row.method}: {row.note}" for row in table.loc[~ran].itertuples()]
+    lines += [f"WARNING: {w}" for w in cmp.warnings()]
+    why = cmp.explanations()
+    if why:
+        lines.append("why the intervals differ:")
+        lines += [f"  {w}" for w in why]
+    lines.append("how each method ran:")
+    lines += [f"  {cmp.run_text(v)}" for v in cmp.results]
+    return "\n".join(lines)
+
+
+_COMMANDS = [_add_release, _add_show, _add_analyse, _add_compare, _add_study]
 
 
 def _parser():

@@ -83,12 +83,12 @@ def laplace_logpdf(x, loc, scale):
         ``log p(x | loc, scale)``, broadcast over ``x`` and ``loc``.
     """
     scale = check.positive(scale, "scale")
-    x = np.asarray(x, dtype=float)
-    return -np.log(2.0 * scale) - np.abs(x - np.asarray(loc, dtype=float)) / scale
+    x, loc = check.real_array(x, "x"), check.real_array(loc, "loc")
+    return -np.log(2.0 * scale) - np.abs(x - loc) / scale
 
 
 # %% notebooks/02_mechanisms.py, cell 9: The Laplace mechanism (Guo et al., Sec. 2.1; dapper, Sec. 2)
-def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget=None, label="Laplace mechanism"):
+def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=True, budget=None, label="Laplace mechanism"):
     """Release ``value`` with Laplace noise of scale ``sensitivity / eps`` (epsilon-DP).
 
     Parameters
@@ -101,9 +101,10 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
         Privacy budget spent, > 0.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness for the fast path. Ignored when ``secure=True``.
-    secure : bool, default False
-        If True, draw the noise with OpenDP's ``make_laplace`` (resistant to the floating-point
-        attack of Mironov 2012, randomness from the operating system: not seedable).
+    secure : bool, default True
+        True (the default, for a curator who publishes): draw the noise with OpenDP's ``make_laplace``
+        (resistant to the floating-point attack of Mironov 2012, randomness from the operating system: not
+        seedable). False: NumPy's floating-point sampler, fast and seeded by ``rng``, for simulations only.
     budget : dplit.accounting.PrivacyBudget, optional
         A ledger to charge ``eps`` to (with ``label``) before any noise is drawn; a charge that
         does not fit raises ``BudgetExceededError`` and releases nothing.
@@ -117,7 +118,7 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
 
     Examples
     --------
-    >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, eps=0.5, rng=1).shape
+    >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, eps=0.5, rng=1, secure=False).shape
     (2,)
     """
     x = check.finite_array(value, "value")
@@ -126,6 +127,7 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
     scale = sensitivity / eps
     if not math.isfinite(scale):
         raise ValueError(f"sensitivity / eps must be finite, got {sensitivity:g} / {eps:g}")
+    secure = check.boolean(secure, "secure")
     if budget is not None:
         budget.spend(eps, label)
     if secure:
@@ -164,7 +166,7 @@ def two_sided_geometric_logpmf(k, t):
         ``log p(k | t)``.
     """
     t = check.unit_interval(t, "t")
-    k = np.asarray(k, dtype=float)
+    k = check.real_array(k, "k")
     out = np.log1p(-t) - np.log1p(t) + np.abs(k) * np.log(t)
     return np.where(k == np.round(k), out, -np.inf)
 
@@ -213,7 +215,7 @@ def _check_counts(counts):
     return arr.astype(np.int64)
 
 
-def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, budget=None,
+def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=True, budget=None,
                         label="geometric mechanism"):
     """Release integer ``counts`` with two-sided geometric noise (epsilon-DP).
 
@@ -229,9 +231,10 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, bud
         Privacy budget spent, > 0.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness for the fast path. Ignored when ``secure=True``.
-    secure : bool, default False
-        If True, draw the noise with OpenDP's integer ``make_laplace`` (exact integer sampling,
-        randomness from the operating system: not seedable).
+    secure : bool, default True
+        True (the default): draw the noise with OpenDP's integer ``make_laplace`` (exact integer sampling,
+        randomness from the operating system: not seedable). False: the floating-point kernel, fast and
+        seeded by ``rng``, for simulations only.
     budget, label
         The ledger charged with ``eps`` before any noise is drawn, and what it records, as in
         :func:`laplace_mechanism`.
@@ -247,6 +250,7 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, bud
     if not math.exp(-eps / sensitivity) < 1.0:
         raise ValueError(f"eps / sensitivity = {eps / sensitivity:g} is too small: "
                          f"t = exp(-eps / sensitivity) rounds to 1")
+    secure = check.boolean(secure, "secure")
     if budget is not None:
         budget.spend(eps, label)
     if secure:
@@ -374,7 +378,7 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
     mu_ = check.real(mu, "mu")
     if not mu_.is_integer():
         raise ValueError(f"mu must be an integer, got {mu!r}")
-    k = np.asarray(k, dtype=float)
+    k = check.real_array(k, "k")
     out = -((k - mu_) ** 2) / (2.0 * sigma**2)
     if normalize:
         out = out - _discrete_gaussian_log_normalizer(sigma)
@@ -382,12 +386,12 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
 
 
 # %% notebooks/02_mechanisms.py, cell 42: The discrete Gaussian (Canonne, Kamath & Steinke 2020; dapper, Sec. 2 and Example 2)
-def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
+def sample_discrete_gaussian(sigma, size, *, rng=None, secure=True):
     """Draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
 
-    The default path runs the algorithm in 53-bit floating point (fast, seedable, for simulation):
-    its proposal and acceptance probabilities carry relative rounding errors of order 1e-16, so it
-    is close to, not exactly, the discrete Gaussian. ``secure=True`` is the exact sampler.
+    ``secure=True`` is the exact sampler (the default). ``secure=False`` runs the algorithm in 53-bit
+    floating point (fast, seedable, for simulation): its proposal and acceptance probabilities carry
+    relative rounding errors of order 1e-16, so it is close to, not exactly, the discrete Gaussian.
 
     Parameters
     ----------
@@ -397,9 +401,9 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
         Output shape.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness (fast path only).
-    secure : bool, default False
-        If True, draw with OpenDP's integer ``make_gaussian`` (CKS 2020 with exact integer
-        arithmetic, randomness from the operating system: not seedable).
+    secure : bool, default True
+        True (the default): draw with OpenDP's integer ``make_gaussian`` (CKS 2020 with exact integer
+        arithmetic, randomness from the operating system: not seedable). False: the float kernel.
 
     Returns
     -------
@@ -411,7 +415,7 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
         raise ValueError(f"sigma must be at least 1e-150 (sigma**2 underflows), got {sigma}")
     shape = _check_size(size)
     n = math.prod(shape)
-    if secure:
+    if check.boolean(secure, "secure"):
         if n == 0:
             return np.zeros(shape, dtype=np.int64)
         dp = _opendp()

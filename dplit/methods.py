@@ -86,13 +86,13 @@ REGISTRY = {m.name: m for m in (
     Method("mcmc", "MCMC", "dplit.mcmc:mcmc", "records", ("p1",),
            {"n_iter": 2_000, "n_warmup": 500, "thin": 1}, options=_CHAIN_OPTIONS),
     Method("dpmcmc", "DPMCMC", "dplit.mcmc:dp_mcmc", "Release", ("p1", "p3", "p4", "p5"),
-           {"n_iter": 20_000, "n_warmup": 2_000, "thin": None}, options=_CHAIN_OPTIONS),
+           {"n_iter": "auto", "n_warmup": 2_000, "thin": None}, options=_CHAIN_OPTIONS),
     Method("dpremcmc", "DPreMCMC", "dplit.mcmc:dp_remcmc", "Release", ("p1", "p3", "p4", "p5"),
-           {"n_iter": 20_000, "n_warmup": 2_000, "thin": None}, options=_CHAIN_OPTIONS + ("b",)),
+           {"n_iter": "auto", "n_warmup": 2_000, "thin": None}, options=_CHAIN_OPTIONS + ("b",)),
     Method("dpabc", "DPABC", "dplit.abc:dp_abc", "Release", ("p1", "p2", "p3", "p4", "p5"),
            {"n_accept": 1000, "accept_rate": 0.1}, options=("n_accept", "accept_rate"), sampler=False),
     Method("dpapprox", "DPapprox", "dplit.approx:dp_approx", "Release", ("p1", "p3", "p4"),
-           {"n_iter": 20_000, "n_warmup": 2_000, "thin": 10}, options=_CHAIN_OPTIONS),
+           {"n_iter": "auto", "n_warmup": 2_000, "thin": 10}, options=_CHAIN_OPTIONS),
     Method("dapper", "dapper", "dplit.augmentation:dapper_sample", "PrivacyModel",
            defaults={"n_iter": 2_000, "n_warmup": 1_000, "thin": 1}, estimand="", options=_CHAIN_OPTIONS),
     Method("latent_class", "latent_class", "dplit.latent_class:fit_latent_class", "MarginRelease",
@@ -140,6 +140,16 @@ def applies(data, name, prior=None):
 
 
 # %% notebooks/60_methods.py, cell 13: One dispatcher
+def _check_settings(name, settings):
+    """Refuse a keyword that method ``name``'s entry point does not take (before any work), naming both."""
+    params = inspect.signature(REGISTRY[name].function).parameters
+    unknown = sorted(k for k in settings if k not in params and not (name == "dpboots" and k in _NOISE_OPTIONS))
+    if unknown:
+        takes = ", ".join(k for k in params if k not in ("release", "data", "statistic", "n", "model", "rng",
+                                                          "progress", "prior"))
+        raise TypeError(f"method {name} does not take {', '.join(unknown)}; it takes {takes}")
+
+
 def fit(data, name, *, prior=None, rng=None, progress=True, **settings):
     """Run method ``name`` of the registry on ``data`` and return its result (an ArviZ object of the contract).
 
@@ -172,12 +182,12 @@ def fit(data, name, *, prior=None, rng=None, progress=True, **settings):
     problem = applies(data, name, prior)
     if problem:
         raise ValueError(problem)
+    told = getattr(data, "all_warnings", None)
+    for w in told() if callable(told) else ():   # the curator's warnings reach the analyst (and the result's attrs)
+        warnings.warn(f"release warning: {w}", UserWarning, stacklevel=2)
     fn = m.function
     params = inspect.signature(fn).parameters
-    unknown = sorted(k for k in settings if k not in params and not (name == "dpboots" and k in _NOISE_OPTIONS))
-    if unknown:
-        takes = ", ".join(k for k in params if k not in ("release", "data", "statistic", "n", "model"))
-        raise TypeError(f"method {name} does not take {', '.join(unknown)}; it takes {takes}")
+    _check_settings(name, settings)
     kw = dict(settings, rng=rng)
     if prior is not None:
         kw["prior"] = prior
@@ -195,20 +205,49 @@ _NOISE_OPTIONS = ("min_acceptance", "n_pilot", "thin", "burn_in")
 
 
 # %% notebooks/60_methods.py, cell 17: All methods on one release
-def _applicable(data, names, priors):
-    """[(label, name, prior)] of the methods to run on ``data``."""
+def _runs(data, names, priors, explicit):
+    """[(label, name, prior, why)] of the pairs asked for; ``why`` is None when the pair can run, else the reason.
+
+    With ``explicit`` False (``methods="all"``) the methods that need another kind of data are left out.
+    """
     runs = []
     for name in names:
         m = REGISTRY[name]
+        if not explicit and applies(data, name) is not None:
+            continue
         for p in (priors if m.priors else (None,)):
-            if p is not None and p not in m.priors:
-                continue
-            if applies(data, name, p) is None:
-                runs.append((f"{m.label}_{p}" if p else m.label, name, p))
+            label = f"{m.label}_{p}" if p else m.label
+            runs.append((label, name, p, applies(data, name, p)))
     return runs
 
 
 # %% notebooks/60_methods.py, cell 18: All methods on one release
+#: Why a method's answer can differ from the others' (one sentence each), used when intervals do not overlap.
+_WHY = {
+    "dpboots": "DPBoots gives a frequentist bootstrap interval (no prior): it resamples the noisy statistic, so it "
+               "answers a different question than the posteriors",
+    "dpmcmc": "DPMCMC samples the exact posterior given the release, so it differs from the others by its prior "
+              "({prior}) or by their approximations",
+    "dpremcmc": "DPreMCMC is an approximation: b latent records stand for the n records (model (5), each raised to "
+                "the power n/b), which can move alpha far from DPMCMC's (its E[x] moves less)",
+    "dpabc": "DPABC is an approximation: it accepts prior draws whose simulated statistic falls within a tolerance "
+             "of the release, which widens and can shift its posterior",
+    "dpapprox": "DPapprox is an approximation: it takes the censored statistic to be normal (the central limit "
+                "theorem), poor when n is small or many entries are censored",
+}
+
+
+def _why(label, name, prior, converged, failed):
+    """One sentence on why method ``label`` may differ from the others."""
+    if not converged:
+        return f"{label}: the chain did not mix (see its warning); its interval is not yet the posterior's"
+    text = _WHY.get(name, f"{label} is another method")
+    if prior not in (None, "p1"):
+        text += f"; its prior {prior} is built from D1, not the flat p1"
+    return f"{label}: " + text.format(prior=prior or "none")
+
+
+# %% notebooks/60_methods.py, cell 19: All methods on one release
 @dataclass
 class Comparison:
     """Every method's result on one release, side by side (:func:`compare`).
@@ -218,13 +257,20 @@ class Comparison:
     table : pandas.DataFrame
         One row per method and component: ``method``, ``component``, ``mean``, ``sd``, ``lower``,
         ``upper`` (the ``level`` interval), ``rhat`` (nan for independent draws), ``ess``, ``seconds``,
-        ``eps_total``, ``converged``.
+        ``eps_total``, ``converged`` (0/1) and ``note`` (why a method could not run, with
+        ``unavailable="report"``; empty otherwise).
     results : dict
         The results, by method label (``"DPMCMC_p1"``).
     level : float
         Level of the intervals.
     truth : ndarray or None
         The true estimand, when known (a simulation), marked in the figure.
+    release_text : str
+        The release's summary.
+    release_warnings : tuple of str
+        The curator's warnings the release carries (shown above the table and in the report).
+    runs : dict
+        By method label: chains, draws per chain, warm-up and thinning (``None`` where a method has none).
     """
 
     table: object
@@ -232,29 +278,104 @@ class Comparison:
     level: float = 0.95
     truth: object = None
     release_text: str = ""
+    release_warnings: tuple = ()
+    runs: dict = field(default_factory=dict)
+
+    def not_converged(self):
+        """Labels of the methods whose run did not converge (in the table's order)."""
+        rows = self.table[(self.table["converged"] == 0) & (self.table["note"] == "")]
+        return list(dict.fromkeys(rows["method"]))
+
+    def warnings(self):
+        """One line per method that did not converge, with what failed."""
+        out = []
+        for label in self.not_converged():
+            failed = str(results.posterior(self.results[label]).attrs.get("failed", ""))
+            out.append(f"{label} did not converge ({failed}): its interval is not to be trusted; run it longer "
+                       f"(n_iter='auto', or more iterations)")
+        return out
+
+    def run_text(self, label):
+        """How method ``label`` ran: chains, draws, warm-up and thinning."""
+        r = self.runs.get(label)
+        if not r:
+            return f"{label}: not run"
+        if r.get("n_warmup") is None:
+            return f"{label}: {r['draws']} independent draws (no chain: no warm-up, no thinning)"
+        return (f"{label}: {r['chains']} chains x {r['draws']} draws after a warm-up of {r['n_warmup']} iterations, "
+                f"thinned by {r['thin']}")
+
+    def explanations(self):
+        """One sentence per method whose interval misses another method's for some component, saying why.
+
+        The reason is the first that applies: a chain that did not mix; a prior other than p1; the method's
+        approximation (DPreMCMC, DPABC, DPapprox) or its kind of answer (DPBoots: a bootstrap interval).
+        """
+        t = self.table[self.table["note"] == ""]
+        involved = {}
+        for _, sub in t.groupby("component", sort=False):
+            rows = list(sub.itertuples())
+            for i, a in enumerate(rows):
+                for b in rows[i + 1:]:
+                    if a.upper < b.lower or b.upper < a.lower:
+                        involved[a.method] = involved[b.method] = True
+        out = []
+        for label in dict.fromkeys(t["method"]):
+            if label in involved:
+                at = results.posterior(self.results[label]).attrs
+                name = next(k for k, m in REGISTRY.items() if m.label == str(at["method"]))
+                prior = str(at["prior"]) if "prior" in at else None
+                out.append(_why(label, name, prior, int(at["converged"]) == 1, str(at.get("failed", ""))))
+        return out
 
     def plot(self, ax=None):
-        """Intervals per component, one row per method (the truth dashed when known); returns the figure."""
+        """Intervals per component, one row per method (the truth dashed when known); returns the figure.
+
+        A method that did not converge is drawn in red with a dashed interval and "(not converged)" in its label.
+        """
         import matplotlib.pyplot as plt
 
-        comps = list(dict.fromkeys(self.table["component"]))
-        labels = list(dict.fromkeys(self.table["method"]))
+        t = self.table[self.table["note"] == ""]
+        comps = list(dict.fromkeys(t["component"]))
+        labels = list(dict.fromkeys(t["method"]))
+        bad = set(self.not_converged())
         fig, axes = plt.subplots(1, len(comps), figsize=(2.6 * len(comps) + 1.5, 0.45 * len(labels) + 1.4),
                                  sharey=True, squeeze=False)
         for j, (c, a) in enumerate(zip(comps, axes[0])):
-            sub = self.table[self.table["component"] == c].set_index("method").loc[labels]
+            sub = t[t["component"] == c].set_index("method").loc[labels]
             y = np.arange(len(labels))[::-1]
-            a.hlines(y, sub["lower"], sub["upper"], color="C0", lw=2)
-            a.plot(sub["mean"], y, "o", color="C0", ms=4)
+            for yi, label in zip(y, labels):
+                row = sub.loc[label]
+                color, ls = ("C3", "--") if label in bad else ("C0", "-")
+                a.hlines(yi, row["lower"], row["upper"], color=color, lw=2, ls=ls)
+                a.plot(row["mean"], yi, "o", color=color, ms=4)
             if self.truth is not None:
                 a.axvline(float(np.asarray(self.truth)[j]), color="k", ls="--", lw=1)
             a.set_title(str(c), fontsize=9)
             a.tick_params(labelsize=8)
-        axes[0][0].set_yticks(np.arange(len(labels))[::-1], labels, fontsize=8)
-        fig.suptitle(f"{100 * self.level:g}% intervals" + (" (dashed: truth)" if self.truth is not None else ""),
-                     fontsize=9)
+        names = [f"{v} (not converged)" if v in bad else v for v in labels]
+        axes[0][0].set_yticks(np.arange(len(labels))[::-1], names, fontsize=8)
+        for tick, v in zip(axes[0][0].get_yticklabels(), labels):
+            tick.set_color("C3" if v in bad else "k")
+        fig.suptitle(f"{100 * self.level:g}% intervals" + (" (dashed: truth)" if self.truth is not None else "")
+                     + ("; red dashed: not converged" if bad else ""), fontsize=9)
         fig.tight_layout()
         return fig
+
+    def _html_table(self):
+        """The table as HTML, the rows of a method that did not converge marked (class ``notconverged``)."""
+        import html
+
+        bad = set(self.not_converged())
+        cols = list(self.table.columns)
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+        body = []
+        for _, row in self.table.iterrows():
+            cells = "".join(f"<td>{row[c]:.4g}</td>" if isinstance(row[c], float)
+                            else f"<td>{html.escape(str(row[c]))}</td>" for c in cols)
+            mark = ' class="notconverged"' if row["method"] in bad else ""
+            body.append(f"<tr{mark}>{cells}</tr>")
+        return f'<table class="comparison"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
     def to_html(self, path=None, *, overwrite=False):
         """A self-contained HTML report (the table and the figure); written to ``path`` when given. Returns the text.
@@ -275,19 +396,32 @@ class Comparison:
         img = base64.b64encode(buf.getvalue()).decode("ascii")
         from dplit import __version__
 
-        table = self.table.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0, classes="comparison")
+        table = self._html_table()
+        items = lambda lines, cls="": "".join(f"<li{cls}>{html.escape(v)}</li>" for v in lines)  # noqa: E731
+        told = (f'<h2>Warnings the release carries</h2><ul class="warn">{items(self.release_warnings)}</ul>'
+                if self.release_warnings else "")
+        unmixed = (f'<h2>Not converged</h2><ul class="warn">{items(self.warnings())}</ul>' if self.not_converged()
+                   else "")
+        why = self.explanations()
+        why = f"<h2>Why the answers differ</h2><ul>{items(why)}</ul>" if why else ""
+        runs = f"<h2>How each method ran</h2><ul>{items(self.run_text(v) for v in self.results)}</ul>"
         text = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>dplit compare</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}}
 table.comparison{{border-collapse:collapse;font-size:0.85em}}table.comparison td,table.comparison th{{padding:0.2em 0.6em;
-border-bottom:1px solid #ddd;text-align:right}}pre{{background:#f6f6f6;padding:0.6em;overflow-x:auto}}
-img{{max-width:100%}}</style></head><body>
+border-bottom:1px solid #ddd;text-align:right}}pre{{background:#f6f6f6;padding:0.6em;white-space:pre-wrap;
+overflow-wrap:anywhere}}tr.notconverged td{{background:#fde8e8;color:#a00;font-weight:bold}}
+ul.warn li{{color:#a00}}img{{max-width:100%}}</style></head><body>
 <h1>Every method on one release</h1>
 <p>dplit {html.escape(__version__)}: {len(self.results)} methods; {100 * self.level:g}% intervals of each method's
 estimand per component; inference spends no privacy beyond the release's.</p>
+{told}
 <h2>The release</h2><pre>{html.escape(self.release_text)}</pre>
+{unmixed}
 <h2>Intervals</h2><img alt="intervals per component, one row per method" src="data:image/png;base64,{img}">
 <h2>Table</h2>{table}
+{why}
+{runs}
 </body></html>
 """
         if path is not None:
@@ -297,31 +431,38 @@ estimand per component; inference spends no privacy beyond the release's.</p>
         return text
 
 
-# %% notebooks/60_methods.py, cell 19: All methods on one release
+# %% notebooks/60_methods.py, cell 20: All methods on one release
 def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, truth=None, progress=True,
-            settings=None):
+            settings=None, unavailable="refuse"):
     """Run every method that applies to ``release`` and summarise them side by side.
+
+    Every argument is checked before any method runs: the method names, the priors, ``truth``, and each
+    method's ``settings``.
 
     Parameters
     ----------
     release : Release, MarginRelease or SummaryRelease
         The release (the non-private benchmarks, which need the records, are left out).
-    methods : "all" or list of str
-        Keys of :data:`REGISTRY`; ``"all"``: every one that applies.
-    priors : tuple of str, default ("p1",)
-        The priors to run each Bayesian method with (those a method or an unsplit release cannot
-        take are skipped).
+    methods : "all", str or list of str
+        Keys of :data:`REGISTRY` (a string is one name); ``"all"``: every one that runs on this kind of release.
+    priors : str or tuple of str, default ("p1",)
+        The priors to run each Bayesian method with.
     rng : None, int or numpy.random.Generator
         Each method gets its own stream, derived from ``rng``'s seed and the method's label: the same
         seed gives each method the same draws whichever other methods are compared.
     level : float, default 0.95
         Level of the intervals.
     truth : array_like, optional
-        The true estimand (a simulation), kept for the figure.
+        The true estimand (a simulation), one finite value per component, marked in the figure.
     progress : bool, default True
         Progress bars of the methods.
     settings : dict, optional
-        Per-method keywords, ``{name: {...}}`` (e.g. ``{"dpmcmc": {"n_iter": "auto"}}``).
+        Per-method keywords, ``{name: {...}}`` (e.g. ``{"dpmcmc": {"n_iter": "auto"}}``); a keyword a method does
+        not take is refused by name.
+    unavailable : {"refuse", "report"}, default "refuse"
+        A method and prior that cannot run on this release (a prior the method does not take, a prior built from
+        D1 on an unsplit release): ``"refuse"`` raises a ValueError naming each before any work; ``"report"`` runs
+        the others and gives each a row whose ``note`` says why.
 
     Returns
     -------
@@ -329,23 +470,45 @@ def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, tru
     """
     import pandas as pd
 
-    names = list(REGISTRY) if isinstance(methods, str) and methods == "all" else list(methods)
+    explicit = not (isinstance(methods, str) and methods == "all")
+    names = [methods] if isinstance(methods, str) and explicit else list(REGISTRY) if not explicit else list(methods)
     for name in names:
         method(name)
+    priors = (priors,) if isinstance(priors, str) else tuple(priors)
+    V.choice(unavailable, "unavailable", ("refuse", "report"))
     level = V.level(level)
+    runs = _runs(release, names, priors, explicit)
+    if not runs:
+        raise ValueError(f"no method of {names} applies to a {type(release).__name__}")
+    if truth is not None:
+        truth = np.asarray(truth, dtype=float)
+        d = getattr(release, "d", None)
+        if truth.ndim != 1 or not np.all(np.isfinite(truth)) or (d is not None and truth.size != d):
+            raise ValueError(f"truth must be {d or 'one'} finite value(s) (one per component), got "
+                             f"{truth.tolist()}")
     settings = dict(settings or {})
     unknown = sorted(set(settings) - set(names))
     if unknown:
         raise ValueError(f"settings name methods not compared: {unknown}")
-    runs = _applicable(release, names, tuple(priors))
-    if not runs:
-        raise ValueError(f"no method of {names} applies to a {type(release).__name__}")
+    for name, kw in settings.items():
+        _check_settings(name, kw)
+    cannot = [(label, why) for label, _, _, why in runs if why]
+    if cannot and unavailable == "refuse":
+        raise ValueError("cannot run " + "; ".join(f"{label} ({why})" for label, why in cannot)
+                         + ": leave them out, or pass unavailable='report' to list them as rows")
+    if len(cannot) == len(runs):
+        raise ValueError("no method can run: " + "; ".join(f"{label} ({why})" for label, why in cannot))
     seq = V.rng(rng).bit_generator.seed_seq
-    gens = [np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, zlib.crc32(
-        label.encode())))) for label, _, _ in runs]
-    rows, out = [], {}
+    rows, out, info = [], {}, {}
     q = [(1 - level) / 2, (1 + level) / 2]
-    for (label, name, prior), g in zip(runs, gens):
+    for label, name, prior, why in runs:
+        if why:
+            rows.append({"method": label, "component": "", "mean": np.nan, "sd": np.nan, "lower": np.nan,
+                         "upper": np.nan, "rhat": np.nan, "ess": np.nan, "seconds": 0.0, "eps_total": np.nan,
+                         "converged": 0, "note": why})
+            continue
+        g = np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, zlib.crc32(
+            label.encode()))))
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")   # the convergence report is a column of the table
@@ -360,12 +523,17 @@ def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, tru
         rhat = np.atleast_1d(diagnostics.rhat(post.values)) if multi else np.full(x.shape[1], np.nan)
         ess = np.atleast_1d(diagnostics.ess(post.values)) if post.sizes["draw"] >= 4 else np.full(x.shape[1], np.nan)
         at = results.posterior(res).attrs
+        chained = REGISTRY[name].sampler and "n_warmup" in at
+        info[label] = {"chains": int(post.sizes["chain"]), "draws": int(post.sizes["draw"]),
+                       "n_warmup": int(at["n_warmup"]) if chained else None,
+                       "thin": int(at["thin"]) if chained else None}
         lo, hi = np.quantile(x, q, axis=0)
         for j, c in enumerate(post.coords[dim].values):
             rows.append({"method": label, "component": str(c), "mean": x[:, j].mean(), "sd": x[:, j].std(ddof=1),
                          "lower": lo[j], "upper": hi[j], "rhat": float(rhat[j]), "ess": float(ess[j]),
                          "seconds": seconds, "eps_total": float(at["eps_total"]),
-                         "converged": int(at["converged"])})
+                         "converged": int(at["converged"]), "note": ""})
     text = release.summary() if hasattr(release, "summary") else repr(release)
-    return Comparison(table=pd.DataFrame(rows), results=out, level=level,
-                      truth=None if truth is None else np.asarray(truth, dtype=float), release_text=text)
+    told = getattr(release, "all_warnings", None)
+    return Comparison(table=pd.DataFrame(rows), results=out, level=level, truth=truth, release_text=text,
+                      release_warnings=tuple(told()) if callable(told) else (), runs=info)

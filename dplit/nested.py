@@ -83,10 +83,9 @@ class SummaryRelease:
     def __post_init__(self):
         n = V.count(self.n, "n")
         eps = V.epsilon(self.eps, "eps", allow_inf=True)
-        c = np.asarray(self.counts)
-        if c.shape != (5,) or not (np.issubdtype(c.dtype, np.integer) or np.all(c == np.round(c))):
+        c = V.integer_values(self.counts, "counts")
+        if c.shape != (5,):
             raise ValueError(f"counts must be 5 integers (S1..S5), got shape {c.shape}")
-        c = c.astype(np.int64)
         for k, v in dict(counts=c, n=n, eps=eps, n_race=V.count(self.n_race, "n_race", minimum=2),
                          n_rel=V.count(self.n_rel, "n_rel", minimum=2), size=V.count(self.size, "size", minimum=2),
                          sensitivity=V.positive(self.sensitivity, "sensitivity"),
@@ -356,8 +355,14 @@ def fit_nested(release, *, G=2, M=2, a=None, weight=1.0, paper=False, n_iter=10_
         raise TypeError(f"release must be a SummaryRelease, got {type(release).__name__}")
     G, M = V.count(G, "G"), V.count(M, "M")
     width = max(G, M, 2, release.n_race, release.n_rel)   # the packed parameter rows (row_lengths), before any work
-    V.work_size(8 * (1 + 4 * G + 3 * G * M) * width, f"fit_nested: G = {G} household x M = {M} individual classes",
-                "lower G or M")
+    n_kept = max_iter if isinstance(n_iter, str) else n_iter
+    draws = (n_chains * max(1, n_kept // thin)
+             if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
+                    for v in (n_kept, n_chains, thin)) else 1)       # bad run settings: dplit.sampling.run names them
+    # each kept draw is held packed, then unpacked into named arrays and a result: about three copies
+    V.work_size(8.0 * (1 + 4 * G + 3 * G * M) * width * (1 + 3 * draws),
+                f"fit_nested: G = {G} household x M = {M} individual classes over {draws:,} kept draws",
+                "lower G or M, or keep fewer draws (n_iter, thin)")
     paper = V.boolean(paper, "paper")
     a = V.positive((1.0 if paper else 0.25) if a is None else a, "a")
     weight = V.unit_interval(weight, "weight", closed_high=True)
@@ -404,6 +409,8 @@ def synthesize_households(result, n_households, m, *, rng=None):
     n_draws = arrays["pi"].shape[0]
     if m > n_draws:
         raise ValueError(f"m must be <= the number of posterior draws ({n_draws}), got {m}")
+    V.work_size(8.0 * m * n * (3 + 3 * (h - 1)) * 2, f"m = {m:,} data sets x n_households = {n:,} households",
+                "lower n_households or m")
     out = np.empty((m, n, 3 + 3 * (h - 1)), dtype=np.int64)
     for i, d in enumerate(gen.choice(n_draws, size=m, replace=False)):
         params = NestedParams(**{k: v[d] / v[d].sum(axis=-1, keepdims=True) for k, v in arrays.items()})

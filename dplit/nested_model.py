@@ -118,6 +118,11 @@ class NestedParams:
     @classmethod
     def random(cls, G, M, R, K, *, a=1.0, rng=None):
         """Parameters drawn from the prior: every simplex vector Dirichlet(a, ..., a)."""
+        G, M = V.count(G, "G"), V.count(M, "M")
+        R, K = V.count(R, "R", minimum=2), V.count(K, "K", minimum=2)
+        a = V.positive(a, "a")
+        V.work_size(8.0 * G * (5 + R + M * (3 + R + K)), f"NestedParams.random: G = {G} x M = {M} classes",
+                    "lower G or M")
         gen = V.rng(rng)
         d = lambda *shape: gen.dirichlet(np.full(shape[-1], float(a)), size=shape[:-1])  # noqa: E731
         return cls(pi=d(G), lam_own=d(G, 2), lam_gender=d(G, 2), lam_race=d(G, R), w=d(G, M),
@@ -126,6 +131,8 @@ class NestedParams:
 
 def row_lengths(G, M, R, K):
     """Lengths of the packed rows: pi; per g (own, gender, race); per g w; per (g, m) (gender, race, rel)."""
+    G, M, R, K = V.count(G, "G"), V.count(M, "M"), V.count(R, "R", minimum=2), V.count(K, "K", minimum=2)
+    V.work_size(8.0 * (1 + 4 * G + 3 * G * M), f"row_lengths: G = {G} x M = {M} classes", "lower G or M")
     return np.array([G] + [2, 2, R] * G + [M] * G + [2, R, K] * (G * M), dtype=np.int64)
 
 
@@ -154,8 +161,8 @@ SIMULATED_TRUTH = NestedParams(
 # %% notebooks/54_nested_model.py, cell 10: Households from the model, and the five summaries they are counted into (Table 3)
 def check_households(records, *, size=None, n_race=None, n_rel=None, name="households"):
     """(records as an (n, 3 + 3 (size - 1)) int64 array, size), codes in range."""
-    x = np.asarray(records)
-    if x.ndim != 2 or x.shape[0] == 0 or not np.issubdtype(x.dtype, np.integer):
+    x = V.int_array(records, name)
+    if x.ndim != 2 or x.shape[0] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array of integer codes, got shape {x.shape}, dtype {x.dtype}")
     if x.shape[1] < 6 or (x.shape[1] - 3) % 3:
         raise ValueError(f"{name} must have 3 + 3 (size - 1) columns (own, hh_gender, hh_race, then gender, race, rel "
@@ -218,6 +225,8 @@ def simulate_households(params, n, *, size=3, rng=None):
     if not isinstance(params, NestedParams):
         raise TypeError(f"params must be a NestedParams, got {type(params).__name__}")
     n, size, gen = V.count(n, "n"), V.count(size, "size", minimum=2), V.rng(rng)
+    V.work_size(8.0 * n * (3 + 3 * (size - 1) + 2 * max(params.shape)),
+                f"simulate_households: n = {n:,} households of size {size}", "lower n")
     p = params
     g = gen.choice(p.pi.size, size=n, p=p.pi / p.pi.sum())
     out = np.empty((n, 3 + 3 * (size - 1)), dtype=np.int64)
@@ -326,6 +335,8 @@ def household_table(params, *, size=3):
 # %% notebooks/54_nested_model.py, cell 16: The summary probabilities $P(S_1, \dots, S_5 \mid \theta)$ (Supp. eq. (2))
 def summary_probs_paper(p):
     """Supp. eq. (2) exactly as printed (households of size three): a twin of `summary_probs`, written differently."""
+    if not isinstance(p, NestedParams):
+        raise TypeError(f"p must be a NestedParams, got {type(p).__name__}")
     u = np.einsum("gm,gmr->gr", p.w, p.phi_race)
     q = np.einsum("gm,gm->g", p.w, p.phi_rel[:, :, 0])
     a = np.einsum("gm,gmr,gm->gr", p.w, p.phi_race, p.phi_rel[:, :, 0])

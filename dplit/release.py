@@ -7,6 +7,8 @@
 
 __all__ = [
     "PAPER_CANDIDATES",
+    "noise_ratio",
+    "noise_warning",
     "release",
     "release_mse",
     "neighbouring_datasets",
@@ -15,6 +17,10 @@ __all__ = [
 
 
 # %% notebooks/15_release.py, cell 7: 1. Why censor: the sensitivity of $S_0$ (Sec. 3.1)
+import dataclasses
+import math
+import warnings
+
 import numpy as np
 from scipy.special import digamma
 
@@ -64,15 +70,63 @@ def censoring_counts(X, candidates):
     return _counts(X, check_candidates(candidates))
 
 
-# %% notebooks/15_release.py, cell 19: 3. Algorithm 1 and the `Release` record (Sec. 3.3, Theorem 2)
+# %% notebooks/15_release.py, cell 19: Before spending: will the release be mostly noise?
+#: The candidate thresholds of Sec. 5.1, the default of `release` (those below 1/d) and of the command line.
+PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
+
+def noise_ratio(n, d, eps1, a):
+    """Noise-to-signal ratio of a release, ``sqrt(2) b / log d`` with ``b = -d log(a) / (n eps1)``.
+
+    The Laplace noise of each released mean log-share has sd ``sqrt(2) b``; ``log d`` is the size of a mean
+    log-share (``-log d`` for an even composition). Above 1 the release is mostly noise. Uses public numbers only.
+    """
+    return math.sqrt(2) * laplace_scale(d, a, n, eps1) / math.log(check.count(d, "d", 2))
+
+
+def noise_warning(n, d, eps1, candidates=None):
+    """The warning :func:`release` gives before drawing any noise when the release would be mostly noise, else None.
+
+    Parameters
+    ----------
+    n : int
+        Records the statistic averages (``n - n1`` when split).
+    d : int
+        Number of components, >= 2.
+    eps1 : float
+        Budget of the Laplace part.
+    candidates : sequence of float, optional
+        Candidate thresholds (default: :data:`PAPER_CANDIDATES` below 1/d); the smallest, ``a_1``, is the worst case.
+
+    Returns
+    -------
+    str or None
+        The text (the ratio, and the ``n``, ``eps1`` or smallest candidate that bring it to 1) when
+        :func:`noise_ratio` at ``a_1`` exceeds 1. Data-independent: it spends no privacy.
+    """
+    n = check.count(n, "n", 1)
+    d = check.count(d, "d", 2)
+    eps1 = check.epsilon(eps1, "eps1")
+    if candidates is None:
+        candidates = [c for c in PAPER_CANDIDATES if c * d < 1]
+    a1 = float(check_candidates(candidates)[0])
+    rho = noise_ratio(n, d, eps1, a1)
+    if rho <= 1:
+        return None
+    n_need = math.ceil(rho * n)
+    a_need = math.exp(-n * eps1 * math.log(d) / (math.sqrt(2) * d))
+    return (f"the release would be mostly noise: with n = {n} records, d = {d} and eps1 = {eps1:g}, the Laplace noise "
+            f"of each mean log-share has sd {math.sqrt(2) * laplace_scale(d, a1, n, eps1):.3g} at the smallest "
+            f"candidate a_1 = {a1:g} (where the threshold rule falls back), against log d = {math.log(d):.3g}, the size "
+            f"of a mean log-share (noise-to-signal ratio {rho:.2g} > 1); it needs n >= {n_need} records, or eps1 >= "
+            f"{rho * eps1:.3g}, or candidates no smaller than {a_need:.2g}")
+
+
+# %% notebooks/15_release.py, cell 23: Before spending: will the release be mostly noise?
 def _split(n, n1, rng):
     """Indices of D1 (n1 records) and D2 (the rest), a uniformly random partition."""
     perm = rng.permutation(n)
     return perm[:n1], perm[n1:]
-
-
-#: The candidate thresholds of Sec. 5.1, the default of `release` (those below 1/d) and of the command line.
-PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
 
 def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=True, names=None, budget=None):
@@ -80,8 +134,9 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        Confidential compositions (rows on the simplex; zeros are valid).
+    X : array_like or pandas.DataFrame, shape (n, d)
+        Confidential compositions (rows on the simplex; zeros are valid). A DataFrame's column names become
+        ``names`` unless these are given.
     eps1 : float
         Budget of the Laplace release of ``S_0(D, a)``, > 0.
     eps2 : float
@@ -100,7 +155,7 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
     secure : bool, default True
         Draw the noise with OpenDP (not seedable); ``False`` uses the seeded fast path.
     names : sequence of str, optional
-        Names of the d components (e.g. the CSV header), kept in the release.
+        Names of the d components (e.g. the CSV header), kept in the release. Default: a DataFrame's columns.
     budget : dplit.accounting.PrivacyBudget, optional
         A ledger charged with the release's own (:attr:`Release.budget`); checked before any noise
         is drawn, so a release that does not fit raises ``BudgetExceededError`` and spends nothing.
@@ -108,7 +163,9 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
     Returns
     -------
     Release
-        The published record; ``release.eps_total == eps1 + eps2`` (Theorem 2).
+        The published record; ``release.eps_total == eps1 + eps2`` (Theorem 2). Its ``warnings`` hold what the
+        curator was warned of: :func:`noise_warning` (checked before any noise is drawn) and
+        :meth:`Release.caution`; each is also issued as a ``UserWarning``.
 
     Examples
     --------
@@ -117,6 +174,8 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
     >>> r.eps_total, r.d, r.n2
     (1.0, 3, 1000)
     """
+    if names is None and hasattr(X, "columns"):   # a DataFrame keeps its column names
+        names = [str(c) for c in X.columns]
     X = check_compositions(X, name="X")
     n, d = X.shape
     eps1 = check.epsilon(eps1, "eps1")
@@ -139,6 +198,10 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
             raise BudgetExceededError(f"release needs eps1 + eps2 = {eps1 + eps2:.6g} but the budget has only "
                                       f"{budget.remaining:.6g} left")
     rng = check.rng(rng)
+    # Before any noise is drawn: public numbers only (n - n1, d, eps1, candidates), so the warning spends nothing.
+    told = [w for w in (noise_warning(n - n1, d, eps1, cands),) if w]
+    for w in told:
+        warnings.warn(w, UserWarning, stacklevel=2)
     # Threshold selection on all of D (eps2).
     noisy = geometric_mechanism(_counts(X, cands), COUNT_SENSITIVITY, eps2, rng=rng, secure=secure)
     s_G = np.maximum(noisy, 0)
@@ -156,13 +219,17 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
                                 secure=secure)
     rel = Release(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n - n1, d=d, eps1=eps1,
                   eps2=eps2, candidates=cands, tc=tc, scale=laplace_scale(d, a, n - n1, eps1),
-                  scale1=laplace_scale(d, a, n1, eps1) if n1 else None, names=names)
+                  scale1=laplace_scale(d, a, n1, eps1) if n1 else None, names=names, warnings=told)
+    caution = rel.caution()
+    if caution:
+        warnings.warn(caution, UserWarning, stacklevel=2)
+        rel = dataclasses.replace(rel, warnings=(*rel.warnings, caution))
     if budget is not None:
         budget.absorb(rel.budget)
     return rel
 
 
-# %% notebooks/15_release.py, cell 23: 4. The bias-variance trade-off in $a$
+# %% notebooks/15_release.py, cell 27: 4. The bias-variance trade-off in $a$
 def release_mse(alpha, a, n, eps1):
     """Mean squared error of ``S_L(D, a)`` as an estimate of ``E[log x]`` for ``x ~ Dirichlet(alpha)``.
 
@@ -191,7 +258,7 @@ def release_mse(alpha, a, n, eps1):
     return float(np.sum(bias**2 + var_c / n) + 2 * d * laplace_scale(d, a, n, eps1) ** 2)
 
 
-# %% notebooks/15_release.py, cell 30: 6. Auditing a release (Theorem 2)
+# %% notebooks/15_release.py, cell 34: 6. Auditing a release (Theorem 2)
 def neighbouring_datasets(n, d, a, *, move="cell"):
     """Worst-case neighbouring data sets for auditing a release (they differ in record 0 only).
 
@@ -233,7 +300,7 @@ def neighbouring_datasets(n, d, a, *, move="cell"):
     return X, X_prime
 
 
-# %% notebooks/15_release.py, cell 31: 6. Auditing a release (Theorem 2)
+# %% notebooks/15_release.py, cell 35: 6. Auditing a release (Theorem 2)
 def audit_release(X, X_prime, eps1, eps2, candidates, tc, *, n_runs=10_000, release_fn=None, rng=None,
                   confidence=0.95):
     """Audit both parts of :func:`release` on two neighbouring data sets.

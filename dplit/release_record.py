@@ -24,7 +24,8 @@ import numpy as np
 from dplit import _validate as check
 from dplit._validate import count as _count
 from dplit.accounting import PrivacyBudget
-from dplit.mechanisms import check_plausible, geometric_reach, laplace_reach
+from dplit.censoring import zero_advice
+from dplit.mechanisms import FALSE_REFUSAL, check_plausible, geometric_reach, laplace_reach
 
 FORMAT = "dplit.release/1"
 COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
@@ -138,7 +139,7 @@ def select_threshold(p_hat_G, candidates, tc):
 # %% notebooks/14_release_record.py, cell 10: 2. Which numbers a release can hold (plausibility)
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
-_OPTIONAL = ("names",)  # written only when set, so files without them stay valid
+_OPTIONAL = ("names", "warnings")  # written only when set, so files without them stay valid
 
 
 def _float_vector(value, name, size=None):
@@ -196,7 +197,62 @@ def check_names(names, d):
     return names
 
 
-# %% notebooks/14_release_record.py, cell 14: 3. The record
+def check_warnings(warnings):
+    """The curator's warnings: None or a sequence of non-empty strings (returned as a tuple, repeats dropped)."""
+    if warnings is None:
+        return ()
+    if isinstance(warnings, str) or not all(isinstance(v, str) and v.strip() for v in warnings):
+        raise TypeError(f"warnings must be a sequence of non-empty strings, got {warnings!r}")
+    return tuple(dict.fromkeys(" ".join(v.split()) for v in warnings))
+
+
+# %% notebooks/14_release_record.py, cell 14: 2. Which numbers a release can hold (plausibility)
+def joint_reach(d, p):
+    """The upper ``p`` quantile ``q`` of Gamma(d, 1): ``sum_j |Laplace(0, 1)_j|`` over d coordinates exceeds it w.p. ``p``.
+
+    ``P(Gamma(d, 1) > q) = exp(-q) sum_{i<d} q^i / i!`` (d exponentials), solved by bisection.
+    """
+    d = check.count(d, "d", 1)
+    p = check.unit_interval(p, "p")
+    i = np.arange(d)
+    lgam = np.array([math.lgamma(k + 1.0) for k in i])
+
+    def log_tail(q):
+        return -q + float(np.logaddexp.reduce(i * math.log(q) - lgam)) if q > 0 else 0.0
+
+    lo, hi, target = 0.0, float(d), math.log(p)
+    while log_tail(hi) > target:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if log_tail(mid) > target else (lo, mid)
+    return hi
+
+
+def plausible_distance(s, a):
+    """A lower bound of the l1 distance of a statistic ``s`` to every statistic a data set gives at threshold ``a``.
+
+    The larger of the l1 distance to the box ``[log a, 0]^d`` and the excess of ``log sum exp(s)`` over the Jensen bound
+    ``log(1 + (d - 1) a)`` (both are at most the distance to the range of ``S_0``; derivation above).
+    """
+    s = np.asarray(s, dtype=float)
+    box = float(np.sum(np.maximum(math.log(a) - s, 0.0) + np.maximum(s, 0.0)))
+    jensen = float(np.logaddexp.reduce(s)) - math.log1p((s.size - 1) * a)
+    return max(box, jensen, 0.0)
+
+
+def _plausible_joint(s, scale, a, q, name):
+    """Refuse a statistic farther than ``q`` noise scales (in l1) from every statistic a data set can give."""
+    dist = plausible_distance(s, a)
+    if dist > q * scale:
+        raise ValueError(f"{name} is impossible for this release: it lies at least {dist / scale:.1f} noise scales "
+                         f"(l1 distance {dist:.4g}, scale {scale:.4g}) from every statistic a data set can give, and "
+                         f"Laplace noise on {s.size} coordinates reaches beyond {q:.1f} scales in l1 (a Gamma({s.size}, "
+                         f"1) tail) with probability < the release's share of 1e-9 (a tampered or mistyped value? "
+                         f"check=False skips this check, for research)")
+
+
+# %% notebooks/14_release_record.py, cell 18: 3. The record
 class _ReleaseBuild:
     """Ways to build a :class:`Release` other than :func:`release`: from JSON (the format ``FORMAT``,
     every field by name), from a dict, from a statistic released elsewhere; and the way back to JSON."""
@@ -209,6 +265,8 @@ class _ReleaseBuild:
             out[k] = v.tolist() if isinstance(v, np.ndarray) else v
         if self.names is not None:
             out["names"] = list(self.names)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
     def to_json(self, indent=2):
@@ -275,7 +333,7 @@ class _ReleaseBuild:
 
     @classmethod
     def from_statistic(cls, s_L, n, a, eps1, *, s_L1=None, n1=0, eps2=0.0, s_G=None, candidates=None, tc=None,
-                       names=None, check=True):
+                       names=None, warnings=None, check=True):
         """Wrap a censored statistic released elsewhere (the scales and ``p_hat_G`` are computed).
 
         Parameters
@@ -299,6 +357,8 @@ class _ReleaseBuild:
             ``s_G`` in the increasing order of the candidates.
         names : sequence of str, optional
             Names of the d components (e.g. a CSV header).
+        warnings : sequence of str, optional
+            Warnings to publish with the release (see :attr:`Release.warnings`).
         check : bool, default True
             False skips the plausibility check (see :meth:`from_json`), for research on impossible releases.
         """
@@ -314,10 +374,11 @@ class _ReleaseBuild:
             p_hat = noisy_censoring_rates(np.asarray(s_G))
         return cls(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n2, d=d, eps1=eps1,
                    eps2=eps2, candidates=candidates, tc=tc, scale=laplace_scale(d, a, n2, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names, checked=check)
+                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names,
+                   warnings=warnings, checked=check)
 
 
-# %% notebooks/14_release_record.py, cell 16: 3. The record
+# %% notebooks/14_release_record.py, cell 20: 3. The record
 class _ReleaseChecks:
     """The validation of a :class:`Release` (its ``__post_init__``), naming the first bad field."""
 
@@ -342,6 +403,7 @@ class _ReleaseChecks:
         if (n1 == 0) != (self.scale1 is None):
             raise ValueError("scale1 must be given exactly when n1 > 0 (the data were split)")
         set_(self, "names", check_names(self.names, d))
+        set_(self, "warnings", check_warnings(self.warnings))
         self._validate_selection()  # first: a tampered a is then named as such, not blamed on the scales
         scale = check.positive(self.scale, "scale")
         if not math.isclose(scale, laplace_scale(d, a, n2, eps1), rel_tol=1e-9):
@@ -363,13 +425,15 @@ class _ReleaseChecks:
         """Refuse numbers that no data set gives under the stated noise (derivation above: p = 1e-9 per release)."""
         selected = self.eps2 > 0
         n_coords = self.d * (2 if self.split else 1) + (self.s_G.size if selected else 0)
+        p = FALSE_REFUSAL / 2                   # half for the coordinates, half for the joint bound
         if selected:                            # first: a follows from s_G
             t = math.exp(-self.eps2 / COUNT_SENSITIVITY)
-            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords) if t < 1 else math.inf)
-        k = laplace_reach(n_coords)
-        _plausible_statistic(self.s_L, self.scale, self.a, k, "s_L")
-        if self.split:
-            _plausible_statistic(self.s_L1, self.scale1, self.a, k, "s_L1")
+            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords, p) if t < 1 else math.inf)
+        k = laplace_reach(n_coords, p)
+        q = joint_reach(self.d, p / (2 if self.split else 1))
+        for s, scale, name in [(self.s_L, self.scale, "s_L")] + ([(self.s_L1, self.scale1, "s_L1")] if self.split else []):
+            _plausible_statistic(s, scale, self.a, k, name)
+            _plausible_joint(s, scale, self.a, q, name)
 
     def _validate_selection(self):
         """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
@@ -390,9 +454,7 @@ class _ReleaseChecks:
         s_G = np.array(self.s_G)
         if s_G.ndim != 1 or s_G.size != cands.size + 1:
             raise ValueError(f"s_G must hold M + 1 = {cands.size + 1} counts, got shape {s_G.shape}")
-        if s_G.size and not (np.issubdtype(s_G.dtype, np.integer) or np.all(s_G == np.round(s_G))):
-            raise ValueError("s_G must hold integers")
-        s_G = s_G.astype(np.int64)
+        s_G = check.integer_values(s_G, "s_G")         # whole numbers within int64 (1e30 would wrap round)
         if np.any(s_G < 0):
             raise ValueError("s_G must be non-negative (noisy counts are clamped at 0)")
         s_G.flags.writeable = False
@@ -408,7 +470,7 @@ class _ReleaseChecks:
             object.__setattr__(self, name, value)
 
 
-# %% notebooks/14_release_record.py, cell 18: 3. The record
+# %% notebooks/14_release_record.py, cell 22: 3. The record
 @dataclass(frozen=True, eq=False)
 class Release(_ReleaseChecks, _ReleaseBuild):
     """What a curator publishes by Algorithm 1 of Guo et al. (an (eps1 + eps2)-DP release).
@@ -445,6 +507,11 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
     names : tuple of str or None
         Names of the components (e.g. the CSV header), carried into the analyses' coordinates.
+    warnings : tuple of str
+        What the curator was warned of when releasing (a threshold that fell back to ``a_1``, a release that is
+        mostly noise, ...): written to the JSON, read back, copied by every analysis into its result's
+        ``attrs["release_warnings"]``. Free text, not checked against the other fields (a file without it
+        loads with none).
     checked : bool, default True
         Whether the plausibility check ran (False: built with ``check=False``, for research; not written to JSON).
     """
@@ -465,6 +532,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     scale: float
     scale1: float | None
     names: tuple[str, ...] | None = None
+    warnings: tuple[str, ...] = ()
     checked: bool = True
 
     def __eq__(self, other):
@@ -524,14 +592,17 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         """A warning text when ``a = a_1`` and its noisy censoring rate exceeds ``factor * tc``, else None.
 
         Guo et al. (Sec. 4.1, S4) warn that then ``S_0(D, a)`` may be far from ``S_0(D)``: many records
-        are censored even at the smallest candidate, and inferences carry censoring bias.
+        are censored even at the smallest candidate, and inferences carry censoring bias. A rate that high
+        is most often exact zeros, which the Dirichlet model does not describe and which smaller candidates
+        make worse; the text is the advice of :func:`dplit.censoring.zero_advice` (notebook 13, section 5),
+        from the release's published fields only.
         """
         factor = check.positive(factor, "factor")
-        if self.p_hat_G is None or self.a != self.candidates[0] or self.p_hat_G[0] <= factor * self.tc:
+        if self.p_hat_G is None or self.a != self.candidates[0]:
             return None
-        return (f"the selected threshold is the smallest candidate a_1 = {self.a:g}, but its noisy censoring rate "
-                f"{self.p_hat_G[0]:.3g} is far above tc = {self.tc:g}: the censored statistic may be biased "
-                f"(consider smaller candidates)")
+        advice = zero_advice(self.p_hat_G, self.candidates, self.a, self.tc, s_L=self.s_L, n=self.n,
+                             names=self.names, factor=factor)
+        return " ".join(advice) or None
 
     def summary(self):
         """A readable, multi-line description of the release."""
@@ -550,7 +621,10 @@ class Release(_ReleaseChecks, _ReleaseBuild):
             lines.append(f"S_L(D2, a) = {np.array2string(self.s_L, precision=4)}")
         else:
             lines.append(f"S_L(D, a) = {np.array2string(self.s_L, precision=4)} (Laplace scale {self.scale:.4g})")
-        warning = self.caution()
-        if warning:
-            lines.append("WARNING: " + warning)
+        lines += ["WARNING: " + w for w in self.all_warnings()]
         return "\n".join(lines)
+
+    def all_warnings(self):
+        """The release's :attr:`warnings`, and :meth:`caution` when a file written without it calls for it."""
+        extra = self.caution()
+        return self.warnings + ((extra,) if extra and extra not in self.warnings else ())

@@ -26,8 +26,8 @@ from dplit._arviz import read_netcdf as _read_netcdf
 from dplit._arviz import write_netcdf as _write_netcdf
 from dplit._validate import boolean as _boolean
 
-__all__ = ["CONTRACT_ATTRS", "check_contract", "ledger", "posterior", "draws", "attrs_of", "to_netcdf",
-           "from_netcdf"]
+__all__ = ["CONTRACT_ATTRS", "check_contract", "ledger", "release_warnings", "posterior", "draws", "attrs_of",
+           "summary", "to_netcdf", "from_netcdf"]
 
 
 def posterior(result, var_names=None):
@@ -72,8 +72,17 @@ def draws(result, var, *, flatten=True):
 
 
 def attrs_of(result):
-    """Return the run metadata (``attrs``) of a result as a plain dict."""
-    return dict(result["posterior"].attrs)
+    """Return the run metadata (``attrs``) of a result as a plain dict: :data:`CONTRACT_ATTRS` and the method's own.
+
+    The one accessor that works for every result under both ArviZ generations, including files written before
+    ``result.attrs`` carried them (a result of dplit also holds them in ``result.attrs`` and in each group's ``attrs``).
+    """
+    return dict(_group(result, "posterior").attrs)
+
+
+def release_warnings(result):
+    """The warnings the release carried (``attrs["release_warnings"]``, JSON) as a list of str; [] when none."""
+    return list(json.loads(str(_group(result, "posterior").attrs.get("release_warnings", "[]"))))
 
 
 def to_netcdf(result, path, *, overwrite=False):
@@ -160,7 +169,8 @@ def privacy_attrs(release=None, *, budget=None, eps_total=None, delta=0.0):
     Returns
     -------
     dict
-        ``{"eps_total": float, "eps_by_part": JSON str, "delta": float}``.
+        ``{"eps_total": float, "eps_by_part": JSON str, "delta": float}``, and ``"release_warnings"`` (a JSON list of
+        the release's warnings, :func:`release_warnings`) when the release carries warnings.
 
     Raises
     ------
@@ -183,7 +193,11 @@ def privacy_attrs(release=None, *, budget=None, eps_total=None, delta=0.0):
         parts[label if seen[label] == 1 else f"{label} ({seen[label]})"] = eps
     if eps_total is None:
         eps_total = math.fsum(parts.values()) if budget is not None and hasattr(budget, "spent") else float("nan")
-    return {"eps_total": float(eps_total), "eps_by_part": json.dumps(parts), "delta": float(delta)}
+    out = {"eps_total": float(eps_total), "eps_by_part": json.dumps(parts), "delta": float(delta)}
+    told = getattr(release, "all_warnings", None)
+    if callable(told):                       # a Release: its curator's warnings travel to the analyst
+        out["release_warnings"] = json.dumps(list(told()))
+    return out
 
 
 def ledger(result):
@@ -220,6 +234,111 @@ def check_contract(result):
     if "converged" in at and int(at["converged"]) not in (0, 1):
         problems.append(f"converged must be 0 or 1, got {at['converged']!r}")
     return problems
+
+
+def _summary_frame():
+    """The DataFrame class :func:`summary` returns (built on first use: pandas is not imported with dplit)."""
+    global _SummaryFrame
+    if _SummaryFrame is None:
+        import pandas as pd
+
+        class SummaryFrame(pd.DataFrame):
+            """A summary table whose text form (``print``, ``str``) adds the notes below the rows."""
+
+            _metadata = ["notes"]
+
+            @property
+            def _constructor(self):
+                return pd.DataFrame          # a selection or a computation gives a plain DataFrame
+
+            def to_text(self):
+                """The table as ``dplit analyse`` prints it: the rows, then the notes."""
+                level = self.attrs.get("level", 0.95)
+                pct = f"{100 * level:g}%"
+                width = max(9, *(len(str(v)) + 1 for v in self.index))
+                lines = [f"{'':{width}} {'mean':>9} {'sd':>9} {pct + ' low':>9} {pct + ' high':>9} {'R-hat':>6} "
+                         f"{'ESS':>7}"]
+                for name, row in self.iterrows():
+                    diag = (f"{row['rhat']:6.3f} {row['ess']:7.0f}" if np.isfinite(row["rhat"])
+                            else f"{'-':>6} {'-':>7}")
+                    lines.append(f"{str(name):{width}} {row['mean']:9.4g} {row['sd']:9.3g} {row['lower']:9.4g} "
+                                 f"{row['upper']:9.4g} {diag}")
+                return "\n".join(lines + list(self.attrs.get("notes", [])))
+
+            def __repr__(self):
+                return self.to_text()
+
+            __str__ = __repr__
+
+        _SummaryFrame = SummaryFrame
+    return _SummaryFrame
+
+
+_SummaryFrame = None
+
+
+def summary(result, level=0.95):
+    """The summary of a result of a Dirichlet method, as ``dplit analyse`` prints it: one table for library and CLI.
+
+    Parameters
+    ----------
+    result : arviz.InferenceData or xarray.DataTree
+        A result with ``alpha`` and ``mean_composition`` draws (DPBoots, DPMCMC, DPreMCMC, DPABC, DPapprox, ...).
+    level : float, default 0.95
+        Level of the equal-tailed intervals (the 2.5% and 97.5% quantiles of the draws at 0.95; not an HDI).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``alpha[name]`` and ``E[x][name]``, columns ``mean``, ``sd``, ``lower``, ``upper``, ``rhat`` and
+        ``ess`` (bulk; nan for one chain of independent draws). ``attrs["notes"]`` holds the lines printed below
+        the rows: the method and draws, the privacy spent (the release's ledger; inference spends nothing more),
+        too few draws, non-convergence and the release's warnings. ``print`` shows rows and notes; ``to_text()``
+        gives the same text.
+    """
+    from dplit import _validate as V
+    from dplit import diagnostics
+
+    level = V.level(level)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    post = posterior(result)
+    at = dict(post.attrs)
+    names = [str(c) for c in post["alpha"].coords["component"].values]
+    multi = post.sizes["chain"] > 1
+    rows, index = [], []
+    for var, label in (("alpha", "alpha"), ("mean_composition", "E[x]")):
+        x = np.asarray(post[var].values, dtype=float)
+        flat = x.reshape(-1, x.shape[-1])
+        nan = np.full(len(names), np.nan)
+        rhat = np.atleast_1d(diagnostics.rhat(x)) if multi else nan
+        ess = np.atleast_1d(diagnostics.ess(x)) if multi else nan
+        lo, hi = np.quantile(flat, q, axis=0)
+        for j, name in enumerate(names):
+            index.append(f"{label}[{name}]")
+            rows.append({"mean": flat[:, j].mean(), "sd": flat[:, j].std(ddof=1), "lower": lo[j], "upper": hi[j],
+                         "rhat": float(rhat[j]), "ess": float(ess[j])})
+    notes = [f"method {at.get('method')}" + (f", prior {at['prior']}" if "prior" in at else "")
+             + f"; {post.sizes['chain']} chain(s) x {post.sizes['draw']} draws"
+             + (f" (warm-up {at['n_warmup']}, thin {at['thin']})" if "n_warmup" in at and "thin" in at else "")]
+    total = float(at.get("eps_total", "nan"))
+    spent = f"eps = {total:g}"
+    if "eps1" in at and math.isfinite(total):     # a Dirichlet release: the statistic's and the threshold's parts
+        eps1 = float(at["eps1"])
+        spent = f"eps1 + eps2 = {eps1:g} + {total - eps1:.6g} = {total:g}"
+    where = f"censoring threshold a = {float(at['a']):g}; " if "a" in at else ""
+    notes.append(f"{where}privacy spent {spent} (by the curator; analysing the release spends nothing more)")
+    n_draws = post.sizes["chain"] * post.sizes["draw"]
+    need = math.ceil(2 / (1 - level) - 1e-9)
+    pct = f"{100 * level:g}%"
+    if n_draws < need:
+        notes.append(f"TOO FEW DRAWS: {n_draws} for a {pct} interval, whose ends are then the extreme draws (need "
+                     f">= {need}: more n_boot, n_iter or n_accept; --n-boot, --n-iter, --n-accept)")
+    if multi and "converged" in at and not int(at["converged"]):
+        notes.append(f"NOT CONVERGED: {at.get('failed', '')} (run longer: n_iter='auto', --n-iter auto)")
+    notes += [f"RELEASE WARNING: {w}" for w in release_warnings(result)]
+    table = _summary_frame()(rows, index=index)
+    table.attrs.update(level=level, notes=notes)
+    return table
 
 
 def composition_draws(alpha):

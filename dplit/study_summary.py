@@ -8,10 +8,18 @@ A study's store read into a table, summarised per cell of the grid over the conv
 __all__ = [
     "load_results",
     "summarise",
+    "paper_label",
+    "METHOD_STYLE",
+    "check_method_style",
     "figure_mse",
     "figure_coverage",
     "figure_convergence",
     "fixed_vs_dp",
+    "SIMILAR_FACTOR",
+    "similar",
+    "slightly_larger",
+    "unconverged",
+    "verdict",
 ]
 
 
@@ -100,13 +108,60 @@ def _median_intervals(df, keys, *, level, n_boot, min_runs, rng):
 
 
 # %% notebooks/64_study_summary.py, cell 19: 4. The figures: one panel per true $\boldsymbol\alpha$
-def _bars(ax, sub, methods, value, *, log, base):
-    """Grouped bars: one group per (eps, n), one bar per method; benchmarks wide and black."""
-    import matplotlib.pyplot as plt
+_PAPER_FAMILY = {"boots": "Boots", "dpboots": "DPBoots", "mcmc": "MCMC", "dpmcmc": "DPMCMC", "dpremcmc": "DPreMCMC",
+                 "dpabc": "DPABC", "dpapprox": "DPapprox"}
+_FAMILY_MARKER = {"boots": "s", "dpboots": "o", "mcmc": "D", "dpmcmc": "^", "dpremcmc": "v", "dpabc": "P",
+                  "dpapprox": "X"}
+_COLOUR = {"boots": "#000000", "mcmc_p1": "#7f7f7f", "dpboots": "#d62728",
+           "dpmcmc_p1": "#1f77b4", "dpmcmc_p3": "#6baed6", "dpmcmc_p4": "#08306b",
+           "dpremcmc_p1": "#ff7f0e", "dpremcmc_p3": "#fdae6b", "dpremcmc_p4": "#a63603",
+           "dpabc_p1": "#c7e9c0", "dpabc_p2": "#a1d99b", "dpabc_p3": "#74c476", "dpabc_p4": "#2ca02c",
+           "dpabc_p5": "#00441b",
+           "dpapprox_p1": "#3f007d", "dpapprox_p3": "#c5b0d5", "dpapprox_p4": "#9467bd"}
 
+
+def paper_label(method):
+    """The paper's name of a registered method: ``"dpmcmc_p1"`` -> ``"DPMCMC_p1"``, ``"boots"`` -> ``"Boots"``."""
+    family, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
+    return _PAPER_FAMILY[family] + (f"_{prior}" if prior else "")
+
+
+#: method -> {"color", "marker", "label"}: the one style of each registered method in every study figure.
+METHOD_STYLE = {m: {"color": _COLOUR[m], "marker": _FAMILY_MARKER[METHODS[m][0]], "label": paper_label(m)}
+                for m in METHODS}
+
+
+def check_method_style(style):
+    """Refuse a style mapping that misses a registered method, shares a colour, or renames a method.
+
+    Raises
+    ------
+    ValueError
+        Naming the methods at fault: one missing from ``style``, two with the same colour (compared as RGB), or a
+        label other than the paper's name (:func:`paper_label`).
+    """
+    from matplotlib.colors import to_rgb
+
+    missing = sorted(set(METHODS) - set(style))
+    if missing:
+        raise ValueError(f"style must give every registered method a style; missing {missing}")
+    seen = {}
+    for m in METHODS:
+        rgb = to_rgb(style[m]["color"])
+        if rgb in seen:
+            raise ValueError(f"style must give each method its own colour; {seen[rgb]} and {m} share {style[m]['color']}")
+        seen[rgb] = m
+        if style[m]["label"] != paper_label(m):
+            raise ValueError(f"style's label of {m} must be the paper's name {paper_label(m)!r}, "
+                             f"got {style[m]['label']!r}")
+    return style
+
+
+# %% notebooks/64_study_summary.py, cell 23: 4. The figures: one panel per true $\boldsymbol\alpha$
+def _bars(ax, sub, methods, value, *, log, base):
+    """Grouped bars: one group per (eps, n), one bar per method in its ``METHOD_STYLE``; benchmarks wide, behind."""
     groups = sorted({(e, n) for e, n in zip(sub["eps"], sub["n"])})
     width = 0.8 / max(len(methods), 1)
-    colors = [plt.get_cmap("tab20")(i % 20) for i in range(len(methods))]     # k distinct colours
     for k, m in enumerate(methods):
         bench = m in ("boots", "mcmc_p1")
         for gi, (e, n) in enumerate(groups):
@@ -116,7 +171,8 @@ def _bars(ax, sub, methods, value, *, log, base):
             v = float(row[value].iloc[0])
             x = gi + (k - (len(methods) - 1) / 2) * width
             ax.bar(x, v - base, bottom=base, width=width * (1.6 if bench else 0.9),
-                   color="k" if bench else colors[k], label=m if gi == 0 else None, zorder=1 if bench else 2)
+                   color=METHOD_STYLE[m]["color"], label=METHOD_STYLE[m]["label"] if gi == 0 else None,
+                   zorder=1 if bench else 2)
             if f"{value}_lo" in row:     # the Monte Carlo error of the median (summarise(..., intervals=True))
                 lo, hi = float(row[f"{value}_lo"].iloc[0]), float(row[f"{value}_hi"].iloc[0])
                 if np.isfinite(lo) and np.isfinite(hi):
@@ -144,7 +200,7 @@ def _panels(summary, methods, threshold, height, panel, title):
     return fig
 
 
-# %% notebooks/64_study_summary.py, cell 23: 4. The figures: one panel per true $\boldsymbol\alpha$
+# %% notebooks/64_study_summary.py, cell 27: 4. The figures: one panel per true $\boldsymbol\alpha$
 def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
     """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
 
@@ -161,7 +217,7 @@ def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
                    title.get(metric, metric) + " (longer bar = smaller MSE)")
 
 
-# %% notebooks/64_study_summary.py, cell 27: 4. The figures: one panel per true $\boldsymbol\alpha$
+# %% notebooks/64_study_summary.py, cell 31: 4. The figures: one panel per true $\boldsymbol\alpha$
 def figure_coverage(summary, *, methods=SELECTED, threshold="dp"):
     """Figure 2 (right): median coverage of the 95% posterior-predictive ellipsoid."""
     return _figure_level(summary, "coverage", methods, threshold, 0.95, "Figure 2 (right): predictive coverage")
@@ -182,7 +238,7 @@ def _figure_level(summary, value, methods, threshold, ref, title):
     return _panels(summary, methods, threshold, 2.0, panel, title)
 
 
-# %% notebooks/64_study_summary.py, cell 31: 5. Figure S3's numbers: a fixed threshold against Alg. 1
+# %% notebooks/64_study_summary.py, cell 35: 5. Figure S3's numbers: a fixed threshold against Alg. 1
 def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
     """Figure S3's numbers: per (alpha, n, eps, method), the fraction of data sets where DP a gives the smaller MSE."""
     keys = ["alpha", "n", "eps", "method", "replicate"]
@@ -191,3 +247,61 @@ def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
     both = a.to_frame("dp").join(b.to_frame("fixed"), how="inner")
     both["dp_better"] = both["dp"] < both["fixed"]
     return both.groupby(level=["alpha", "n", "eps", "method"])["dp_better"].agg(["mean", "size"]).reset_index()
+
+
+# %% notebooks/64_study_summary.py, cell 39: 6. The verdict rules: the paper's words as tests that do not bend
+#: The one factor of the verdict rules: "similar" is within it either way, "slightly larger" at most it.
+SIMILAR_FACTOR = 2.0
+
+
+def similar(ratios, factor=SIMILAR_FACTOR):
+    """The paper's "similar": True when every ratio lies within ``factor`` of 1 either way; False when there is none."""
+    r = [float(v) for v in ratios]
+    return bool(r) and all(1 / factor <= v <= factor for v in r)
+
+
+def slightly_larger(ratios, factor=SIMILAR_FACTOR):
+    """The paper's "slightly larger": most ratios above 1 and none above ``factor``; False when there is none."""
+    r = [float(v) for v in ratios]
+    return bool(r) and sum(v > 1 for v in r) > len(r) / 2 and max(r) <= factor
+
+
+def unconverged(summary, methods, cells, *, threshold="dp"):
+    """The (method, cell) pairs of a statement with no converged run: a list of dicts (method, alpha, n, eps, runs).
+
+    ``cells`` are (alpha, n, eps) tuples; a cell the summary does not hold for a method is not listed (there is no
+    run to count: the statement is then judged on the rest, and says how many cells it read).
+    """
+    out = []
+    s = summary[summary["threshold"] == str(threshold)]
+    for m in methods:
+        for al, n, e in cells:
+            row = s[(s["method"] == m) & (s["alpha"] == al) & (s["n"] == n) & (s["eps"] == e)]
+            if len(row) and float(row["converged"].iloc[0]) == 0:
+                out.append({"method": m, "alpha": al, "n": int(n), "eps": float(e), "runs": int(row["runs"].iloc[0])})
+    return out
+
+
+def verdict(ok, evidence, *, missing=(), have=True):
+    """One statement's verdict: ``"agrees: <evidence>"``, ``"differs: <evidence>"`` or ``"not decided: ..."``.
+
+    Parameters
+    ----------
+    ok : bool
+        The rule's answer on the cells that hold converged runs.
+    evidence : str
+        The numbers behind it.
+    missing : list of dict
+        From :func:`unconverged`: the statement's (method, cell) pairs with no converged run. Any makes the
+        verdict "not decided", with their counts, followed by what the converged cells alone say.
+    have : bool
+        False when no cell holds runs of every method compared (nothing to judge).
+    """
+    if missing:
+        counts = "; ".join(f"{paper_label(x['method'])} converged in 0 of {x['runs']} runs at n = {x['n']}, "
+                           f"eps = {x['eps']:g}".replace("e+", "e") for x in missing)
+        rest = (("agrees" if ok else "differs") + f": {evidence}") if have else "nothing left to compare"
+        return f"not decided: {counts} (on the converged cells alone: {rest})"
+    if not have:
+        return "not decided: no cell with converged runs of every method compared"
+    return ("agrees" if ok else "differs") + f": {evidence}"

@@ -285,6 +285,16 @@ assert np.all(np.abs(draws(post, "mean_composition").mean(axis=0) - truth) < 0.0
 # | [`83_latent_class_applications`](papers/83_latent_class_applications.ipynb) | (none) | the ACS experiment (Figs. 1-2, Table 3) at the paper's settings; NLTCS (Fig. 4, Tables 5-6) on the public NLTCS benchmark file, whose data, margins and variables differ from the paper's | Nixon et al. Sec. 4-5 |
 # | [`84_nested_applications`](papers/84_nested_applications.ipynb) | (none) | the supplement's Figures 1-2 on simulated households, eps = inf, 1, 0.1, 0.01 | Nixon et al. Supp. Sec. 1, Fig. 1-2 |
 #
+# **How-to guides (`notebooks/howto/`)**
+#
+# | notebook | exported module | what it covers | paper, section |
+# |---|---|---|---|
+# | [`90_analyse_a_release`](howto/90_analyse_a_release.ipynb) | (none) | analyse a release you were given: what it holds and spent, every method side by side, one method's intervals and convergence report, a test of a hypothesis, save and reload |  |
+# | [`91_publish_a_release`](howto/91_publish_a_release.ipynb) | (none) | publish a release from your data: the CSV, choosing epsilon from the error it buys, the release (CLI and Python), what to publish and what not | Guo et al. Sec. 3 |
+# | [`92_study_on_a_cluster`](howto/92_study_on_a_cluster.ipynb) | (none) | run the simulation study on a Dask cluster, resume it, report it | Guo et al. Sec. 5.1 |
+# | [`93_dapper_model`](howto/93_dapper_model.ipynb) | (none) | bring a model written for the R package dapper to Python, module for module, with its ArviZ output | dapper Sec. 3-4 |
+# | [`94_synthesize_a_table`](howto/94_synthesize_a_table.ipynb) | (none) | synthesize a categorical table from noisy margins: release, fit, draw, compare margins | Nixon et al. Sec. 3-4 |
+#
 # Notebooks are added as their issues land; a module only imports modules below it in `dplit.LAYERS` (checked by a test).
 
 # %% [markdown]

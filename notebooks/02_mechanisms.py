@@ -44,7 +44,7 @@ fig_rng, count, eps_fig = np.random.default_rng(SEED + 1), 37, 1.0
 ys = np.arange(count - 8, count + 10)
 fig, (ax, ax_loss) = plt.subplots(1, 2, figsize=(7, 2.8), width_ratios=[1.3, 1])
 for c, colour in ((count, "C0"), (count + 1, "C1")):
-    draws = mech.geometric_mechanism(np.full(n_fig, c), 1, eps_fig, rng=fig_rng)
+    draws = mech.geometric_mechanism(np.full(n_fig, c), 1, eps_fig, rng=fig_rng, secure=False)
     freq = (draws[:, None] == ys).mean(axis=0)                       # the share of draws at each y
     exact = np.exp(mech.two_sided_geometric_logpmf(ys - c, math.exp(-eps_fig)))
     assert np.all(np.abs(freq - exact) < 5 * np.sqrt(exact * (1 - exact) / n_fig) + 1e-12), c
@@ -85,9 +85,9 @@ plt.show()
 # by the triangle inequality; integrating over any event $E$ gives $P(S_L(D) \in E) \le e^\epsilon P(S_L(D') \in E)$.
 #
 # **Two code paths.** `secure=False` draws the noise with NumPy (fast, seedable: the path for simulation
-# studies). Textbook floating-point Laplace sampling leaks: the set of doubles that $\mu + $ noise can
+# studies, which must ask for it). Textbook floating-point Laplace sampling leaks: the set of doubles that $\mu + $ noise can
 # take depends on $\mu$, so an attacker who sees the exact bits can tell neighbours apart (Mironov 2012).
-# `secure=True`, the path for a curator who publishes, draws with OpenDP's `make_laplace`, which
+# `secure=True`, the default and the path for a curator who publishes, draws with OpenDP's `make_laplace`, which
 # rounds to a grid of spacing $2^k$ and adds exact discrete-Laplace noise on that grid (Canonne, Kamath
 # and Steinke 2020, Sec. 5.2). OpenDP takes its randomness from the operating system, **so the secure
 # path ignores `rng` and is not reproducible**; notebook `70_mechanisms_checks` checks that both paths have the same
@@ -160,8 +160,8 @@ def laplace_logpdf(x, loc, scale):
         ``log p(x | loc, scale)``, broadcast over ``x`` and ``loc``.
     """
     scale = check.positive(scale, "scale")
-    x = np.asarray(x, dtype=float)
-    return -np.log(2.0 * scale) - np.abs(x - np.asarray(loc, dtype=float)) / scale
+    x, loc = check.real_array(x, "x"), check.real_array(loc, "loc")
+    return -np.log(2.0 * scale) - np.abs(x - loc) / scale
 
 # %% [markdown]
 # Checks: the log density integrates to one and matches SciPy; the log ratio of the two output
@@ -177,7 +177,7 @@ assert ratio.max() <= eps + 1e-12 and np.isclose(np.abs(ratio).max(), eps)
 
 # %%
 #| export
-def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget=None, label="Laplace mechanism"):
+def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=True, budget=None, label="Laplace mechanism"):
     """Release ``value`` with Laplace noise of scale ``sensitivity / eps`` (epsilon-DP).
 
     Parameters
@@ -190,9 +190,10 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
         Privacy budget spent, > 0.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness for the fast path. Ignored when ``secure=True``.
-    secure : bool, default False
-        If True, draw the noise with OpenDP's ``make_laplace`` (resistant to the floating-point
-        attack of Mironov 2012, randomness from the operating system: not seedable).
+    secure : bool, default True
+        True (the default, for a curator who publishes): draw the noise with OpenDP's ``make_laplace``
+        (resistant to the floating-point attack of Mironov 2012, randomness from the operating system: not
+        seedable). False: NumPy's floating-point sampler, fast and seeded by ``rng``, for simulations only.
     budget : dplit.accounting.PrivacyBudget, optional
         A ledger to charge ``eps`` to (with ``label``) before any noise is drawn; a charge that
         does not fit raises ``BudgetExceededError`` and releases nothing.
@@ -206,7 +207,7 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
 
     Examples
     --------
-    >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, eps=0.5, rng=1).shape
+    >>> laplace_mechanism([10.0, 20.0], sensitivity=1.0, eps=0.5, rng=1, secure=False).shape
     (2,)
     """
     x = check.finite_array(value, "value")
@@ -215,6 +216,7 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
     scale = sensitivity / eps
     if not math.isfinite(scale):
         raise ValueError(f"sensitivity / eps must be finite, got {sensitivity:g} / {eps:g}")
+    secure = check.boolean(secure, "secure")
     if budget is not None:
         budget.spend(eps, label)
     if secure:
@@ -228,8 +230,9 @@ def laplace_mechanism(value, sensitivity, eps, *, rng=None, secure=False, budget
 # the fast one, and bad inputs.
 
 # %%
-assert np.array_equal(laplace_mechanism([1.0, 2.0], 1, 1, rng=5), laplace_mechanism([1.0, 2.0], 1, 1, rng=5))
-assert laplace_mechanism(np.ones((2, 3)), 1, 1, rng=0).shape == (2, 3)
+assert np.array_equal(laplace_mechanism([1.0, 2.0], 1, 1, rng=5, secure=False),
+                      laplace_mechanism([1.0, 2.0], 1, 1, rng=5, secure=False))
+assert laplace_mechanism(np.ones((2, 3)), 1, 1, rng=0, secure=False).shape == (2, 3)
 
 # %% [markdown]
 # ## The two-sided geometric (discrete Laplace) mechanism (Guo et al., Sec. 2.1; Nixon et al., Def. 2.4)
@@ -293,7 +296,7 @@ def two_sided_geometric_logpmf(k, t):
         ``log p(k | t)``.
     """
     t = check.unit_interval(t, "t")
-    k = np.asarray(k, dtype=float)
+    k = check.real_array(k, "k")
     out = np.log1p(-t) - np.log1p(t) + np.abs(k) * np.log(t)
     return np.where(k == np.round(k), out, -np.inf)
 
@@ -356,7 +359,7 @@ def _check_counts(counts):
     return arr.astype(np.int64)
 
 
-def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, budget=None,
+def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=True, budget=None,
                         label="geometric mechanism"):
     """Release integer ``counts`` with two-sided geometric noise (epsilon-DP).
 
@@ -372,9 +375,10 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, bud
         Privacy budget spent, > 0.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness for the fast path. Ignored when ``secure=True``.
-    secure : bool, default False
-        If True, draw the noise with OpenDP's integer ``make_laplace`` (exact integer sampling,
-        randomness from the operating system: not seedable).
+    secure : bool, default True
+        True (the default): draw the noise with OpenDP's integer ``make_laplace`` (exact integer sampling,
+        randomness from the operating system: not seedable). False: the floating-point kernel, fast and
+        seeded by ``rng``, for simulations only.
     budget, label
         The ledger charged with ``eps`` before any noise is drawn, and what it records, as in
         :func:`laplace_mechanism`.
@@ -390,6 +394,7 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, bud
     if not math.exp(-eps / sensitivity) < 1.0:
         raise ValueError(f"eps / sensitivity = {eps / sensitivity:g} is too small: "
                          f"t = exp(-eps / sensitivity) rounds to 1")
+    secure = check.boolean(secure, "secure")
     if budget is not None:
         budget.spend(eps, label)
     if secure:
@@ -403,7 +408,8 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=False, bud
 # to tell a different epsilon apart), and that bad inputs raise.
 
 # %%
-assert geometric_mechanism(np.full(5, 7), 2, 1.0, rng=0).dtype == np.int64
+assert geometric_mechanism(np.full(5, 7), 2, 1.0, rng=0, secure=False).dtype == np.int64
+assert geometric_mechanism(np.full(5, 7), 2, 1.0).dtype == np.int64     # the default: the exact sampler
 # %% [markdown]
 # ## Explore: the noise laws
 #
@@ -663,7 +669,7 @@ def discrete_gaussian_logpmf(k, sigma, *, mu=0, normalize=True):
     mu_ = check.real(mu, "mu")
     if not mu_.is_integer():
         raise ValueError(f"mu must be an integer, got {mu!r}")
-    k = np.asarray(k, dtype=float)
+    k = check.real_array(k, "k")
     out = -((k - mu_) ** 2) / (2.0 * sigma**2)
     if normalize:
         out = out - _discrete_gaussian_log_normalizer(sigma)
@@ -685,16 +691,16 @@ assert np.isclose((kk**2 * p_dg).sum(), 6.32**2, rtol=1e-6)
 assert np.allclose(discrete_gaussian_logpmf(kk, 2.0, mu=3, normalize=False), -((kk - 3) ** 2) / 8.0)
 
 # %% [markdown]
-# The public sampler: the float kernel by default, OpenDP's exact one with `secure=True`.
+# The public sampler: OpenDP's exact one by default, the float kernel with `secure=False` (simulations).
 
 # %%
 #| export
-def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
+def sample_discrete_gaussian(sigma, size, *, rng=None, secure=True):
     """Draws from the discrete Gaussian ``N_Z(0, sigma^2)`` (CKS 2020, Algorithm 3).
 
-    The default path runs the algorithm in 53-bit floating point (fast, seedable, for simulation):
-    its proposal and acceptance probabilities carry relative rounding errors of order 1e-16, so it
-    is close to, not exactly, the discrete Gaussian. ``secure=True`` is the exact sampler.
+    ``secure=True`` is the exact sampler (the default). ``secure=False`` runs the algorithm in 53-bit
+    floating point (fast, seedable, for simulation): its proposal and acceptance probabilities carry
+    relative rounding errors of order 1e-16, so it is close to, not exactly, the discrete Gaussian.
 
     Parameters
     ----------
@@ -704,9 +710,9 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
         Output shape.
     rng : None, int or numpy.random.Generator, optional
         Source of randomness (fast path only).
-    secure : bool, default False
-        If True, draw with OpenDP's integer ``make_gaussian`` (CKS 2020 with exact integer
-        arithmetic, randomness from the operating system: not seedable).
+    secure : bool, default True
+        True (the default): draw with OpenDP's integer ``make_gaussian`` (CKS 2020 with exact integer
+        arithmetic, randomness from the operating system: not seedable). False: the float kernel.
 
     Returns
     -------
@@ -718,7 +724,7 @@ def sample_discrete_gaussian(sigma, size, *, rng=None, secure=False):
         raise ValueError(f"sigma must be at least 1e-150 (sigma**2 underflows), got {sigma}")
     shape = _check_size(size)
     n = math.prod(shape)
-    if secure:
+    if check.boolean(secure, "secure"):
         if n == 0:
             return np.zeros(shape, dtype=np.int64)
         dp = _opendp()
@@ -814,10 +820,10 @@ assert np.allclose(np.exp(randomized_response_logpmf([1, 0], [1, 1])), [0.75, 0.
 # %% [markdown]
 # ## When to use this
 #
-# * **Publishing** (a curator releasing real data): `laplace_mechanism(..., secure=True)` and
-#   `geometric_mechanism(..., secure=True)`. They use OpenDP's vetted samplers and cannot be seeded;
+# * **Publishing** (a curator releasing real data): `laplace_mechanism(...)` and `geometric_mechanism(...)`
+#   with their default `secure=True`. They use OpenDP's vetted samplers and cannot be seeded;
 #   record each release in a `PrivacyBudget` (`03_accounting`).
-# * **Simulating** (studies, bootstraps, MCMC over latent data): the default fast paths, seeded through
+# * **Simulating** (studies, bootstraps, MCMC over latent data): the fast paths, asked for with `secure=False` and seeded through
 #   `rng`; same law, as tested in `70_mechanisms_checks`. In a loop, pass one `numpy.random.Generator` rather than a fresh
 #   seed per call: handing a new generator to a numba kernel costs a few hundred microseconds.
 # * **Counts**: the geometric mechanism keeps integers (pure $\epsilon$-DP); the discrete Gaussian has lighter

@@ -704,7 +704,8 @@ for bad, word in [(dict(z=[0.1, 0.2]), "one share"), (dict(z=[0.5, 0.6, 0, 0]), 
 # * **What to do** (section 5): not smaller candidates; larger ones (or a larger $t_c$) reduce the bias without
 #   removing it; amalgamation or dropping the records with zeros (section 7) remove it.
 #
-# `zero_advice` turns this into sentences; `Release.caution()` (notebook 14) is meant to return them.
+# `zero_advice` turns this into sentences; `Release.caution()` (notebook 14) returns them, so they travel with the
+# release (its `warnings`, the results' attributes, `dplit analyse` and `dplit compare`).
 
 # %%
 #| export

@@ -10,7 +10,8 @@
 
 # %%
 #| default_exp release_record
-#| internal COUNT_SENSITIVITY check_candidates censored_sensitivity check_names
+#| internal COUNT_SENSITIVITY check_candidates censored_sensitivity check_names check_warnings
+#| internal joint_reach plausible_distance
 
 # %% [markdown]
 # ## Parameters
@@ -51,7 +52,8 @@ import numpy as np
 from dplit import _validate as check
 from dplit._validate import count as _count
 from dplit.accounting import PrivacyBudget
-from dplit.mechanisms import check_plausible, geometric_reach, laplace_reach
+from dplit.censoring import zero_advice
+from dplit.mechanisms import FALSE_REFUSAL, check_plausible, geometric_reach, laplace_reach
 
 FORMAT = "dplit.release/1"
 COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
@@ -193,7 +195,9 @@ def select_threshold(p_hat_G, candidates, tc):
 #
 # $$0 \le s_{G,m} \le n + w, \qquad \Big|\sum_m s_{G,m} - n\Big| \le (M+1)\,w .$$
 #
-# For $d = 3$ unsplit with a selection of $M = 6$ candidates, $D = 10$ and $k = 23.0$. A value outside is refused with a
+# (In the release these coordinate-wise checks use $p/2$, so $k = \log(2D/p)$ and the geometric reach is taken at
+# $p/2$: the other half goes to the joint check below.) For $d = 3$ unsplit with a selection of $M = 6$ candidates,
+# $D = 10$ and $k = 23.7$. A value outside is refused with a
 # `ValueError` naming the field, the value and the range. Research that needs an impossible release (a planted
 # one, say) passes `check=False` to the constructor, `from_statistic`, `from_dict`, `from_json` or `load`; the
 # release then says so in `checked`, which the analyses copy into their results' `attrs`.
@@ -202,7 +206,7 @@ def select_threshold(p_hat_G, candidates, tc):
 #| export
 _FIELDS = ("s_G", "p_hat_G", "a", "s_L", "s_L1", "n", "n1", "n2", "d", "eps1", "eps2", "candidates", "tc",
            "scale", "scale1")
-_OPTIONAL = ("names",)  # written only when set, so files without them stay valid
+_OPTIONAL = ("names", "warnings")  # written only when set, so files without them stay valid
 
 
 def _float_vector(value, name, size=None):
@@ -259,6 +263,15 @@ def check_names(names, d):
         raise ValueError(f"names must be {d} distinct strings (one per component), got {list(names)}")
     return names
 
+
+def check_warnings(warnings):
+    """The curator's warnings: None or a sequence of non-empty strings (returned as a tuple, repeats dropped)."""
+    if warnings is None:
+        return ()
+    if isinstance(warnings, str) or not all(isinstance(v, str) and v.strip() for v in warnings):
+        raise TypeError(f"warnings must be a sequence of non-empty strings, got {warnings!r}")
+    return tuple(dict.fromkeys(" ".join(v.split()) for v in warnings))
+
 # %% [markdown]
 # Check: a field vector is read-only and refused (by name) when it has the wrong length or a NaN.
 
@@ -308,6 +321,113 @@ for bad, exc in [(["x"], ValueError), (["x", "x"], ValueError), ("xy", TypeError
         raise AssertionError(bad)
 
 # %% [markdown]
+# **A joint bound.** The checks above look at one coordinate at a time, each widened by $k$ scales. A statistic
+# tampered a little in every coordinate (each $10$ scales out of $[\log a, 0]$, say) passes them all, although no
+# genuine release is that far from every possible statistic at once. The noise bounds the whole vector too: with
+# $\mathbf S_L = \mathbf S_0 + b\,\boldsymbol\varepsilon$, $\varepsilon_j$ independent standard Laplace,
+#
+# $$\|\mathbf S_L - \mathbf S_0\|_1 = b\sum_{j=1}^d |\varepsilon_j|, \qquad \sum_{j=1}^d |\varepsilon_j| \sim \mathrm{Gamma}(d, 1),$$
+#
+# since each $|\varepsilon_j|$ is a standard exponential. Let $q$ be the upper $p'$ quantile of $\mathrm{Gamma}(d, 1)$,
+# $P(\mathrm{Gamma}(d,1) > q) = e^{-q}\sum_{i<d} q^i/i! = p'$. Because $\mathbf S_0$ lies in $\mathrm{Range}(S_0)$,
+# the $\ell_1$ distance of $\mathbf S_L$ to that range is at most $\|\mathbf S_L - \mathbf S_0\|_1$, so
+# $P\{\mathrm{dist}_1(\mathbf S_L, \mathrm{Range}\,S_0) > q b\} \le p'$ whatever the data. The range itself has no
+# simple description, but any set $B \supseteq \mathrm{Range}(S_0)$ is closer, and two lower bounds of
+# $\mathrm{dist}_1(\mathbf s, B)$ for the set $B$ of section 2 (the box $[\log a, 0]^d$ cut by the Jensen bound) are
+# exact and cheap:
+#
+# - the $\ell_1$ distance to the box, $\sum_j \big(\max\{\log a - s_j, 0\} + \max\{s_j, 0\}\big)$ (it separates by
+#   coordinate);
+# - the excess $\max\{\log\sum_j e^{s_j} - \log(1 + (d-1)a), 0\}$, because $\log\sum_j e^{s_j}$ moves by at most
+#   $\max_j|\Delta s_j| \le \|\Delta \mathbf s\|_1$.
+#
+# Their maximum $\delta(\mathbf s) \le \mathrm{dist}_1(\mathbf s, B) \le \mathrm{dist}_1(\mathbf s, \mathrm{Range}\,S_0)$,
+# so refusing when $\delta(\mathbf S_L) > q b$ refuses a genuine release with probability at most $p'$. A release spends
+# $p/2$ on the coordinate checks and $p/2$ on the joint check, shared by its one or two statistics ($p' = p/4$ each
+# when split): in all, at most $p = 10^{-9}$. For $d = 3$ unsplit, $q = 27.4$ scales in $\ell_1$ at $p' = p/2$, against
+# $k = 22.5$ for one coordinate: the joint check is looser for a single coordinate and tighter for several, so the
+# two are complementary (the check below measures both).
+
+# %%
+#| export
+def joint_reach(d, p):
+    """The upper ``p`` quantile ``q`` of Gamma(d, 1): ``sum_j |Laplace(0, 1)_j|`` over d coordinates exceeds it w.p. ``p``.
+
+    ``P(Gamma(d, 1) > q) = exp(-q) sum_{i<d} q^i / i!`` (d exponentials), solved by bisection.
+    """
+    d = check.count(d, "d", 1)
+    p = check.unit_interval(p, "p")
+    i = np.arange(d)
+    lgam = np.array([math.lgamma(k + 1.0) for k in i])
+
+    def log_tail(q):
+        return -q + float(np.logaddexp.reduce(i * math.log(q) - lgam)) if q > 0 else 0.0
+
+    lo, hi, target = 0.0, float(d), math.log(p)
+    while log_tail(hi) > target:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if log_tail(mid) > target else (lo, mid)
+    return hi
+
+
+def plausible_distance(s, a):
+    """A lower bound of the l1 distance of a statistic ``s`` to every statistic a data set gives at threshold ``a``.
+
+    The larger of the l1 distance to the box ``[log a, 0]^d`` and the excess of ``log sum exp(s)`` over the Jensen bound
+    ``log(1 + (d - 1) a)`` (both are at most the distance to the range of ``S_0``; derivation above).
+    """
+    s = np.asarray(s, dtype=float)
+    box = float(np.sum(np.maximum(math.log(a) - s, 0.0) + np.maximum(s, 0.0)))
+    jensen = float(np.logaddexp.reduce(s)) - math.log1p((s.size - 1) * a)
+    return max(box, jensen, 0.0)
+
+
+def _plausible_joint(s, scale, a, q, name):
+    """Refuse a statistic farther than ``q`` noise scales (in l1) from every statistic a data set can give."""
+    dist = plausible_distance(s, a)
+    if dist > q * scale:
+        raise ValueError(f"{name} is impossible for this release: it lies at least {dist / scale:.1f} noise scales "
+                         f"(l1 distance {dist:.4g}, scale {scale:.4g}) from every statistic a data set can give, and "
+                         f"Laplace noise on {s.size} coordinates reaches beyond {q:.1f} scales in l1 (a Gamma({s.size}, "
+                         f"1) tail) with probability < the release's share of 1e-9 (a tampered or mistyped value? "
+                         f"check=False skips this check, for research)")
+
+# %% [markdown]
+# Check: the quantile solves its equation; the bound's level at a worst-case statistic (a corner of the range, where
+# three outward directions are open) is at most $p'$ by simulation, here at $p' = 0.05$ to see it; and its power: a
+# statistic moved out by 10 scales in every coordinate passes the coordinate-wise check of section 2 and is refused
+# by the joint one.
+
+# %%
+from scipy import stats as _st
+
+for d_chk in (1, 2, 3, 8, 40):
+    for p_chk in (0.05, 1e-9):
+        assert math.isclose(_st.gamma.sf(joint_reach(d_chk, p_chk), d_chk), p_chk, rel_tol=1e-6)
+q_level, a_chk, b_chk, d_chk = joint_reach(3, 0.05), 1e-3, 0.2, 3
+corner = np.array([0.0, math.log(a_chk), math.log(a_chk)])            # every record at the corner (1, 0, 0)
+eps_chk = np.random.default_rng(5).laplace(size=(20_000, d_chk))
+dist_chk = np.array([plausible_distance(corner + b_chk * e, a_chk) for e in eps_chk])
+level = float(np.mean(dist_chk > q_level * b_chk))
+assert level <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / len(eps_chk)), level
+# the planted check: a "joint" bound at half the quantile would refuse genuine releases far too often at this corner
+assert np.mean(np.sum(np.abs(eps_chk), axis=1) > q_level) > 0.04          # the Gamma(3, 1) tail itself is 0.05
+k_chk, q_chk = laplace_reach(d_chk, 1e-9 / 2), joint_reach(d_chk, 1e-9 / 2)
+moved = np.full(d_chk, 10.0 * b_chk)                                      # 10 scales above 0 in every coordinate
+_plausible_statistic(moved, b_chk, a_chk, k_chk, "s_L")                   # the coordinate-wise check lets it pass
+try:
+    _plausible_joint(moved, b_chk, a_chk, q_chk, "s_L")
+except ValueError as err:
+    assert "s_L" in str(err) and "noise scales" in str(err), err
+else:
+    raise AssertionError("the joint check missed a statistic 30 scales (l1) out of the range")
+_plausible_joint(np.array([0.0, math.log(a_chk), math.log(a_chk)]) + 5 * b_chk, b_chk, a_chk, q_chk, "s_L")
+print(f"d = 3: k = {k_chk:.1f} scales per coordinate, q = {q_chk:.1f} scales in l1; level at the corner with "
+      f"p' = 0.05: {level:.4f}")
+
+# %% [markdown]
 # ## 3. The record
 #
 # **What is published.** The `Release` holds exactly what Alg. 1 returns plus the public design: $\mathbf s_G$,
@@ -333,6 +453,8 @@ class _ReleaseBuild:
             out[k] = v.tolist() if isinstance(v, np.ndarray) else v
         if self.names is not None:
             out["names"] = list(self.names)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
     def to_json(self, indent=2):
@@ -399,7 +521,7 @@ class _ReleaseBuild:
 
     @classmethod
     def from_statistic(cls, s_L, n, a, eps1, *, s_L1=None, n1=0, eps2=0.0, s_G=None, candidates=None, tc=None,
-                       names=None, check=True):
+                       names=None, warnings=None, check=True):
         """Wrap a censored statistic released elsewhere (the scales and ``p_hat_G`` are computed).
 
         Parameters
@@ -423,6 +545,8 @@ class _ReleaseBuild:
             ``s_G`` in the increasing order of the candidates.
         names : sequence of str, optional
             Names of the d components (e.g. a CSV header).
+        warnings : sequence of str, optional
+            Warnings to publish with the release (see :attr:`Release.warnings`).
         check : bool, default True
             False skips the plausibility check (see :meth:`from_json`), for research on impossible releases.
         """
@@ -438,7 +562,8 @@ class _ReleaseBuild:
             p_hat = noisy_censoring_rates(np.asarray(s_G))
         return cls(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n2, d=d, eps1=eps1,
                    eps2=eps2, candidates=candidates, tc=tc, scale=laplace_scale(d, a, n2, eps1),
-                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names, checked=check)
+                   scale1=laplace_scale(d, a, n1, eps1) if n1 > 0 else None, names=names,
+                   warnings=warnings, checked=check)
 
 # %% [markdown]
 # The record validates itself when it is built: types and ranges of each field first, then the
@@ -471,6 +596,7 @@ class _ReleaseChecks:
         if (n1 == 0) != (self.scale1 is None):
             raise ValueError("scale1 must be given exactly when n1 > 0 (the data were split)")
         set_(self, "names", check_names(self.names, d))
+        set_(self, "warnings", check_warnings(self.warnings))
         self._validate_selection()  # first: a tampered a is then named as such, not blamed on the scales
         scale = check.positive(self.scale, "scale")
         if not math.isclose(scale, laplace_scale(d, a, n2, eps1), rel_tol=1e-9):
@@ -492,13 +618,15 @@ class _ReleaseChecks:
         """Refuse numbers that no data set gives under the stated noise (derivation above: p = 1e-9 per release)."""
         selected = self.eps2 > 0
         n_coords = self.d * (2 if self.split else 1) + (self.s_G.size if selected else 0)
+        p = FALSE_REFUSAL / 2                   # half for the coordinates, half for the joint bound
         if selected:                            # first: a follows from s_G
             t = math.exp(-self.eps2 / COUNT_SENSITIVITY)
-            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords) if t < 1 else math.inf)
-        k = laplace_reach(n_coords)
-        _plausible_statistic(self.s_L, self.scale, self.a, k, "s_L")
-        if self.split:
-            _plausible_statistic(self.s_L1, self.scale1, self.a, k, "s_L1")
+            _plausible_counts(self.s_G, self.n, geometric_reach(t, n_coords, p) if t < 1 else math.inf)
+        k = laplace_reach(n_coords, p)
+        q = joint_reach(self.d, p / (2 if self.split else 1))
+        for s, scale, name in [(self.s_L, self.scale, "s_L")] + ([(self.s_L1, self.scale1, "s_L1")] if self.split else []):
+            _plausible_statistic(s, scale, self.a, k, name)
+            _plausible_joint(s, scale, self.a, q, name)
 
     def _validate_selection(self):
         """Check s_G, p_hat_G, candidates, tc and the rule's choice of a (all None when eps2 == 0)."""
@@ -519,9 +647,7 @@ class _ReleaseChecks:
         s_G = np.array(self.s_G)
         if s_G.ndim != 1 or s_G.size != cands.size + 1:
             raise ValueError(f"s_G must hold M + 1 = {cands.size + 1} counts, got shape {s_G.shape}")
-        if s_G.size and not (np.issubdtype(s_G.dtype, np.integer) or np.all(s_G == np.round(s_G))):
-            raise ValueError("s_G must hold integers")
-        s_G = s_G.astype(np.int64)
+        s_G = check.integer_values(s_G, "s_G")         # whole numbers within int64 (1e30 would wrap round)
         if np.any(s_G < 0):
             raise ValueError("s_G must be non-negative (noisy counts are clamped at 0)")
         s_G.flags.writeable = False
@@ -578,6 +704,11 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         Laplace scale of ``s_L1``: ``-d log(a) / (n1 eps1)``; None when unsplit.
     names : tuple of str or None
         Names of the components (e.g. the CSV header), carried into the analyses' coordinates.
+    warnings : tuple of str
+        What the curator was warned of when releasing (a threshold that fell back to ``a_1``, a release that is
+        mostly noise, ...): written to the JSON, read back, copied by every analysis into its result's
+        ``attrs["release_warnings"]``. Free text, not checked against the other fields (a file without it
+        loads with none).
     checked : bool, default True
         Whether the plausibility check ran (False: built with ``check=False``, for research; not written to JSON).
     """
@@ -598,6 +729,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
     scale: float
     scale1: float | None
     names: tuple[str, ...] | None = None
+    warnings: tuple[str, ...] = ()
     checked: bool = True
 
     def __eq__(self, other):
@@ -657,14 +789,17 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         """A warning text when ``a = a_1`` and its noisy censoring rate exceeds ``factor * tc``, else None.
 
         Guo et al. (Sec. 4.1, S4) warn that then ``S_0(D, a)`` may be far from ``S_0(D)``: many records
-        are censored even at the smallest candidate, and inferences carry censoring bias.
+        are censored even at the smallest candidate, and inferences carry censoring bias. A rate that high
+        is most often exact zeros, which the Dirichlet model does not describe and which smaller candidates
+        make worse; the text is the advice of :func:`dplit.censoring.zero_advice` (notebook 13, section 5),
+        from the release's published fields only.
         """
         factor = check.positive(factor, "factor")
-        if self.p_hat_G is None or self.a != self.candidates[0] or self.p_hat_G[0] <= factor * self.tc:
+        if self.p_hat_G is None or self.a != self.candidates[0]:
             return None
-        return (f"the selected threshold is the smallest candidate a_1 = {self.a:g}, but its noisy censoring rate "
-                f"{self.p_hat_G[0]:.3g} is far above tc = {self.tc:g}: the censored statistic may be biased "
-                f"(consider smaller candidates)")
+        advice = zero_advice(self.p_hat_G, self.candidates, self.a, self.tc, s_L=self.s_L, n=self.n,
+                             names=self.names, factor=factor)
+        return " ".join(advice) or None
 
     def summary(self):
         """A readable, multi-line description of the release."""
@@ -683,10 +818,13 @@ class Release(_ReleaseChecks, _ReleaseBuild):
             lines.append(f"S_L(D2, a) = {np.array2string(self.s_L, precision=4)}")
         else:
             lines.append(f"S_L(D, a) = {np.array2string(self.s_L, precision=4)} (Laplace scale {self.scale:.4g})")
-        warning = self.caution()
-        if warning:
-            lines.append("WARNING: " + warning)
+        lines += ["WARNING: " + w for w in self.all_warnings()]
         return "\n".join(lines)
+
+    def all_warnings(self):
+        """The release's :attr:`warnings`, and :meth:`caution` when a file written without it calls for it."""
+        extra = self.caution()
+        return self.warnings + ((extra,) if extra and extra not in self.warnings else ())
 
 # %% [markdown]
 # Check: a statistic released elsewhere is wrapped (scales computed), survives the JSON round trip
@@ -711,6 +849,20 @@ for change, word in [({"s_L": [5.0, 5.0, 5.0]}, "s_L[0] = 5 is impossible"), ({"
         assert word in str(err), (change, err)
     else:
         raise AssertionError(change)
+# Warnings travel in the JSON and are read back; a file without them (older) loads with none; they are free text,
+# so editing them does not invalidate the numbers; a warning that is not a string is refused.
+r_warn = Release.from_statistic([-1.2, -1.0, -1.4], 500, 1e-3, 1.0, warnings=["mostly noise", "mostly noise"])
+assert r_warn.warnings == ("mostly noise",) and '"warnings"' in r_warn.to_json()
+assert Release.from_json(r_warn.to_json()).warnings == ("mostly noise",) and Release.from_json(r_warn.to_json()) == r_warn
+assert "warnings" not in r_ext.to_dict() and Release.from_dict(r_ext.to_dict()).warnings == ()
+assert "WARNING: mostly noise" in r_warn.summary()
+for bad in ("mostly noise", [1.0], [""]):
+    try:
+        Release.from_dict(r_ext.to_dict() | {"warnings": bad})
+    except TypeError as err:
+        assert "warnings" in str(err)
+    else:
+        raise AssertionError(bad)
 # Files: load what save wrote (names kept), never overwrite silently, and name the file in errors.
 import tempfile
 from pathlib import Path
@@ -741,11 +893,12 @@ with tempfile.TemporaryDirectory() as tmp:
 # ## When to use this
 
 # %%
-k_reach = laplace_reach(3 + len(CANDIDATES) + 1, 1e-9)
+k_reach = laplace_reach(3 + len(CANDIDATES) + 1, 1e-9 / 2)
 display(Markdown(f"""
 * **Reading a release**: `Release.load(path)` (or `from_json`, `from_dict`) for a file a curator published; every
   inference method of notebooks 17-60 takes the `Release`. Read `summary()` and `caution()` before analysing: a
-  threshold that fell back to $a_1$ with a high noisy rate means a badly biased statistic (notebook 13).
+  threshold that fell back to $a_1$ with a high noisy rate means a badly biased statistic, most often from exact
+  zeros in the data, which smaller candidates make worse (notebook 13, section 5).
 * **Wrapping a statistic released elsewhere**: `Release.from_statistic(s_L, n, a, eps1, ...)`; the scales are
   computed, never typed in.
 * **Plausibility**: a release whose numbers no genuine release could hold is refused. For $d = 3$ unsplit with

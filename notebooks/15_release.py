@@ -115,6 +115,10 @@ fig.tight_layout()
 
 # %%
 #| export
+import dataclasses
+import math
+import warnings
+
 import numpy as np
 from scipy.special import digamma
 
@@ -318,6 +322,96 @@ assert np.array_equal(select_threshold([[0.0, 0.0], [0.5, 0.6], [0.0, 0.2]], [0.
 # checks that `release` does what this section says.
 
 # %% [markdown]
+# ## Before spending: will the release be mostly noise?
+#
+# Once the noise is drawn the budget is spent, so `release` looks at the noise it is about to add **before** drawing
+# it, from public numbers only: $n$ (published in the release anyway), $d$, the candidates and $\epsilon_1$. It does not
+# look at the data, so the pre-check costs no privacy and could be run by anyone.
+#
+# Each released mean log-share is $S_{L,j} = S_0(\mathbf D, a)_j + \varepsilon^L_j$ with $\mathrm{sd}(\varepsilon^L_j) = \sqrt2\,b$,
+# $b = -d\log a/(n\epsilon_1)$ (section 1). The threshold is not known before the counts are drawn, but every candidate
+# gives $b(a) \le b(a_1)$, and $a_1$ is where the rule falls back when $n\epsilon_2$ is small, exactly the small releases
+# at risk; the pre-check takes $a = a_1$, the worst case. The size of what is estimated: a mean log-share is
+# $E[\log x_j] = \psi(\alpha_j) - \psi(\alpha_0) \le -\log d$ for a composition spread evenly over $d$ parts (and lower
+# for uneven ones), so $\log d$ is the scale on which analyses tell components apart. We call the release **mostly
+# noise** when the noise's variance exceeds that signal's square, the noise-to-signal ratio
+#
+# $$\rho = \frac{\sqrt2\, b(a_1)}{\log d} = \frac{\sqrt2\, d\,(-\log a_1)}{n\,\epsilon_1 \log d} > 1 .$$
+#
+# Solving $\rho \le 1$ for each public number gives what is needed: $n \ge \sqrt2\, d(-\log a_1)/(\epsilon_1\log d)$, or
+# $\epsilon_1 \ge \sqrt2\, d(-\log a_1)/(n\log d)$, or a smallest candidate $a_1 \ge \exp(-n\epsilon_1\log d/(\sqrt2 d))$.
+# `release` then warns (a `UserWarning`, kept in the release's `warnings`), and `dplit release` refuses without `--force`.
+# The example that prompted it: 25 compositions of $d = 5$ parts at $\epsilon_1 = 0.75$ with the paper's candidates have
+# $b(10^{-6}) = 3.7$, $\rho = 3.2$; one released mean log-share came out $+2.97$, impossible for the log of a share, and
+# the posterior was the prior.
+
+# %%
+#| export
+#: The candidate thresholds of Sec. 5.1, the default of `release` (those below 1/d) and of the command line.
+PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
+
+def noise_ratio(n, d, eps1, a):
+    """Noise-to-signal ratio of a release, ``sqrt(2) b / log d`` with ``b = -d log(a) / (n eps1)``.
+
+    The Laplace noise of each released mean log-share has sd ``sqrt(2) b``; ``log d`` is the size of a mean
+    log-share (``-log d`` for an even composition). Above 1 the release is mostly noise. Uses public numbers only.
+    """
+    return math.sqrt(2) * laplace_scale(d, a, n, eps1) / math.log(check.count(d, "d", 2))
+
+
+def noise_warning(n, d, eps1, candidates=None):
+    """The warning :func:`release` gives before drawing any noise when the release would be mostly noise, else None.
+
+    Parameters
+    ----------
+    n : int
+        Records the statistic averages (``n - n1`` when split).
+    d : int
+        Number of components, >= 2.
+    eps1 : float
+        Budget of the Laplace part.
+    candidates : sequence of float, optional
+        Candidate thresholds (default: :data:`PAPER_CANDIDATES` below 1/d); the smallest, ``a_1``, is the worst case.
+
+    Returns
+    -------
+    str or None
+        The text (the ratio, and the ``n``, ``eps1`` or smallest candidate that bring it to 1) when
+        :func:`noise_ratio` at ``a_1`` exceeds 1. Data-independent: it spends no privacy.
+    """
+    n = check.count(n, "n", 1)
+    d = check.count(d, "d", 2)
+    eps1 = check.epsilon(eps1, "eps1")
+    if candidates is None:
+        candidates = [c for c in PAPER_CANDIDATES if c * d < 1]
+    a1 = float(check_candidates(candidates)[0])
+    rho = noise_ratio(n, d, eps1, a1)
+    if rho <= 1:
+        return None
+    n_need = math.ceil(rho * n)
+    a_need = math.exp(-n * eps1 * math.log(d) / (math.sqrt(2) * d))
+    return (f"the release would be mostly noise: with n = {n} records, d = {d} and eps1 = {eps1:g}, the Laplace noise "
+            f"of each mean log-share has sd {math.sqrt(2) * laplace_scale(d, a1, n, eps1):.3g} at the smallest "
+            f"candidate a_1 = {a1:g} (where the threshold rule falls back), against log d = {math.log(d):.3g}, the size "
+            f"of a mean log-share (noise-to-signal ratio {rho:.2g} > 1); it needs n >= {n_need} records, or eps1 >= "
+            f"{rho * eps1:.3g}, or candidates no smaller than {a_need:.2g}")
+
+
+# %% [markdown]
+# Check: the 25-composition example must trigger (scale 3.7), a large release must not, and the numbers the warning
+# asks for bring the ratio to 1.
+
+# %%
+assert np.isclose(laplace_scale(5, 1e-6, 25, 0.75), 3.68, atol=0.01)
+w25 = noise_warning(25, 5, 0.75)
+assert w25 is not None and "mostly noise" in w25 and "n >= 81" in w25, w25
+print(w25)
+assert noise_warning(2000, 3, 0.75) is None and noise_warning(2000, 5, 0.75, CANDIDATES) is None
+assert noise_ratio(81, 5, 0.75, 1e-6) <= 1 < noise_ratio(80, 5, 0.75, 1e-6)
+assert noise_warning(25, 5, 0.75, [0.015, 0.1]) is None        # the smallest candidate it asks for is enough
+
+# %% [markdown]
 # Algorithm 1 itself: count, select, split, add noise, and package.
 
 # %%
@@ -328,17 +422,14 @@ def _split(n, n1, rng):
     return perm[:n1], perm[n1:]
 
 
-#: The candidate thresholds of Sec. 5.1, the default of `release` (those below 1/d) and of the command line.
-PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
-
-
 def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=True, names=None, budget=None):
     """Algorithm 1 of Guo et al.: select the censoring threshold and release the noisy statistic.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        Confidential compositions (rows on the simplex; zeros are valid).
+    X : array_like or pandas.DataFrame, shape (n, d)
+        Confidential compositions (rows on the simplex; zeros are valid). A DataFrame's column names become
+        ``names`` unless these are given.
     eps1 : float
         Budget of the Laplace release of ``S_0(D, a)``, > 0.
     eps2 : float
@@ -357,7 +448,7 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
     secure : bool, default True
         Draw the noise with OpenDP (not seedable); ``False`` uses the seeded fast path.
     names : sequence of str, optional
-        Names of the d components (e.g. the CSV header), kept in the release.
+        Names of the d components (e.g. the CSV header), kept in the release. Default: a DataFrame's columns.
     budget : dplit.accounting.PrivacyBudget, optional
         A ledger charged with the release's own (:attr:`Release.budget`); checked before any noise
         is drawn, so a release that does not fit raises ``BudgetExceededError`` and spends nothing.
@@ -365,7 +456,9 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
     Returns
     -------
     Release
-        The published record; ``release.eps_total == eps1 + eps2`` (Theorem 2).
+        The published record; ``release.eps_total == eps1 + eps2`` (Theorem 2). Its ``warnings`` hold what the
+        curator was warned of: :func:`noise_warning` (checked before any noise is drawn) and
+        :meth:`Release.caution`; each is also issued as a ``UserWarning``.
 
     Examples
     --------
@@ -374,6 +467,8 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
     >>> r.eps_total, r.d, r.n2
     (1.0, 3, 1000)
     """
+    if names is None and hasattr(X, "columns"):   # a DataFrame keeps its column names
+        names = [str(c) for c in X.columns]
     X = check_compositions(X, name="X")
     n, d = X.shape
     eps1 = check.epsilon(eps1, "eps1")
@@ -396,6 +491,10 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
             raise BudgetExceededError(f"release needs eps1 + eps2 = {eps1 + eps2:.6g} but the budget has only "
                                       f"{budget.remaining:.6g} left")
     rng = check.rng(rng)
+    # Before any noise is drawn: public numbers only (n - n1, d, eps1, candidates), so the warning spends nothing.
+    told = [w for w in (noise_warning(n - n1, d, eps1, cands),) if w]
+    for w in told:
+        warnings.warn(w, UserWarning, stacklevel=2)
     # Threshold selection on all of D (eps2).
     noisy = geometric_mechanism(_counts(X, cands), COUNT_SENSITIVITY, eps2, rng=rng, secure=secure)
     s_G = np.maximum(noisy, 0)
@@ -413,7 +512,11 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
                                 secure=secure)
     rel = Release(s_G=s_G, p_hat_G=p_hat, a=a, s_L=s_L, s_L1=s_L1, n=n, n1=n1, n2=n - n1, d=d, eps1=eps1,
                   eps2=eps2, candidates=cands, tc=tc, scale=laplace_scale(d, a, n - n1, eps1),
-                  scale1=laplace_scale(d, a, n1, eps1) if n1 else None, names=names)
+                  scale1=laplace_scale(d, a, n1, eps1) if n1 else None, names=names, warnings=told)
+    caution = rel.caution()
+    if caution:
+        warnings.warn(caution, UserWarning, stacklevel=2)
+        rel = dataclasses.replace(rel, warnings=(*rel.warnings, caution))
     if budget is not None:
         budget.absorb(rel.budget)
     return rel
@@ -429,6 +532,17 @@ r1 = release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=
 assert r1 == release(X, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, n1=250, rng=7, secure=False)   # same seed, same release
 assert r1.eps_total == 1.0 and (r1.n1, r1.n2) == (250, 750)
 print(r1.summary())
+# A DataFrame keeps its column names; a small release is warned of before the noise, and the warning travels.
+import pandas as pd
+import warnings
+
+df_demo = pd.DataFrame(X[:25, :3], columns=["sleep", "work", "leisure"])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    r_df = release(df_demo, eps1=0.75, eps2=0.25, rng=7, secure=False)
+assert r_df.names == ("sleep", "work", "leisure")
+assert any("mostly noise" in str(w.message) for w in caught) and any("mostly noise" in w for w in r_df.warnings)
+assert not any("mostly noise" in w for w in r1.warnings)
 
 # %% [markdown]
 # ## 4. The bias-variance trade-off in $a$
@@ -484,7 +598,8 @@ truth = digamma(alpha) - digamma(alpha.sum())
 sq = []
 for _ in range(n_rel):
     Xs = rng.dirichlet(alpha, size=n)
-    s_L = laplace_mechanism(censored_stat(Xs, a), censored_sensitivity(3, a, n), eps1, rng=rng)
+    s_L = laplace_mechanism(censored_stat(Xs, a), censored_sensitivity(3, a, n), eps1, rng=rng,
+                            secure=False)   # a simulation: the seeded float path, so it reads the same each run
     sq.append(np.sum((s_L - truth) ** 2))
 sq = np.array(sq)
 mse = release_mse(alpha, a, n, eps1)
@@ -716,7 +831,9 @@ interactive(explore_selection, n=IntSlider(value=1000, min=100, max=20000, step=
 # A data curator does not need Python to publish: `dplit release data.csv --eps1 0.75 --eps2 0.25 --split 0.25
 # --out release.json` reads one composition per row (or raw non-negative amounts with `--close`), calls `release`,
 # writes the JSON and prints the summary above, with a warning when the rule fell back to $a_1$ with a noisy
-# censoring rate far above $t_c$ (S4's caution). `Release.load("release.json")` reads the file back (and
+# censoring rate far above $t_c$ (S4's caution). Before any of that it runs the pre-check of section 3 and refuses a
+# release that would be mostly noise unless `--force` is given. The warnings are written into the release (`warnings`)
+# and reach the analyst: `dplit show release.json` prints them with the contents, the spend and the commands that apply. `Release.load("release.json")` reads the file back (and
 # `release.save(path)` writes one) for every inference method of the later notebooks; `dplit analyse release.json
 # --method dpmcmc --out posterior.nc` is the analyst's side. A CSV header names the components; the names travel
 # in the release (`names`) into the analyses' coordinates.
@@ -735,5 +852,8 @@ thousands to find $a_{{opt}}$ reliably: with $\\epsilon_2 = n^{{-1/2}}$ it picke
 $n$ = {n_values[0]:,} (section 5). Keep `secure=True` for anything published. Split ($n_1 > 0$) only when a Bayesian
 analysis will build its prior from $\\mathbf D_1$ (notebooks 18-21): the split costs no extra budget, but each part is
 noisier than the whole. If the summary warns that $a = a_1$ with a high noisy rate, the censored statistic may be
-badly biased: add smaller candidates, or accept and report the bias (notebook `13_censoring` quantifies it).
+badly biased, most often because the data hold exact zeros, which the Dirichlet model does not describe. Smaller
+candidates make that worse: merge the components with zeros (`dplit.censoring.amalgamate`) or drop those records and
+report how many (`dplit.censoring.drop_zero_rows`) before releasing (notebook `13_censoring`, section 5;
+`checks/78_zeros_checks` measures the bias).
 """))

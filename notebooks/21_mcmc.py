@@ -449,7 +449,7 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
 
 # %%
 #| export
-def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, thin=None, n_slice=20,
+def dp_mcmc(release, *, prior="p1", n_iter="auto", n_warmup=2_000, n_chains=4, thin=None, n_slice=20,
             rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000,
             max_time=None):
     """DPMCMC: sample pi(alpha | released statistic) by data augmentation (Guo et al., Sec. 4.2.2).
@@ -471,18 +471,18 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
     prior : {"p1", "p3", "p4", "p5"} or Prior, default "p1"
         ``"p2"`` is refused (no density). Prior objects need a kernel form (independent gammas or
         a Gaussian copula with gamma marginals).
-    n_iter : int or "auto", default 20000
+    n_iter : int or "auto", default "auto"
         Iterations per chain after warm-up (before thinning). ``"auto"``: extend the chains until
         alpha and E[x | alpha] reach bulk and tail ESS >= ``target_ess`` and R-hat <= ``max_rhat``
         (defaults 400 and 1.01), or ``max_iter`` iterations (default 200,000) or ``max_time``
-        seconds; see :func:`dplit.sampling.run`.
+        seconds; see :func:`dplit.sampling.run`. An integer runs exactly that many (the paper: 20,000).
     n_warmup : int, default 2000
         Warm-up iterations per chain (discarded; the slice map is adapted here).
     n_chains : int, default 4
         Chains, run in parallel threads when cores allow.
     thin : int, optional
         Keep every ``thin``-th iteration. Default: 10 with a fixed ``n_iter`` (2,000 draws per
-        chain at the default), 1 with ``n_iter="auto"``, whose length follows the ESS, so that
+        chain at the paper's 20,000), 1 with ``n_iter="auto"``, whose length follows the ESS, so that
         thinning would only discard information.
     n_slice : int, default 20
         Slice cycles for alpha per iteration (the paper used 1000; 20 maximises ESS per second
@@ -527,7 +527,7 @@ def dp_mcmc(release, *, prior="p1", n_iter=20_000, n_warmup=2_000, n_chains=4, t
 
 # %%
 #| export
-def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter=20_000, n_warmup=2_000, n_chains=4,
+def dp_remcmc(release, *, prior="p1", b=50, record_update="ju", n_iter="auto", n_warmup=2_000, n_chains=4,
               thin=None, n_slice=20, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX,
               max_iter=200_000, max_time=None):
     """DPreMCMC: model (5) of Guo et al. (Sec. 4.2.2), b latent records each with power n_part / b.

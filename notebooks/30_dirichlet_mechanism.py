@@ -127,8 +127,13 @@ def _check_counts(counts, name="counts"):
 
 
 def kl_divergence(p, q):
-    """``D_KL(p || q) = sum_i p_i log(p_i / q_i)`` along the last axis (0 log 0 = 0)."""
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    """``D_KL(p || q) = sum_i p_i log(p_i / q_i)`` along the last axis (0 log 0 = 0); entries finite and >= 0."""
+    p, q = V.finite_array(p, "p"), V.finite_array(q, "q")
+    for arr, name in ((p, "p"), (q, "q")):
+        if arr.ndim == 0 or np.any(arr < 0):
+            raise ValueError(f"{name} must be an array of probabilities (>= 0, last axis the categories)")
+    if p.shape[-1] != q.shape[-1]:
+        raise ValueError(f"p and q must have the same number of categories (last axis), got {p.shape} and {q.shape}")
     terms = np.where(p > 0, special.xlogy(p, p) - special.xlogy(p, q), 0.0)
     return terms.sum(axis=-1)
 
@@ -169,6 +174,26 @@ def _g_default(lam, delta_inf):
     return lambda r: 3.0 * (lam - 1.0) * r * delta_inf
 
 
+def _check_g(g):
+    """Remark 1's ``g``: None (the default) or a callable, or raise TypeError naming it."""
+    if g is not None and not callable(g):
+        raise TypeError(f"g must be callable (Remark 1) or None, got {type(g).__name__}")
+    return g
+
+
+def _g_values(gf, r):
+    """``g(r)`` as floats, refused unless finite and >= 0 at every ``r`` (Remark 1's condition)."""
+    try:
+        gr = np.asarray(gf(r), dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"g must map r to real numbers >= 0; g(r) failed: {err}") from None
+    if gr.shape not in ((), np.shape(r)) or not np.all(np.isfinite(gr) & (gr >= 0)):
+        bad = gr if gr.ndim == 0 else gr.ravel()[0]
+        raise ValueError(f"g(r) must be finite and >= 0 at every r (Remark 1), of r's shape {np.shape(r)}; "
+                         f"got g = {bad} (shape {gr.shape})")
+    return gr
+
+
 def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0, g=None):
     """The RDP epsilon Alg. 1 guarantees for a given ``r``: ``lam r^2 delta2^2 psi'(1 + r b + g(r)) / 2``.
 
@@ -181,8 +206,8 @@ def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0,
     delta2 = V.positive(delta2, "delta2")
     delta_inf = V.positive(delta_inf, "delta_inf")
     lower_bound = V.nonnegative(lower_bound, "lower_bound")
-    g = _g_default(lam, delta_inf) if g is None else g
-    out = 0.5 * lam * r**2 * delta2**2 * special.polygamma(1, 1.0 + lower_bound * r + g(r))
+    gf = _g_default(lam, delta_inf) if _check_g(g) is None else g
+    out = 0.5 * lam * r**2 * delta2**2 * special.polygamma(1, 1.0 + lower_bound * r + _g_values(gf, r))
     return float(out) if out.ndim == 0 else out
 
 # %%
@@ -216,16 +241,12 @@ def dirichlet_mechanism_params(eps, lam, delta2=SQRT2, delta_inf=1.0, *, lower_b
     delta2 = V.positive(delta2, "delta2")
     delta_inf = V.positive(delta_inf, "delta_inf")
     lower_bound = V.nonnegative(lower_bound, "lower_bound")
-    if g is not None and not callable(g):
-        raise TypeError(f"g must be callable (Remark 1) or None, got {type(g).__name__}")
-    gf = _g_default(lam, delta_inf) if g is None else g
+    gf = _g_default(lam, delta_inf) if _check_g(g) is None else g
     log_c = math.log(0.5 * lam * delta2**2) - math.log(eps)
 
     def h(t):  # log(bound / eps) at r = e^t
         r = math.exp(t)
-        gr = float(gf(r))
-        if not gr >= 0:
-            raise ValueError(f"g(r) must be >= 0, got g({r:g}) = {gr}")
+        gr = float(_g_values(gf, r))
         return log_c + 2.0 * t + math.log(special.polygamma(1, 1.0 + lower_bound * r + gr))
 
     lo = -0.5 * (log_c + math.log(special.polygamma(1, 1.0))) - 1e-6   # log r0 of Remark 1: h(lo) < 0
@@ -478,9 +499,9 @@ def kl_tail_bound(eta, beta, d, alpha):
     Returns ``exp(-beta eta^2 / (2 (2 + eta)(4 + 3 eta)))`` where ``beta >= d alpha / (e^{eta/2} - 1)``
     (where the theorem applies) and ``nan`` elsewhere. Arguments broadcast; ``eta, beta, alpha > 0``.
     """
-    eta, beta, alpha = (np.asarray(v, dtype=float) for v in (eta, beta, alpha))
+    eta, beta, alpha = (V.finite_array(v, name) for v, name in ((eta, "eta"), (beta, "beta"), (alpha, "alpha")))
     for v, name in ((eta, "eta"), (beta, "beta"), (alpha, "alpha")):
-        if not np.all(np.isfinite(v)) or np.any(v <= 0):
+        if np.any(v <= 0):
             raise ValueError(f"{name} must be finite and > 0")
     d = V.count(d, "d", 2)
     applies = beta >= d * alpha / np.expm1(eta / 2)
@@ -572,6 +593,7 @@ def baseline_noise_scale(mechanism, eps, lam, *, cells_changed=2):
     V.choice(mechanism, "mechanism", ("gaussian", "laplace"))
     eps = V.epsilon(eps, "eps")
     lam = _check_lam(lam)
+    cells_changed = V.count(cells_changed, "cells_changed", 1)     # a number of counts: 2.5 cells has no meaning
     if mechanism == "gaussian":
         return math.sqrt(lam * cells_changed / (2.0 * eps))
     h = lambda t: math.log(cells_changed * laplace_rdp(lam, math.exp(t))) - math.log(eps)  # noqa: E731
@@ -607,17 +629,29 @@ for eps in (1e-3, 0.1, 10):
 _MECHANISMS = ("dirichlet", "gaussian", "laplace", "mle")
 
 
+def _check_levels(n_levels):
+    """Return the numbers of levels as an int64 array (K,), K >= 1, each >= 1, or raise naming ``n_levels``."""
+    n_levels = V.int_array(n_levels, "n_levels", low=1, ndim=1)
+    if n_levels.size == 0:
+        raise ValueError("n_levels must name at least one feature")
+    return n_levels
+
+
 def _check_codes(codes, n_levels, name="codes"):
     """Return integer level codes (n, K) with ``0 <= codes[:, k] < n_levels[k]``, or raise naming them."""
-    codes = np.asarray(codes)
-    if not np.issubdtype(codes.dtype, np.integer):
-        raise TypeError(f"{name} must hold integer levels, got dtype {codes.dtype}")
-    n_levels = np.asarray(n_levels)
+    n_levels = _check_levels(n_levels)
+    codes = V.int_array(codes, name)
     if codes.ndim != 2 or codes.shape[1] != n_levels.size:
         raise ValueError(f"{name} must be (n, K) with K = len(n_levels) = {n_levels.size}, got shape {codes.shape}")
     if np.any(codes < 0) or np.any(codes >= n_levels):
         raise ValueError(f"{name}[:, k] must lie in 0 .. n_levels[k] - 1")
     return codes
+
+
+def _check_table_size(rows, cols, what):
+    """Refuse, before any count, a table of ``rows x cols`` cells beyond the work limit (8 bytes a cell)."""
+    V.work_size(8.0 * float(rows) * float(cols), f"{what}: {float(rows):.3g} x {float(cols):.3g} cells",
+                "use fewer levels or fewer parents")
 
 
 def _segments(n_levels):
@@ -720,14 +754,15 @@ def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet",
         probabilities and, per class, the concatenated log level probabilities of each feature; ``.budget`` holds
         the RDP ledger of the K + 1 releases.
     """
-    codes, y, n_levels = _check_codes(codes, n_levels), np.asarray(y), np.asarray(n_levels, dtype=np.int64)
+    codes, n_levels = _check_codes(codes, n_levels), _check_levels(n_levels)
     n_classes = V.count(n_classes, "n_classes")
-    if not np.issubdtype(y.dtype, np.integer):
-        raise TypeError(f"y must hold integer classes, got dtype {y.dtype}")
+    y = V.int_array(y, "y")
     if y.shape != (codes.shape[0],) or np.any(y < 0) or np.any(y >= n_classes):    # codes: _check_codes
         raise ValueError(f"y must have shape ({codes.shape[0]},) (one class per row of codes), in 0 .. n_classes - 1")
+    _check_table_size(n_classes, n_levels.sum(), "the naive Bayes table (n_classes x sum(n_levels))")
     V.choice(mechanism, "mechanism", _MECHANISMS)
     eps = None if mechanism == "mle" else V.epsilon(eps, "eps")
+    lam = None if mechanism == "mle" else _check_lam(lam)
     eps_each = None if eps is None else eps / (n_levels.size + 1)
     _check_rdp_budget(budget, eps, "private_naive_bayes")
     rng = V.rng(rng)
@@ -744,10 +779,29 @@ def private_naive_bayes(codes, y, n_levels, n_classes, *, mechanism="dirichlet",
     return NaiveBayesModel(log_prior, log_theta, ledger)
 
 
+def _check_model(model, n_levels):
+    """Return ``(log_prior, log_theta)`` of a naive Bayes model whose shapes match ``n_levels``, or raise naming it."""
+    if not isinstance(model, (tuple, list)) or len(model) != 2:
+        raise TypeError("model must be the pair (log_prior, log_theta) of private_naive_bayes")
+    log_prior = V.real_array(model[0], "model's log_prior", ndim=1)
+    log_theta = V.real_array(model[1], "model's log_theta", ndim=2)
+    if np.any(np.isnan(log_prior)) or np.any(np.isnan(log_theta)) or np.any(log_prior > 0) or np.any(log_theta > 0):
+        raise ValueError("model must hold log probabilities (<= 0, no NaN)")
+    if log_theta.shape != (log_prior.size, int(n_levels.sum())):
+        raise ValueError(f"model's log_theta must have shape (n_classes, sum(n_levels)) = "
+                         f"({log_prior.size}, {int(n_levels.sum())}), got {log_theta.shape}")
+    return log_prior, log_theta
+
+
 def naive_bayes_log_proba(model, codes, n_levels):
-    """Normalised log class probabilities ``log P(y = j | x)`` of each row of ``codes``: (n, n_classes)."""
-    log_prior, log_theta = model
-    idx = np.asarray(codes) + _segments(n_levels)
+    """Normalised log class probabilities ``log P(y = j | x)`` of each row of ``codes``: (n, n_classes).
+
+    ``codes`` is (n, K) with ``0 <= codes[:, k] < n_levels[k]``; ``model`` the pair of :func:`private_naive_bayes`
+    fitted with the same ``n_levels``.
+    """
+    codes, n_levels = _check_codes(codes, n_levels), _check_levels(n_levels)
+    log_prior, log_theta = _check_model(model, n_levels)
+    idx = codes + _segments(n_levels)
     logit = log_prior[None, :] + log_theta[:, idx].sum(axis=-1).T
     return logit - special.logsumexp(logit, axis=1, keepdims=True)
 
@@ -782,6 +836,44 @@ print(toy_model.budget)
 
 # %%
 #| export
+def _check_parents(parents, n_levels):
+    """Return ``parents`` as K lists of distinct node indices in 0 .. K - 1 forming a DAG, or raise naming it."""
+    K = n_levels.size
+    if isinstance(parents, (str, bytes)) or not hasattr(parents, "__len__") or len(parents) != K:
+        raise ValueError(f"parents must hold one sequence of parent columns for each of the K = {K} nodes")
+    out = []
+    for k, pa in enumerate(parents):
+        if isinstance(pa, (str, bytes)) or not hasattr(pa, "__iter__"):
+            raise TypeError(f"parents[{k}] must be a sequence of node indices, got {type(pa).__name__}")
+        pa = list(pa)
+        for j in pa:
+            if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)):
+                raise TypeError(f"parents[{k}] must hold int node indices, got {j!r}")
+            if not 0 <= j < K or j == k:
+                raise ValueError(f"parents[{k}] must hold nodes in 0 .. {K - 1} other than {k} itself, got {j}")
+        if len(set(pa)) != len(pa):
+            raise ValueError(f"parents[{k}] names a parent twice: {pa}")
+        out.append([int(j) for j in pa])
+    state = [0] * K                                  # depth-first search for a cycle: 1 = on the path, 2 = done
+    for start in range(K):
+        stack = [(start, iter(out[start]))]
+        if state[start]:
+            continue
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state[nxt] == 1:
+                raise ValueError(f"parents must form a DAG (a Bayesian network): node {nxt} is its own ancestor")
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                stack.append((nxt, iter(out[nxt])))
+    return out
+
+
 class BayesNetCpts(list):
     """The log conditional tables of :func:`bayes_net_cpts` (a list, one per node), with its privacy ledger.
 
@@ -813,12 +905,15 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, 
         A list: ``log_cpt[k]`` of shape (prod(n_levels[parents[k]]), n_levels[k]), log P(x_k | parent
         configuration); ``.budget`` holds the RDP ledger of the K releases.
     """
-    n_levels = np.asarray(n_levels, dtype=np.int64)
+    n_levels = _check_levels(n_levels)
     codes = _check_codes(codes, n_levels)
-    if len(parents) != n_levels.size or any(k in pa for k, pa in enumerate(parents)):
-        raise ValueError("parents must name the parents of each of the K nodes (not the node itself)")
+    parents = _check_parents(parents, n_levels)
+    for k, pa in enumerate(parents):
+        _check_table_size(np.prod(n_levels[pa].astype(float)), n_levels[k],
+                          f"node {k}'s table (parent configurations x levels)")
     V.choice(mechanism, "mechanism", _MECHANISMS)
     eps = None if mechanism == "mle" else V.epsilon(eps, "eps")
+    lam = None if mechanism == "mle" else _check_lam(lam)
     eps_each = None if eps is None else eps / n_levels.size
     _check_rdp_budget(budget, eps, "bayes_net_cpts")
     rng = V.rng(rng)
@@ -839,12 +934,25 @@ def bayes_net_cpts(codes, n_levels, parents, *, mechanism="dirichlet", eps=1.0, 
 # %%
 #| export
 def bayes_net_loglik(log_cpts, codes, n_levels, parents):
-    """Mean log-likelihood per record of ``codes`` under the network (eq. 8 divided by n)."""
-    codes = np.asarray(codes)
-    n_levels = np.asarray(n_levels, dtype=np.int64)
+    """Mean log-likelihood per record of ``codes`` under the network (eq. 8 divided by n).
+
+    ``log_cpts`` are the K tables of :func:`bayes_net_cpts` fitted with the same ``n_levels`` and ``parents``;
+    ``codes`` (n, K), n >= 1, with ``0 <= codes[:, k] < n_levels[k]``.
+    """
+    n_levels = _check_levels(n_levels)
+    codes = _check_codes(codes, n_levels)
+    if codes.shape[0] == 0:
+        raise ValueError("codes must hold at least one record (a mean over no records is undefined)")
+    parents = _check_parents(parents, n_levels)
+    if not hasattr(log_cpts, "__len__") or len(log_cpts) != n_levels.size:
+        raise ValueError(f"log_cpts must hold one table per node (K = {n_levels.size})")
+    for k, pa in enumerate(parents):
+        shape = (int(np.prod(n_levels[pa])) if pa else 1, int(n_levels[k]))
+        if np.shape(log_cpts[k]) != shape:
+            raise ValueError(f"log_cpts[{k}] must have shape (parent configurations, levels) = {shape}, "
+                             f"got {np.shape(log_cpts[k])}")
     total = np.zeros(codes.shape[0])
     for k, pa in enumerate(parents):
-        pa = list(pa)
         config = np.ravel_multi_index(codes[:, pa].T, n_levels[pa]) if pa else np.zeros(codes.shape[0], int)
         total += log_cpts[k][config, codes[:, k]]
     return float(total.mean())

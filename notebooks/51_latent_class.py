@@ -127,6 +127,7 @@ display(Markdown(
 #| export
 import json
 import math
+import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -135,7 +136,7 @@ import numpy as np
 import dplit._latent_class_model as _model
 from dplit import _validate as V
 from dplit._arviz import groups, move_to_group
-from dplit._latent_class_model import check_margins, label_cells, lcm_sampler
+from dplit._latent_class_model import check_cells, check_margins, label_cells, lcm_sampler
 from dplit.accounting import BudgetExceededError, PrivacyBudget
 from dplit.mechanisms import check_plausible, geometric_mechanism, geometric_reach
 from dplit.results import privacy_attrs
@@ -187,16 +188,18 @@ def margin_counts(records, margins, levels=None):
     Returns a list with one int64 array per margin, its cells in C order of the margin's variables.
     ``levels`` defaults to ``max + 1`` of each column (at least 2).
     """
-    x = np.asarray(records)
-    if x.ndim != 2 or x.shape[0] == 0 or not np.issubdtype(x.dtype, np.integer):
-        raise ValueError(f"records must be a non-empty 2-D array of integer codes, got shape {x.shape}, "
-                         f"dtype {x.dtype}")
+    x = V.int_array(records, "records", ndim=2)
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"records must be a non-empty 2-D array of integer codes, got shape {x.shape}")
+    if x.min() < 0:
+        raise ValueError(f"records: every code must lie in 0..levels[j]-1, got {int(x.min())}")
     levels = check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
     if len(levels) != x.shape[1]:
         raise ValueError(f"levels has {len(levels)} entries but records have {x.shape[1]} columns")
-    if x.min() < 0 or np.any(x.max(axis=0) >= np.array(levels)):
+    if np.any(x.max(axis=0) >= np.array(levels)):
         raise ValueError("records: every code must lie in 0..levels[j]-1")
     margins = check_margins(margins, len(levels))
+    check_cells(levels, margins)
     out = []
     for m in margins:
         flat = np.ravel_multi_index(tuple(x[:, v] for v in m), [levels[v] for v in m])
@@ -211,7 +214,7 @@ assert c01.tolist() == [1, 1, 0, 0, 0, 2] and c2.tolist() == [2, 2]
 for bad in ([[0, 1, 0], [-1, 0, 0]], [[0.0, 1.0, 0.0]]):
     try:
         margin_counts(np.array(bad), [(0,)])
-    except ValueError as err:
+    except (ValueError, TypeError) as err:        # a negative code, or codes that are not integers
         assert "records" in str(err)
     else:
         raise AssertionError("bad records accepted")
@@ -237,9 +240,24 @@ class _MarginReleaseIO:
     @classmethod
     def from_json(cls, text, *, check=True):
         """Parse and validate JSON written by :meth:`to_json` (``check=False`` skips the plausibility check)."""
-        data = json.loads(text)
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise TypeError(f"text must be the JSON text (str), got {type(text).__name__}")
+        try:
+            data = json.loads(text)
+        except ValueError as err:                        # json.JSONDecodeError, or bytes that are not UTF-8
+            raise ValueError(f"text is not JSON ({err}); expected a {FORMAT} object from to_json()") from None
         if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
-            raise ValueError(f"not a {FORMAT} JSON object")
+            raise ValueError(f"not a {FORMAT} JSON object (its 'format' field must be {FORMAT!r})")
+        required, optional = ("margins", "levels", "n", "eps", "counts"), ("sensitivity", "names")
+        missing = [k for k in required if k not in data]
+        if missing:
+            raise ValueError(f"the {FORMAT} object lacks the field(s) {', '.join(missing)}")
+        unknown = sorted(set(data) - set(required) - set(optional))
+        if unknown:
+            raise ValueError(f"the {FORMAT} object has unknown field(s) {', '.join(map(str, unknown))}")
+        for key in ("margins", "levels", "counts") + (("names",) if "names" in data else ()):
+            if not isinstance(data[key], list):
+                raise ValueError(f"the field {key} must be a JSON list, got {type(data[key]).__name__}")
         eps = data.pop("eps")
         return cls(eps=math.inf if eps == "inf" else eps, **data, checked=check)
 
@@ -305,13 +323,14 @@ class MarginRelease(_MarginReleaseIO):
             raise ValueError(f"names has {len(names)} entries but the table has {len(levels)} variables")
         if len(self.counts) != len(margins):
             raise ValueError(f"counts has {len(self.counts)} arrays but there are {len(margins)} margins")
+        check_cells(levels, margins)
         counts = []
         for m, c in zip(margins, self.counts):
-            arr = np.asarray(c)
+            arr = V.integer_values(c, f"counts of margin {m}")
             want = math.prod(levels[v] for v in m)
-            if arr.size != want or not (np.issubdtype(arr.dtype, np.integer) or np.all(arr == np.round(arr))):
+            if arr.size != want:
                 raise ValueError(f"counts of margin {m} must be {want} integers, got shape {arr.shape}")
-            counts.append(arr.reshape(-1).astype(np.int64))
+            counts.append(arr.reshape(-1))
         for k, v in dict(levels=levels, margins=margins, n=n, eps=eps, sensitivity=sens, names=names,
                          counts=tuple(counts), checked=V.boolean(self.checked, "checked")).items():
             object.__setattr__(self, k, v)
@@ -413,6 +432,9 @@ def release_margins(records, margins, eps, *, levels=None, rng=None, secure=True
     sensitivity = V.positive(sensitivity, "sensitivity")
     V.boolean(secure, "secure")
     check_budget(budget, eps, "release_margins")
+    if x.shape[1] > x.shape[0]:
+        warnings.warn(f"records has {x.shape[1]} variables (columns) but only {x.shape[0]} records (rows): is the "
+                      f"table transposed? Each row must be one record", UserWarning, stacklevel=2)
     if math.isinf(eps):
         noisy = true
     else:
@@ -518,6 +540,20 @@ def _check_table_size(levels, k, n_iter, n_chains, thin, max_iter):
                 "margins need no full table), or fewer draws (n_iter, thin, max_iter)")
     return cells
 
+
+def _check_class_size(levels, k, n_iter, n_chains, thin, max_iter):
+    """Refuse a number of classes ``k`` whose kept draws of (pi, Psi) would not fit in memory (``V.work_size``).
+
+    Each kept draw holds ``k (1 + sum(levels))`` floats of the latent group, so the run needs about
+    ``8 k (1 + sum(levels)) n_chains (n_iter / thin)`` bytes; ``n_iter="auto"`` counts ``max_iter``.
+    """
+    n_kept = max_iter if isinstance(n_iter, str) else n_iter
+    if not all(isinstance(v, (int, np.integer)) and v >= 1 for v in (n_kept, n_chains, thin)):
+        n_kept, n_chains, thin = 1, 1, 1                 # bad run settings: dplit.sampling.run names them
+    draws = n_chains * max(1, n_kept // thin)
+    V.work_size(8.0 * k * (1 + sum(levels)) * draws, f"k = {k:,} classes x {1 + sum(levels)} parameters each over "
+                f"{n_chains} chain(s) x {max(1, n_kept // thin):,} draws", "lower k, or keep fewer draws (n_iter, thin)")
+
 # %%
 #| export
 def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, weight=None, paper=False,
@@ -589,6 +625,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
     full_table = V.boolean(full_table, "full_table")
     if full_table:
         _check_table_size(release.levels, k, n_iter, n_chains, thin, max_iter)
+    _check_class_size(release.levels, k, n_iter, n_chains, thin, max_iter)
     n_windows = len(warmup_windows(V.count(n_warmup, "n_warmup", 0)))
     if isinstance(weight, str) and weight == "auto":
         weight = 1.0 / max(sum(j in m for m in release.margins) for j in range(len(release.levels)))
@@ -677,7 +714,10 @@ def margin_draws(result, margin):
 def cell_intervals(draws, level=0.95):
     """Posterior mean and equal-tailed ``level`` interval of each cell: (mean, lower, upper) over the last axis."""
     level = V.level(level)
-    flat = np.asarray(draws, dtype=float).reshape(-1, np.shape(draws)[-1])
+    draws = V.finite_array(draws, "draws")
+    if draws.ndim == 0 or draws.size == 0:
+        raise ValueError(f"draws must be a non-empty array with cells on the last axis, got shape {draws.shape}")
+    flat = draws.reshape(-1, draws.shape[-1])
     lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return flat.mean(axis=0), lo, hi
 
@@ -700,6 +740,8 @@ def synthesize(result, n, m, *, rng=None):
     pi, Psi = pi.reshape(-1, pi.shape[-1]), Psi.reshape((-1,) + Psi.shape[2:])
     if m > pi.shape[0]:
         raise ValueError(f"m must be <= the number of posterior draws ({pi.shape[0]}), got {m}")
+    V.work_size(8.0 * m * n * len(levels), f"m = {m:,} data sets x n = {n:,} records x {len(levels)} variables",
+                "lower n or m")
     out = np.empty((m, n, len(levels)), dtype=np.int64)
     for i, d in enumerate(gen.choice(pi.shape[0], size=m, replace=False)):
         z = gen.choice(pi.shape[1], size=n, p=pi[d] / pi[d].sum())
@@ -817,9 +859,20 @@ def ipf_table(levels, margins, targets, *, tol=1e-10, max_iter=10_000):
     ``max_iter`` sweeps.
     """
     idx = cell_index(levels, margins)
+    tol, max_iter = V.positive(tol, "tol"), V.count(max_iter, "max_iter")
+    V.work_size(8.0 * 3 * math.prod(idx.levels), f"the full table of prod(levels) = {math.prod(idx.levels):,} cells",
+                "use fewer variables or levels")
+    if isinstance(targets, (str, bytes)) or not hasattr(targets, "__len__") or len(targets) != len(idx.margins):
+        raise ValueError(f"targets must hold one array per margin ({len(idx.margins)})")
+    goals = []
+    for j, (m, t) in enumerate(zip(idx.margins, targets)):
+        g = V.finite_array(t, f"targets[{j}]")
+        want = math.prod(idx.levels[v] for v in m)
+        if g.size != want or np.any(g < 0) or not g.sum() > 0:
+            raise ValueError(f"targets[{j}] must hold {want} numbers >= 0 (the cells of margin {m}) with a "
+                             f"positive sum, got shape {g.shape}")
+        goals.append(g.reshape([idx.levels[v] for v in m]) / g.sum())
     full = np.full(idx.levels, 1.0 / math.prod(idx.levels))
-    goals = [np.asarray(t, dtype=float).reshape([idx.levels[v] for v in m]) for m, t in zip(idx.margins, targets)]
-    goals = [g / g.sum() for g in goals]
     for _ in range(max_iter):
         worst = 0.0
         for m, goal in zip(idx.margins, goals):

@@ -125,9 +125,7 @@ from dplit.latent_class import (
 
 def _check_records(records, levels=None):
     """Records as a C-contiguous (p, n) int64 array of codes (one row per variable) and the levels as a tuple."""
-    x = np.asarray(records)
-    if x.dtype == bool or not np.issubdtype(x.dtype, np.integer):
-        raise TypeError(f"records must be an array of integer codes, got dtype {x.dtype}")
+    x = V.int_array(records, "records")
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
         raise ValueError(f"records must be a 2-D array with at least 2 rows and 2 columns (variables), "
                          f"got shape {x.shape}")
@@ -253,9 +251,14 @@ def mutual_information(records, child, parents, *, levels=None):
     xt, levels = _check_records(records, levels)
     p = len(levels)
     child = V.count(child, "child", minimum=0)
+    if isinstance(parents, (str, bytes)) or not hasattr(parents, "__iter__"):
+        raise TypeError(f"parents must be a tuple of variable indices, got {type(parents).__name__}")
     parents = tuple(V.count(v, "parents", minimum=0) for v in parents)
     if child >= p or any(v >= p for v in parents) or child in parents or len(set(parents)) != len(parents):
         raise ValueError(f"child and parents must be distinct variables in 0..{p - 1}, got {child}, {parents}")
+    cells = math.prod(levels[v] for v in (child, *parents))
+    V.work_size(8.0 * cells, f"mutual_information: a count table of {cells:,} cells (the child's levels times its "
+                f"parents')", "use fewer parents, or merge levels")
     pa = np.array([parents], dtype=np.int64).reshape(1, len(parents))
     return float(_mi_kernel(xt, np.array(levels, dtype=np.int64), np.array([child], dtype=np.int64), pa)[0])
 
@@ -653,12 +656,17 @@ def sample_network(network, n, *, weight=0.6, rng=None):
     attribute is 1 with probability ``1 / (1 + exp(-weight * sum_j (2 x_j - 1)))`` over its parents ``j``
     (1/2 for an attribute without parents): every parent pushes its child towards its own value.
     """
-    network = [(int(a), tuple(int(v) for v in pa)) for a, pa in network]
+    try:
+        network = [(V.count(a, "network's attribute", 0), tuple(V.count(v, "network's parent", 0) for v in pa))
+                   for a, pa in network]
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"network must be a list of (attribute, parents) pairs of int indices: {err}") from None
     p = len(network)
     if sorted(a for a, _ in network) != list(range(p)) or any(
             not set(pa) <= {b for b, _ in network[:i]} for i, (_, pa) in enumerate(network)):
         raise ValueError("network must list every variable 0..p-1 once, each after its parents")
     n, gen, weight = V.count(n, "n"), V.rng(rng), V.finite(weight, "weight")
+    V.work_size(8.0 * 3 * n * max(p, 1), f"sample_network: n = {n:,} records x p = {p} variables", "lower n")
     x = np.zeros((n, p), dtype=np.int64)
     for a, pa in network:
         eta = weight * (2 * x[:, list(pa)] - 1).sum(axis=1)
@@ -736,6 +744,7 @@ def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=N
     """
     eps = V.epsilon(eps, "eps")
     share = V.unit_interval(share, "share")
+    secure = V.boolean(secure, "secure")                 # checked before the selection spends any budget
     check_budget(budget, eps, "select_and_release")      # the whole pipeline fits, or nothing is selected
     gen = V.rng(rng)
     sel = select_margins(records, share * eps, degree=degree, levels=levels, rng=gen, budget=budget)

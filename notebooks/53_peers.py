@@ -178,7 +178,10 @@ class PeerEstimate:
 
     def margin(self, margin):
         """Probabilities of the cells of ``margin`` (a tuple of variable indices), in C order."""
-        m = tuple(int(v) for v in np.atleast_1d(margin))
+        try:
+            m = tuple(V.count(v, "margin", 0) for v in np.atleast_1d(margin).tolist())
+        except TypeError:
+            raise TypeError(f"margin must be a tuple of int variable indices, got {margin!r}") from None
         if not m or len(set(m)) != len(m) or any(not 0 <= v < len(self.levels) for v in m):
             raise ValueError(f"margin must be distinct variable indices in 0..{len(self.levels) - 1}, got {margin!r}")
         others = tuple(j for j in range(len(self.levels)) if j not in m)
@@ -521,6 +524,14 @@ def all_pairs(p):
     return list(itertools.combinations(range(V.count(p, "p", 2)), 2))
 
 
+def _check_truth(truth, levels):
+    """The true table as floats: finite probabilities of shape ``levels`` summing to 1, or raise naming ``truth``."""
+    truth = V.finite_array(truth, "truth")
+    if truth.shape != tuple(levels) or np.any(truth < 0) or abs(truth.sum() - 1) > 1e-6:
+        raise ValueError(f"truth must be probabilities of shape {tuple(levels)} summing to 1")
+    return truth
+
+
 def estimate_errors(estimate, truth, *, margins=None, level=0.95):
     """Errors of a :class:`PeerEstimate` against the true table ``truth`` (probabilities, shape ``levels``).
 
@@ -528,9 +539,9 @@ def estimate_errors(estimate, truth, *, margins=None, level=0.95):
     largest absolute error over the cells of ``margins``, default all two-way margins), and for the latent-class
     model ``coverage`` of the ``level`` posterior intervals of those cells and their mean ``length``.
     """
-    truth = np.asarray(truth, dtype=float)
-    if truth.shape != tuple(estimate.levels) or np.any(truth < 0) or abs(truth.sum() - 1) > 1e-6:
-        raise ValueError(f"truth must be probabilities of shape {tuple(estimate.levels)} summing to 1")
+    if not isinstance(estimate, PeerEstimate):
+        raise TypeError(f"estimate must be a PeerEstimate, got {type(estimate).__name__}")
+    truth = _check_truth(truth, estimate.levels)
     margins = all_pairs(len(estimate.levels)) if margins is None else margins
     ref = PeerEstimate("truth", math.inf, estimate.levels, truth)
     true_m = np.concatenate([ref.margin(m) for m in margins])
@@ -584,10 +595,18 @@ def compare_methods(records, eps, *, margins=None, truth=None, levels=None, meth
     x = np.asarray(records)
     margin_counts(x, [(0,)], levels)
     levels = check_levels([max(int(c.max()) + 1, 2) for c in x.T] if levels is None else levels)
-    unknown = set(methods) - set(METHODS)
+    methods = (methods,) if isinstance(methods, str) else methods      # a string is one method's name
+    if not hasattr(methods, "__iter__"):
+        raise TypeError(f"methods must be a method name or a sequence of them, got {type(methods).__name__}")
+    methods = tuple(methods)
+    unknown = [m for m in methods if not isinstance(m, str) or m not in METHODS]
     if unknown or not methods:
         raise ValueError(f"methods must be a non-empty subset of {METHODS}, got {methods!r}")
+    V.work_size(8.0 * 4 * math.prod(levels), f"compare_methods: the full table of prod(levels) = "
+                f"{math.prod(levels):,} cells", "compare on fewer variables")
     margins = all_pairs(len(levels)) if margins is None else margins
+    if truth is not None:                                   # checked before any method runs
+        truth = _check_truth(truth, levels)
     if truth is None:
         truth = np.bincount(np.ravel_multi_index(x.T, levels), minlength=math.prod(levels)).reshape(levels) / len(x)
     s_release, s_lcm, s_pb = V.rng(rng).integers(2**31 - 1, size=3)

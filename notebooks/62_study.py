@@ -420,7 +420,7 @@ def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, t
     if threshold != "dp":
         a, eps1, sel = V.threshold(threshold, "threshold"), eps, {}
         unsplit = Release.from_statistic(laplace_mechanism(censored_stat(X, a), censored_sensitivity(d, a, n), eps1,
-                                                           rng=g), n, a, eps1)
+                                                           rng=g, secure=False), n, a, eps1)
     else:
         eps1 = 0.75 * eps
         unsplit = release(X, eps1=eps1, eps2=0.25 * eps, candidates=candidates, tc=tc, rng=g, secure=False)
@@ -429,7 +429,8 @@ def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, t
     n1 = max(2, min(n - 2, int(round(split * n))))
     perm = g.permutation(n)
     parts = [X[perm[:n1]], X[perm[n1:]]]
-    noisy = [laplace_mechanism(censored_stat(P, a), censored_sensitivity(d, a, len(P)), eps1, rng=g) for P in parts]
+    noisy = [laplace_mechanism(censored_stat(P, a), censored_sensitivity(d, a, len(P)), eps1, rng=g, secure=False)
+             for P in parts]
     return {"unsplit": unsplit, "split": Release.from_statistic(noisy[1], n, a, eps1, s_L1=noisy[0], n1=n1, **sel)}
 
 

@@ -4,7 +4,7 @@
 #
 # * **For:** reading a simulation study of Guo et al. (Sec. 5.1), once its tasks are in a store (notebook `62_study`, `dplit study run`).
 # * **You need:** a store (a `.jsonl` text table or a SQLite file) that `dplit.study.run_study` wrote; nothing to download.
-# * **You get:** `dplit.study_summary`: `load_results` (the store as a pandas table), `summarise` (medians over the converged runs, run, failure and convergence counts, bootstrap intervals of each median), `figure_mse`, `figure_coverage`, `figure_convergence` (Figures 1, 2 and S2) and `fixed_vs_dp` (Figure S3's numbers), each checked here; `dplit study report` calls them.
+# * **You get:** `dplit.study_summary`: `load_results` (the store as a pandas table), `summarise` (medians over the converged runs, run, failure and convergence counts, bootstrap intervals of each median), `figure_mse`, `figure_coverage`, `figure_convergence` (Figures 1, 2 and S2) `fixed_vs_dp` (Figure S3's numbers), `METHOD_STYLE` (one colour, marker and paper label per method, for every study figure) and the verdict rules that set a result beside the paper's words (`similar`, `slightly_larger`, `unconverged`, `verdict`), each checked here; `dplit study report` calls them.
 #
 # Nothing here runs a method: a summary needs only the stored rows, so it sits above the runner (`dplit.study`) and
 # can be rerun on a store that another machine filled. The paper's grid, summarised by these functions with Monte
@@ -234,20 +234,99 @@ print(f"90% intervals hold the true median in {held:.3f} of {n_cells} cells (tol
 # %% [markdown]
 # ## 4. The figures: one panel per true $\boldsymbol\alpha$
 #
+# **One style per method.** Every figure of the study (here, in `80_guo_simulation_study` and in `63_atus`) draws a
+# method with the colour, marker and label of `METHOD_STYLE`, so a method looks the same on every page and no two
+# methods share a colour. The labels are the paper's names (DPMCMC$_{p1}$ is `"DPMCMC_p1"`); the colours group the
+# families (blues DPMCMC, oranges DPreMCMC, greens DPABC, purples DPapprox, red DPBoots, black and grey the two
+# non-private benchmarks) and tell the priors apart by shade. `check_method_style` refuses a mapping that leaves a
+# registered method out, gives two methods one colour, or labels a method with another name than the paper's.
+
+# %%
+#| export
+_PAPER_FAMILY = {"boots": "Boots", "dpboots": "DPBoots", "mcmc": "MCMC", "dpmcmc": "DPMCMC", "dpremcmc": "DPreMCMC",
+                 "dpabc": "DPABC", "dpapprox": "DPapprox"}
+_FAMILY_MARKER = {"boots": "s", "dpboots": "o", "mcmc": "D", "dpmcmc": "^", "dpremcmc": "v", "dpabc": "P",
+                  "dpapprox": "X"}
+_COLOUR = {"boots": "#000000", "mcmc_p1": "#7f7f7f", "dpboots": "#d62728",
+           "dpmcmc_p1": "#1f77b4", "dpmcmc_p3": "#6baed6", "dpmcmc_p4": "#08306b",
+           "dpremcmc_p1": "#ff7f0e", "dpremcmc_p3": "#fdae6b", "dpremcmc_p4": "#a63603",
+           "dpabc_p1": "#c7e9c0", "dpabc_p2": "#a1d99b", "dpabc_p3": "#74c476", "dpabc_p4": "#2ca02c",
+           "dpabc_p5": "#00441b",
+           "dpapprox_p1": "#3f007d", "dpapprox_p3": "#c5b0d5", "dpapprox_p4": "#9467bd"}
+
+
+def paper_label(method):
+    """The paper's name of a registered method: ``"dpmcmc_p1"`` -> ``"DPMCMC_p1"``, ``"boots"`` -> ``"Boots"``."""
+    family, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
+    return _PAPER_FAMILY[family] + (f"_{prior}" if prior else "")
+
+
+#: method -> {"color", "marker", "label"}: the one style of each registered method in every study figure.
+METHOD_STYLE = {m: {"color": _COLOUR[m], "marker": _FAMILY_MARKER[METHODS[m][0]], "label": paper_label(m)}
+                for m in METHODS}
+
+
+def check_method_style(style):
+    """Refuse a style mapping that misses a registered method, shares a colour, or renames a method.
+
+    Raises
+    ------
+    ValueError
+        Naming the methods at fault: one missing from ``style``, two with the same colour (compared as RGB), or a
+        label other than the paper's name (:func:`paper_label`).
+    """
+    from matplotlib.colors import to_rgb
+
+    missing = sorted(set(METHODS) - set(style))
+    if missing:
+        raise ValueError(f"style must give every registered method a style; missing {missing}")
+    seen = {}
+    for m in METHODS:
+        rgb = to_rgb(style[m]["color"])
+        if rgb in seen:
+            raise ValueError(f"style must give each method its own colour; {seen[rgb]} and {m} share {style[m]['color']}")
+        seen[rgb] = m
+        if style[m]["label"] != paper_label(m):
+            raise ValueError(f"style's label of {m} must be the paper's name {paper_label(m)!r}, "
+                             f"got {style[m]['label']!r}")
+    return style
+
+
+# %% [markdown]
+# Checks: the mapping covers the 17 registered methods with 17 colours and the paper's names; a planted mapping that
+# draws Boots and MCMC$_{p1}$ both in black (as the figures once did), one that labels with the internal names, and
+# one that forgets a method are refused.
+
+# %%
+from dplit.study import METHODS  # noqa: E402
+from dplit.study_summary import METHOD_STYLE, check_method_style  # noqa: E402
+from dplit.testing import raises  # noqa: E402
+
+check_method_style(METHOD_STYLE)
+assert len({v["color"] for v in METHOD_STYLE.values()}) == len(METHODS) == 17
+assert METHOD_STYLE["dpmcmc_p1"]["label"] == "DPMCMC_p1" and METHOD_STYLE["dpremcmc_p1"]["label"] == "DPreMCMC_p1"
+black = {m: dict(v, color="k") if m in ("boots", "mcmc_p1") else v for m, v in METHOD_STYLE.items()}
+assert raises(ValueError, check_method_style, black, match="boots and mcmc_p1 share")
+internal = {m: dict(v, label=m) for m, v in METHOD_STYLE.items()}
+assert raises(ValueError, check_method_style, internal, match="the paper's name")
+assert raises(ValueError, check_method_style, {m: v for m, v in METHOD_STYLE.items() if m != "dpabc_p5"},
+              match="missing")
+print(", ".join(v["label"] for v in METHOD_STYLE.values()))
+
+# %% [markdown]
+# **The panels.**
+#
 # The figures have one panel per true $\boldsymbol\alpha$, one group of bars per ($\epsilon$, $n$) and one bar per
 # method: Figure 1 (MSE of $\boldsymbol\alpha$), Figure 2 (MSE of $E[\mathbf x]$, predictive coverage), Figure S2
-# (fraction converged). The benchmarks are the wide black bars, behind the others; a summary with intervals adds
-# its error bars. `_bars` draws one panel, `_panels` lays the panels out in a column with one legend under them.
+# (fraction converged). The benchmarks are the wide bars (black Boots, grey MCMC$_{p1}$), behind the others; every
+# bar takes its method's colour and paper label from `METHOD_STYLE`; a summary with intervals adds its error bars. `_bars` draws one panel, `_panels` lays the panels out in a column with one legend under them.
 
 # %%
 #| export
 def _bars(ax, sub, methods, value, *, log, base):
-    """Grouped bars: one group per (eps, n), one bar per method; benchmarks wide and black."""
-    import matplotlib.pyplot as plt
-
+    """Grouped bars: one group per (eps, n), one bar per method in its ``METHOD_STYLE``; benchmarks wide, behind."""
     groups = sorted({(e, n) for e, n in zip(sub["eps"], sub["n"])})
     width = 0.8 / max(len(methods), 1)
-    colors = [plt.get_cmap("tab20")(i % 20) for i in range(len(methods))]     # k distinct colours
     for k, m in enumerate(methods):
         bench = m in ("boots", "mcmc_p1")
         for gi, (e, n) in enumerate(groups):
@@ -257,7 +336,8 @@ def _bars(ax, sub, methods, value, *, log, base):
             v = float(row[value].iloc[0])
             x = gi + (k - (len(methods) - 1) / 2) * width
             ax.bar(x, v - base, bottom=base, width=width * (1.6 if bench else 0.9),
-                   color="k" if bench else colors[k], label=m if gi == 0 else None, zorder=1 if bench else 2)
+                   color=METHOD_STYLE[m]["color"], label=METHOD_STYLE[m]["label"] if gi == 0 else None,
+                   zorder=1 if bench else 2)
             if f"{value}_lo" in row:     # the Monte Carlo error of the median (summarise(..., intervals=True))
                 lo, hi = float(row[f"{value}_lo"].iloc[0]), float(row[f"{value}_hi"].iloc[0])
                 if np.isfinite(lo) and np.isfinite(hi):
@@ -287,7 +367,8 @@ def _panels(summary, methods, threshold, height, panel, title):
 
 # %% [markdown]
 # Checks on the small study's coverage: a panel per true $\boldsymbol\alpha$ (of the threshold asked for only), a bar per
-# (method, group) running from `base` to the median, wide and black for a benchmark, and one legend entry per method.
+# (method, group) running from `base` to the median in its method's colour (Boots' black only for Boots), and one
+# legend entry per method, under its paper name.
 
 # %%
 import matplotlib.pyplot as plt  # noqa: E402
@@ -302,8 +383,11 @@ assert [ax.get_title() for ax in panels] == ["alpha_true = (0.5, 0.5, 0.5)", "al
 tops = sorted(p.get_y() + p.get_height() for p in panels[0].patches)
 first = summary[(summary["threshold"] == "dp") & (summary["alpha"] == "(0.5, 0.5, 0.5)")]
 assert np.allclose(tops, sorted(first[first["method"].isin(methods)]["coverage"]))
-assert sum(p.get_facecolor()[:3] == (0, 0, 0) for p in panels[0].patches) == 2      # boots at both budgets
-assert [t.get_text() for t in fig.legends[0].get_texts()] == methods
+from matplotlib.colors import to_rgb  # noqa: E402
+
+assert sum(p.get_facecolor()[:3] == (0, 0, 0) for p in panels[0].patches) == 2      # boots at both budgets, alone
+assert {p.get_facecolor()[:3] for p in panels[0].patches} == {to_rgb(METHOD_STYLE[m]["color"]) for m in methods}
+assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Boots", "DPBoots", "DPMCMC_p1"]
 plt.close(fig)
 
 # %% [markdown]
@@ -388,9 +472,9 @@ def legend_and_line(fig):
 
 
 fig2 = figure_coverage(summary_ci)
-assert legend_and_line(fig2) == (["boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpabc_p4"], 0.95)
+assert legend_and_line(fig2) == (["Boots", "DPBoots", "MCMC_p1", "DPMCMC_p1", "DPABC_p4"], 0.95)
 fig_s2 = figure_convergence(summary_ci)
-assert legend_and_line(fig_s2) == (["mcmc_p1", "dpmcmc_p1"], 1.0)
+assert legend_and_line(fig_s2) == (["MCMC_p1", "DPMCMC_p1"], 1.0)
 
 # %% [markdown]
 # ## 5. Figure S3's numbers: a fixed threshold against Alg. 1
@@ -429,6 +513,105 @@ assert got[["mean", "size"]].values.tolist() == [[0.75, 4]]
 s3 = fixed_vs_dp(df, fixed=1e-6)
 assert set(s3["method"]) == set(fixed_grid["methods"]) and (s3["size"] == replicates).all() and len(s3) == 4 * 3
 s3.pivot_table(index=["alpha", "eps"], columns="method", values="mean")
+
+# %% [markdown]
+# ## 6. The verdict rules: the paper's words as tests that do not bend
+#
+# `80_guo_simulation_study` sets each of the paper's statements about Figures 1-2 and S2 beside a verdict computed
+# from the summary. The words are read by one rule each, the same on every panel:
+#
+# * **"similar"**: every ratio of the two medians within a factor of 2, either way (`similar`).
+# * **"slightly larger"**: larger in most cells (more than half of the ratios above 1) and never by more than the
+#   same factor 2 (`slightly_larger`). The paper gives no bound; its only quantitative neighbour is "similar", and a
+#   "slightly larger" MSE that may be 4.6 times the reference is not slight by any reading. 2 is the one bound both
+#   words share, so neither statement can pass where the other would call the same ratio dissimilar.
+# * **Converged runs only, and said so.** The medians are over converged runs (MPSRF $\le 1.1$), as in the paper. A
+#   statement about methods of which one has *no* converged run in a cell the statement covers cannot be judged on
+#   that method: its verdict reads **"not decided"**, with the counts (`unconverged` lists them), and then what the
+#   converged cells alone would say. A method is never dropped from a statement in silence.
+#
+# `verdict` writes the line: "agrees" or "differs" with the evidence, or "not decided" with the counts.
+
+# %%
+#| export
+#: The one factor of the verdict rules: "similar" is within it either way, "slightly larger" at most it.
+SIMILAR_FACTOR = 2.0
+
+
+def similar(ratios, factor=SIMILAR_FACTOR):
+    """The paper's "similar": True when every ratio lies within ``factor`` of 1 either way; False when there is none."""
+    r = [float(v) for v in ratios]
+    return bool(r) and all(1 / factor <= v <= factor for v in r)
+
+
+def slightly_larger(ratios, factor=SIMILAR_FACTOR):
+    """The paper's "slightly larger": most ratios above 1 and none above ``factor``; False when there is none."""
+    r = [float(v) for v in ratios]
+    return bool(r) and sum(v > 1 for v in r) > len(r) / 2 and max(r) <= factor
+
+
+def unconverged(summary, methods, cells, *, threshold="dp"):
+    """The (method, cell) pairs of a statement with no converged run: a list of dicts (method, alpha, n, eps, runs).
+
+    ``cells`` are (alpha, n, eps) tuples; a cell the summary does not hold for a method is not listed (there is no
+    run to count: the statement is then judged on the rest, and says how many cells it read).
+    """
+    out = []
+    s = summary[summary["threshold"] == str(threshold)]
+    for m in methods:
+        for al, n, e in cells:
+            row = s[(s["method"] == m) & (s["alpha"] == al) & (s["n"] == n) & (s["eps"] == e)]
+            if len(row) and float(row["converged"].iloc[0]) == 0:
+                out.append({"method": m, "alpha": al, "n": int(n), "eps": float(e), "runs": int(row["runs"].iloc[0])})
+    return out
+
+
+def verdict(ok, evidence, *, missing=(), have=True):
+    """One statement's verdict: ``"agrees: <evidence>"``, ``"differs: <evidence>"`` or ``"not decided: ..."``.
+
+    Parameters
+    ----------
+    ok : bool
+        The rule's answer on the cells that hold converged runs.
+    evidence : str
+        The numbers behind it.
+    missing : list of dict
+        From :func:`unconverged`: the statement's (method, cell) pairs with no converged run. Any makes the
+        verdict "not decided", with their counts, followed by what the converged cells alone say.
+    have : bool
+        False when no cell holds runs of every method compared (nothing to judge).
+    """
+    if missing:
+        counts = "; ".join(f"{paper_label(x['method'])} converged in 0 of {x['runs']} runs at n = {x['n']}, "
+                           f"eps = {x['eps']:g}".replace("e+", "e") for x in missing)
+        rest = (("agrees" if ok else "differs") + f": {evidence}") if have else "nothing left to compare"
+        return f"not decided: {counts} (on the converged cells alone: {rest})"
+    if not have:
+        return "not decided: no cell with converged runs of every method compared"
+    return ("agrees" if ok else "differs") + f": {evidence}"
+
+
+# %% [markdown]
+# Checks, a planted case per rule: ratios of 1.98 are similar and slightly larger, 4.6 is neither (the bound that once
+# let it pass, 5, is refused by the rule); a ratio under 1 in most cells is similar but not "larger"; a planted
+# summary whose DPMCMC$_{p1}$ has no converged run in one of two cells makes the statement "not decided" with its count,
+# however well the other method agrees.
+
+# %%
+from dplit.study_summary import similar, slightly_larger, unconverged, verdict  # noqa: E402
+
+assert similar([1.98, 0.6]) and not similar([4.6]) and not similar([0.49]) and not similar([])
+assert slightly_larger([1.98, 1.2]) and not slightly_larger([1.2, 4.6]) and not slightly_larger([0.8, 0.9, 1.5])
+assert slightly_larger([4.6], factor=5)                 # the old bound: the planted case it let through
+planted = pd.DataFrame([dict(alpha="a", n=1000, eps=e, threshold="dp", method=m, runs=20, converged=c)
+                        for m, e, c in [("dpmcmc_p1", 1e10, 0.0), ("dpmcmc_p1", 1.5, 1.0), ("dpboots", 1e10, 1.0),
+                                        ("dpboots", 1.5, 1.0)]])
+gaps = unconverged(planted, ["dpboots", "dpmcmc_p1"], [("a", 1000, 1e10), ("a", 1000, 1.5)])
+assert gaps == [{"method": "dpmcmc_p1", "alpha": "a", "n": 1000, "eps": 1e10, "runs": 20}]
+line = verdict(True, "ratio 1.04", missing=gaps)
+assert line.startswith("not decided: DPMCMC_p1 converged in 0 of 20 runs at n = 1000, eps = 1e10") and "agrees" in line
+assert verdict(True, "ratio 1.04").startswith("agrees") and verdict(False, "x", have=False).startswith("not decided")
+print(line)
 
 # %% [markdown]
 # ## When to use this

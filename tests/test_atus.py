@@ -105,3 +105,12 @@ def test_analyse_on_simulated_groups():
         assert r["reject"].shape == (3,) and np.allclose(r["mean"]["male"].sum(), 1)
     t = atus.table2({"dpboots": [atus.analyse(groups, "dpboots", 1.0, rng=4)]})
     assert set(t["sex"]) == {"male", "female"}
+
+
+def test_agreement_by_privacy_counts_private_and_non_private_apart():
+    planted = [(m, True) for m in ("boots", "mcmc_p1") for _ in range(3)] + [("dpmcmc_p1", i < 4) for i in range(15)]
+    assert atus.agreement_by_privacy(planted) == {"private": (4, 15), "non-private": (6, 6)}
+    assert atus.agreement_by_privacy([("dpboots", False), ("dpabc_p5", True)]) == {
+        "private": (1, 2), "non-private": (0, 0)}
+    with pytest.raises(ValueError, match="method"):
+        atus.agreement_by_privacy([("dpmcmc", True)])

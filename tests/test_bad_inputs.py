@@ -74,7 +74,7 @@ def test_dp_boots_bounds_n_boot_and_names_truncation():
         dp_boots(rel, n_boot=10**12, progress=False)
     with pytest.raises(ValueError, match="truncation"):
         dp_boots(rel, n_boot=40, truncation="rejekt", progress=False)
-    with pytest.warns(RuntimeWarning, match="n_boot = 1"):
+    with pytest.warns(UserWarning, match="n_boot = 1"):
         dp_boots(rel, n_boot=1, rng=1, progress=False)
 
 

@@ -259,19 +259,23 @@ def test_release_by_library_loads_in_cli(tmp_path, capsys):
 
 def test_compare_writes_a_report_of_every_method(tmp_path, rel_file, capsys):
     out = tmp_path / "report.html"
-    code = main(["compare", str(rel_file), "--seed", "1", "--n-iter", "300", "--methods", "dpboots,dpmcmc,dpabc",
+    code = main(["compare", str(rel_file), "--seed", "1", "--methods", "dpboots,dpapprox,dpabc",
                  "--truth", "0.4,0.2,0.25,0.15", "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and out.exists()
     page = out.read_text()
-    for label in ("DPBoots", "DPMCMC_p1", "DPABC_p1"):
+    for label in ("DPBoots", "DPapprox_p1", "DPABC_p1"):
         assert label in text and label in page
+    assert "converged" in text.splitlines()[0] and "warm-up" in text and "warm-up" in page
     assert "data:image/png;base64," in page and "report written to" in text
 
 
 @pytest.mark.parametrize("extra, words", [
     (["--methods", "dpmcmc,nope"], "--methods"), (["--priors", "p9"], "--priors"),
     (["--truth", "0.5,0.5"], "--truth needs 4 values"), (["--n-iter", "many"], "--n-iter"),
+    (["--truth", "0.5,0.2,0.2,nan"], "--truth"),
+    (["--methods", "dpboots,dpmcmc", "--n-iter", "50"], "dpboots run(s) no chain"),   # honoured or refused
+    (["--methods", "dpmcmc", "--priors", "p3"], "cannot run DPMCMC_p3"),              # p3 needs a split release
 ])
 def test_compare_refuses_bad_options_before_any_work(tmp_path, rel_file, capsys, extra, words):
     out = tmp_path / "report.html"

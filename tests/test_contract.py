@@ -179,8 +179,8 @@ def test_compare_ledger_is_the_releases_and_streams_do_not_depend_on_the_others(
     b = compare(REL, ["dpabc"], rng=1, settings={"dpabc": small["dpabc"]})
     assert set(a.table["eps_total"]) == {REL.eps_total}
     assert np.array_equal(a.table[a.table["method"] == "DPABC_p1"]["mean"].values, b.table["mean"].values)
-    with pytest.raises(ValueError, match="no method"):
-        compare(MREL, ["dpboots"])
+    with pytest.raises(ValueError, match="cannot run DPBoots .method dpboots needs a Release"):
+        compare(MREL, ["dpboots"])               # named, before any work
 
 
 # --- the checkers catch planted deviations -------------------------------------------------------------
@@ -223,7 +223,7 @@ def test_from_results_import_rhat_warns_and_gives_dplit_diagnostics_rhat():
 
 def test_results_lists_what_a_user_calls_and_still_finds_the_adapters_helpers():
     assert set(results.__all__) == {"CONTRACT_ATTRS", "check_contract", "ledger", "posterior", "draws", "attrs_of",
-                                    "to_netcdf", "from_netcdf"}
+                                    "to_netcdf", "from_netcdf", "summary", "release_warnings"}
     with warnings.catch_warnings():
         warnings.simplefilter("error")                    # plumbing moved to dplit._arviz: no warning
         for name in ("to_arviz", "groups", "group", "set_group", "update_attrs", "move_to_group", "is_result",

@@ -194,7 +194,8 @@ def test_every_library_writer_refuses_an_existing_file(tmp_path):
     cmp = Comparison(table=pd.DataFrame({"method": ["DPBoots"] * 3, "component": ["a", "b", "c"],
                                          "mean": [1.0, 2, 3], "sd": [0.1] * 3, "lower": [0.5, 1.5, 2.5],
                                          "upper": [1.5, 2.5, 3.5], "rhat": [np.nan] * 3, "ess": [5.0] * 3,
-                                         "seconds": [0.1] * 3, "eps_total": [1.0] * 3, "converged": [True] * 3}),
+                                         "seconds": [0.1] * 3, "eps_total": [1.0] * 3, "converged": [True] * 3,
+                                         "note": [""] * 3}),
                      results={"DPBoots": idata})
     writers = {"release.json": lambda p, **k: rel.save(p, **k),
                "result.nc": lambda p, **k: results.to_netcdf(idata, p, **k),

@@ -701,6 +701,211 @@ def test_fuzz_cli(cli_files, args):
     assert "Traceback" not in err.getvalue() + out.getvalue(), (args, err.getvalue()[-2000:])
 
 
+# ---------------------------------------------------------------- the Dirichlet mechanism, its models, the peers
+def call_named(fn, names, *args, **kwargs):
+    """As :func:`call`, and a refusal must name one of the arguments ``names`` (its message says which is wrong)."""
+    TRIED[fn.__qualname__] += 1
+    with _bounded():
+        try:
+            out = fn(*args, **kwargs)
+        except (ValueError, TypeError) as err:
+            assert any(name in str(err) for name in names), (fn.__name__, names, f"{type(err).__name__}: {err}")
+            if os.environ.get("DPLIT_FUZZ_TRACE") == fn.__name__:
+                print(fn.__name__, type(err).__name__, err)
+            return None
+    RETURNED[fn.__qualname__] += 1
+    return out
+
+
+HUGE = [10**19, 10**30, 2**63, 1e18, -(10**19)]
+ints_or_bad = lambda lo, hi: maybe(st.integers(lo, hi), st.sampled_from([0, -1, 2.5, "3", None] + HUGE) | junk)  # noqa: E731
+
+
+@st.composite
+def code_tables(draw, max_k=3, max_level=3):
+    """(codes (n, K), n_levels (K,)) mostly valid, mutated: -1, out of range, floats, huge, wrong shapes."""
+    k = draw(st.integers(1, max_k))
+    n_levels = draw(st.lists(st.integers(1, max_level), min_size=k, max_size=k))
+    n = draw(st.integers(0, 12))
+    g = np.random.default_rng(draw(st.integers(0, 99)))
+    codes = np.stack([g.integers(0, lv, size=n) for lv in n_levels], axis=1) if n else np.zeros((0, k), int)
+    mut = draw(st.sampled_from(["none"] * 12 + ["neg", "over", "float", "huge", "T", "1d", "str", "levels0",
+                                               "levels_float", "levels_short", "object"]))
+    if mut == "neg" and codes.size:
+        codes[0, 0] = -1
+    elif mut == "over" and codes.size:
+        codes[0, -1] = n_levels[-1]
+    elif mut == "float":
+        codes = codes.astype(float)
+    elif mut == "huge" and codes.size:
+        codes = codes.astype(object)
+        codes[0, 0] = 10**20
+    elif mut == "T":
+        codes = codes.T
+    elif mut == "1d":
+        codes = codes.ravel()
+    elif mut == "str":
+        codes = codes.astype(str)
+    elif mut == "levels0":
+        n_levels = [0] + n_levels[1:]
+    elif mut == "levels_float":
+        n_levels = [float(v) for v in n_levels]
+    elif mut == "levels_short":
+        n_levels = n_levels[:-1]
+    elif mut == "object":
+        codes = codes.astype(object)
+    return codes, n_levels
+
+
+@fuzz(120)
+@given(mechanism=maybe(st.sampled_from(["gaussian", "laplace"])), eps=epsilons,
+       lam=maybe(st.sampled_from([1.5, 2.0, 5.0, 1.0, 0.5, math.inf])), cells=ints_or_bad(1, 5),
+       r=maybe(st.sampled_from([0.1, 1.0, [0.5, 2.0], -1.0, math.nan])),
+       g=maybe(st.sampled_from([None, lambda r: 0.5 * r, lambda r: -r, lambda r: r * math.nan, lambda r: "x"]), junk),
+       p=maybe(st.sampled_from([[0.5, 0.5], [0.2, 0.3, 0.5], [[0.5, 0.5], [1.0, 0.0]]])),
+       q=maybe(st.sampled_from([[0.5, 0.5], [0.25, 0.75], [0.0, 1.0], [-0.5, 1.5], [0.2, 0.3, 0.5]])))
+def test_fuzz_dirichlet_helpers(mechanism, eps, lam, cells, r, g, p, q):
+    from dplit.dirichlet_mechanism import baseline_noise_scale, kl_divergence
+    out = call_named(baseline_noise_scale, ["mechanism", "eps", "lam", "cells_changed"], mechanism, eps, lam,
+                     cells_changed=cells)
+    if out is not None:
+        assert math.isfinite(out) and out > 0 and isinstance(cells, (int, np.integer))
+    bound = call_named(dirichlet_rdp_bound, ["r", "lam", "g"], r, lam, g=g)
+    params = call_named(dirichlet_mechanism_params, ["eps", "lam", "g", "no r"], eps, lam, g=g)
+    if bound is not None:
+        assert np.all(np.asarray(bound) >= 0)
+    if params is not None and g is not None and bound is not None and np.ndim(r) == 0:
+        # one rule for g: the bound accepts what the calibration accepts, and agrees with it at its root
+        assert dirichlet_rdp_bound(params[0], lam, g=g) == pytest.approx(eps, rel=1e-9)
+    kl = call_named(kl_divergence, ["p", "q"], p, q)
+    if kl is not None:
+        assert np.all(np.isfinite(kl) | np.isinf(kl)) and not np.any(np.isnan(kl))
+
+
+@fuzz(80)
+@given(table=code_tables(), n_classes=ints_or_bad(1, 3), mechanism=maybe(st.sampled_from(["dirichlet", "mle", "laplace"])),
+       eps=epsilons, lam=maybe(st.sampled_from([2.0, 5.0, 1.0])), probe=code_tables(), rng=rngs)
+def test_fuzz_naive_bayes(table, n_classes, mechanism, eps, lam, probe, rng):
+    from dplit.dirichlet_mechanism import naive_bayes_log_proba, private_naive_bayes
+    codes, n_levels = table
+    y = np.arange(np.shape(codes)[0] if np.ndim(codes) else 0) % 2
+    model = call_named(private_naive_bayes, ["codes", "y", "n_levels", "n_classes", "mechanism", "eps", "lam", "rng"],
+                       codes, y, n_levels, n_classes, mechanism=mechanism, eps=eps, lam=lam, rng=rng)
+    if model is None:
+        return
+    assert np.all(np.isfinite(model.log_prior)) and np.all(np.isfinite(model.log_theta))
+    out = call_named(naive_bayes_log_proba, ["codes", "n_levels", "model"], model, probe[0], probe[1])
+    if out is not None:
+        assert np.allclose(np.exp(out).sum(axis=1), 1.0)
+        assert np.all(np.asarray(probe[0]) >= 0)          # a -1 code never reads the table from its end
+
+
+parent_lists = st.lists(st.lists(st.sampled_from([0, 1, 2, -1, 3, 1.0, "a"]), max_size=2), min_size=1, max_size=4)
+
+
+@fuzz(80)
+@given(table=code_tables(), parents=maybe(parent_lists, junk), mechanism=maybe(st.sampled_from(["dirichlet", "mle"])),
+       eps=epsilons, rng=rngs)
+def test_fuzz_bayes_net(table, parents, mechanism, eps, rng):
+    from dplit.dirichlet_mechanism import bayes_net_cpts, bayes_net_loglik
+    codes, n_levels = table
+    cpts = call_named(bayes_net_cpts, ["codes", "n_levels", "parents", "mechanism", "eps", "rng", "table"],
+                      codes, n_levels, parents, mechanism=mechanism, eps=eps, rng=rng)
+    if cpts is None:
+        return
+    assert all(0 <= j < len(n_levels) and j != k for k, pa in enumerate(parents) for j in pa)
+    ll = call_named(bayes_net_loglik, ["codes"], cpts, codes, n_levels, parents)
+    if ll is not None:
+        assert ll <= 0 and math.isfinite(ll)
+
+
+JSON_EDITS = ["drop", "junk", "huge", "list", "text", "extra", "none"]
+
+
+@fuzz(100)
+@given(field=st.sampled_from(["margins", "levels", "n", "eps", "counts", "sensitivity", "names", "format"]),
+       edit=st.sampled_from(JSON_EDITS), value=st.sampled_from([None, "x", -1, 0, 1e30, 10**19, [], [[1e30]], {},
+                                                                 math.nan, 2.5, [["a"]], True]))
+def test_fuzz_margin_release_json_edits(field, edit, value):
+    rel = release_margins(np.arange(40).reshape(20, 2) % 2, [(0, 1)], eps=np.inf)
+    data = json.loads(rel.to_json())
+    if edit == "drop":
+        data.pop(field)
+    elif edit in ("junk", "huge", "list"):
+        data[field] = value
+    elif edit == "extra":
+        data["surplus"] = value
+    if edit == "text":
+        text = rel.to_json()[: len(field) * 5]                 # cut short: not JSON
+    else:
+        text = json.dumps(data)                                # NaN is written as the bare word NaN
+    names = [field, "text", "JSON", "surplus", "format"]
+    out = call_named(MarginRelease.from_json, names, text)
+    if out is not None:
+        assert isinstance(out, MarginRelease) and all(np.issubdtype(c.dtype, np.integer) for c in out.counts)
+        assert all(abs(int(v)) <= 2**62 for c in out.counts for v in c) and 0 < out.n <= 2**63 - 1
+
+
+@fuzz(80)
+@given(G=ints_or_bad(1, 3), M=ints_or_bad(1, 3), R=ints_or_bad(2, 4), K=ints_or_bad(2, 4),
+       n=ints_or_bad(1, 30), size=ints_or_bad(2, 4),
+       counts=maybe(st.sampled_from([[10, 20, 5, 3, 1]]), st.sampled_from([[1e30, 1, 1, 1, 1], [10**19, 0, 0, 0, 0],
+                                                                          [1.5, 1, 1, 1, 1], ["a"] * 5, [1] * 4])))
+def test_fuzz_nested_model(G, M, R, K, n, size, counts):
+    from dplit.nested import SummaryRelease
+    from dplit.nested_model import NestedParams
+    params = call_named(NestedParams.random, ["G", "M", "R", "K", "NestedParams.random"], G, M, R, K, rng=0)
+    if params is not None:
+        x = call_named(simulate_households, ["n", "size", "simulate_households"], params, n, size=size, rng=1)
+        if x is not None:
+            assert x.shape == (n, 3 + 3 * (size - 1)) and x.min() >= 0
+    rel = call_named(SummaryRelease, ["counts", "n", "S1", "S2", "S3", "S4", "S5"], counts=counts, n=40, eps=1.0,
+                     n_race=2, n_rel=2)
+    if rel is not None:
+        assert rel.counts.dtype == np.int64 and np.all(np.abs(rel.counts) <= 2**62)
+
+
+@fuzz(80)
+@given(x=records(min_n=2, min_p=2), child=ints_or_bad(0, 4), parents=maybe(st.sampled_from([(1,), (0, 2), ()]),
+                                                                             st.sampled_from([(-1,), (9,), 3, "ab"]) | junk),
+       network=maybe(st.sampled_from([[(0, ()), (1, (0,))], [(1, ()), (0, (1,)), (2, (0, 1))]]),
+                     st.sampled_from([[(0, (1,)), (1, ())], [("a", ())], [(0, (-1,))], 5]) | junk),
+       n=ints_or_bad(1, 30), weight=maybe(st.sampled_from([0.6, 0.0, -2.0])),
+       truth=maybe(st.sampled_from(["uniform"]), st.sampled_from(["nan", "neg", "shape", "str"]) | junk))
+def test_fuzz_selection_and_peer_helpers(x, child, parents, network, n, weight, truth):
+    from dplit.margin_selection import mutual_information, sample_network
+    from dplit.peers import PeerEstimate, estimate_errors
+    mi = call_named(mutual_information, ["records", "child", "parents", "levels", "count table"], x, child, parents)
+    if mi is not None:
+        assert math.isfinite(mi) and mi >= -1e-12
+    y = call_named(sample_network, ["network", "n", "weight"], network, n, weight=weight, rng=0)
+    if y is not None:
+        assert y.shape == (n, len(network)) and set(np.unique(y)) <= {0, 1}
+    est = PeerEstimate("pgm", 1.0, (2, 2), np.full((2, 2), 0.25))
+    table = {"uniform": np.full((2, 2), 0.25), "nan": np.full((2, 2), math.nan), "neg": np.array([[1.5, -0.5], [0, 0]]),
+             "shape": np.full(3, 1 / 3), "str": np.full((2, 2), "a")}.get(truth, truth) if isinstance(truth, str) \
+        else truth
+    err = call_named(estimate_errors, ["truth", "estimate"], est, table)
+    if err is not None:
+        assert err["full_tv"] == 0.0
+
+
+@fuzz(15)
+@given(n_boot=ints_or_bad(1, 3), n=maybe(st.sampled_from([50, 200]), st.sampled_from(HUGE)))
+def test_fuzz_bootstrap_sizes(n_boot, n):
+    rel = Release.from_statistic(np.log([0.3, 0.3, 0.3]), n, 0.01, 1.0, check=False) \
+        if isinstance(n, int) and 0 < n < 2**63 else None
+    if rel is None:
+        with pytest.raises(ValueError, match=r"\bn\b"):
+            Release.from_statistic(np.log([0.3, 0.3, 0.3]), n, 0.01, 1.0, check=False)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = call_named(dp_boots, ["n_boot", "n = "], rel, n_boot=n_boot, rng=0, progress=False, n_jobs=1)
+    if out is not None:
+        assert out.posterior.attrs["n_boot"] == n_boot
+
+
 def test_fuzz_reached_results():
     """Every entry point fuzzed in this run returned a result at least once (the checks above were exercised)."""
     if not TRIED:

@@ -18,7 +18,7 @@ def test_laplace_logpdf_matches_scipy():
 
 @pytest.mark.parametrize("sens, eps", [(1.0, 1.0), (2.0, 0.3)])
 def test_laplace_mechanism_law(sens, eps):
-    y = M.laplace_mechanism(np.full(50_000, 4.0), sens, eps, rng=11) - 4.0
+    y = M.laplace_mechanism(np.full(50_000, 4.0), sens, eps, rng=11, secure=False) - 4.0
     assert stats.kstest(y, stats.laplace(0, sens / eps).cdf).pvalue > 1e-3
     # a wrong scale (10% off) must be detected
     assert stats.kstest(y, stats.laplace(0, 1.1 * sens / eps).cdf).pvalue < 1e-4
@@ -26,20 +26,20 @@ def test_laplace_mechanism_law(sens, eps):
 
 def test_laplace_mechanism_shape_and_seed():
     v = np.arange(6.0).reshape(2, 3)
-    out = M.laplace_mechanism(v, 1.0, 1.0, rng=3)
+    out = M.laplace_mechanism(v, 1.0, 1.0, rng=3, secure=False)
     assert out.shape == (2, 3) and out.dtype == float
-    np.testing.assert_array_equal(out, M.laplace_mechanism(v, 1.0, 1.0, rng=np.random.default_rng(3)))
+    np.testing.assert_array_equal(out, M.laplace_mechanism(v, 1.0, 1.0, rng=np.random.default_rng(3), secure=False))
 
 
 def test_laplace_secure_path_same_law():
-    fast = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.5, rng=5)
+    fast = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.5, rng=5, secure=False)
     secure = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.5, secure=True)
     assert secure.shape == fast.shape
     # the OpenDP draws cannot be seeded: p > 1e-6 fails by chance once in a million runs, and the
     # wrong-epsilon variant below sits near p = 1e-15
     assert stats.ks_2samp(fast, secure).pvalue > 1e-6
     # and the test has power: a different epsilon is told apart
-    other = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.4, rng=6)
+    other = M.laplace_mechanism(np.full(20_000, 1.0), 1.0, 0.4, rng=6, secure=False)
     assert stats.ks_2samp(other, secure).pvalue < 1e-9
 
 
@@ -55,10 +55,10 @@ def test_laplace_bad_input(kwargs, word):
 
 
 @pytest.mark.parametrize("call, word", [
-    (lambda: M.laplace_mechanism([1.0], 1e300, 1e-300, rng=0), "sensitivity / eps "),  # scale overflows
-    (lambda: M.geometric_mechanism([1, 2], 1.0, 1e-20, rng=0), "eps / sensitivity"),  # t rounds to 1
+    (lambda: M.laplace_mechanism([1.0], 1e300, 1e-300, rng=0, secure=False), "sensitivity / eps "),  # scale overflows
+    (lambda: M.geometric_mechanism([1, 2], 1.0, 1e-20, rng=0, secure=False), "eps / sensitivity"),  # t rounds to 1
     (lambda: M.geometric_mechanism([1, 2], 1.0, 1e-20, secure=True), "eps / sensitivity"),
-    (lambda: M.sample_discrete_gaussian(1e-200, 3, rng=0), "sigma"),                      # sigma**2 underflows
+    (lambda: M.sample_discrete_gaussian(1e-200, 3, rng=0, secure=False), "sigma"),                      # sigma**2 underflows
 ])
 def test_extreme_parameters_raise_naming_them(call, word):
     with pytest.raises(ValueError, match=word):
@@ -94,17 +94,17 @@ def test_two_sided_geometric_kernel_matches_reference():
 
 def test_geometric_mechanism_parameter_and_paths():
     counts = np.full(30_000, 10)
-    fast = M.geometric_mechanism(counts, 2, 1.0, rng=4)
+    fast = M.geometric_mechanism(counts, 2, 1.0, rng=4, secure=False)
     t = math.exp(-1.0 / 2)
     assert chisq_gof(fast - 10, lambda k: M.two_sided_geometric_logpmf(k, t)) > 1e-3
     secure = M.geometric_mechanism(counts, 2, 1.0, secure=True)
     assert secure.dtype == np.int64 and secure.shape == counts.shape
     assert chisq_homogeneity(fast, secure) > 1e-6  # unseeded OpenDP draws: see the Laplace test
-    assert chisq_homogeneity(M.geometric_mechanism(counts, 2, 0.8, rng=5), secure) < 1e-9
+    assert chisq_homogeneity(M.geometric_mechanism(counts, 2, 0.8, rng=5, secure=False), secure) < 1e-9
 
 
 def test_geometric_mechanism_accepts_integer_valued_floats():
-    out = M.geometric_mechanism(np.array([[1.0, 2.0]]), 1, 1, rng=0)
+    out = M.geometric_mechanism(np.array([[1.0, 2.0]]), 1, 1, rng=0, secure=False)
     assert out.dtype == np.int64 and out.shape == (1, 2)
 
 
@@ -132,8 +132,8 @@ def test_geometric_rejects_non_numeric_counts():
 def test_geometric_rejects_counts_beyond_int64(counts):
     """Counts that int64 cannot hold (or that the noise could push over) raise, not wrap or clip."""
     with pytest.raises(ValueError, match="counts"):
-        M.geometric_mechanism(counts, 1, 1, rng=0)
-    assert M.geometric_mechanism([2**62], 1, 50, rng=0)[0] > 2**61  # the limit itself is accepted
+        M.geometric_mechanism(counts, 1, 1, rng=0, secure=False)
+    assert M.geometric_mechanism([2**62], 1, 50, rng=0, secure=False)[0] > 2**61  # the limit itself is accepted
 
 
 # ---------------------------------------------------------------- audit
@@ -141,10 +141,10 @@ def test_geometric_rejects_counts_beyond_int64(counts):
 def test_audit_laplace_correct_and_half_noise(eps):
     rng = np.random.default_rng(100 + int(10 * eps))
     n = 200_000
-    ok = M.audit_epsilon(M.laplace_mechanism(np.zeros(n), 1.0, eps, rng=rng),
-                         M.laplace_mechanism(np.ones(n), 1.0, eps, rng=rng))
-    bug = M.audit_epsilon(M.laplace_mechanism(np.zeros(n), 1.0, 2 * eps, rng=rng),
-                          M.laplace_mechanism(np.ones(n), 1.0, 2 * eps, rng=rng))
+    ok = M.audit_epsilon(M.laplace_mechanism(np.zeros(n), 1.0, eps, rng=rng, secure=False),
+                         M.laplace_mechanism(np.ones(n), 1.0, eps, rng=rng, secure=False))
+    bug = M.audit_epsilon(M.laplace_mechanism(np.zeros(n), 1.0, 2 * eps, rng=rng, secure=False),
+                          M.laplace_mechanism(np.ones(n), 1.0, 2 * eps, rng=rng, secure=False))
     assert ok.eps_lower <= eps
     assert ok.eps_lower > 0.8 * eps  # and the audit is not vacuous
     assert bug.eps_lower > eps
@@ -155,8 +155,8 @@ def test_audit_geometric_correct_and_half_noise():
     rng = np.random.default_rng(7)
     n, eps = 200_000, 1.0
     za, zb = np.zeros(n, dtype=int), np.full(n, 2)
-    ok = M.audit_epsilon(M.geometric_mechanism(za, 2, eps, rng=rng), M.geometric_mechanism(zb, 2, eps, rng=rng))
-    bug = M.audit_epsilon(M.geometric_mechanism(za, 1, eps, rng=rng), M.geometric_mechanism(zb, 1, eps, rng=rng))
+    ok = M.audit_epsilon(M.geometric_mechanism(za, 2, eps, rng=rng, secure=False), M.geometric_mechanism(zb, 2, eps, rng=rng, secure=False))
+    bug = M.audit_epsilon(M.geometric_mechanism(za, 1, eps, rng=rng, secure=False), M.geometric_mechanism(zb, 1, eps, rng=rng, secure=False))
     assert 0.8 * eps < ok.eps_lower <= eps
     assert 1.7 * eps < bug.eps_lower <= 2 * eps
 
@@ -201,7 +201,7 @@ def test_audit_bad_input():
 # ---------------------------------------------------------------- discrete Gaussian
 @pytest.mark.parametrize("sigma", [0.4, 1.0, 2.5, 6.32])
 def test_discrete_gaussian_sampler_law(sigma):
-    x = M.sample_discrete_gaussian(sigma, 60_000, rng=31)
+    x = M.sample_discrete_gaussian(sigma, 60_000, rng=31, secure=False)
     assert x.dtype == np.int64
     assert chisq_gof(x, lambda k: M.discrete_gaussian_logpmf(k, sigma)) > 1e-3
     assert chisq_gof(x, lambda k: M.discrete_gaussian_logpmf(k, 1.04 * sigma)) < 1e-4
@@ -233,10 +233,10 @@ def test_discrete_gaussian_logpmf_non_integer_and_mu():
 
 
 def test_discrete_gaussian_secure_same_law():
-    fast = M.sample_discrete_gaussian(4.0, 20_000, rng=12)
+    fast = M.sample_discrete_gaussian(4.0, 20_000, rng=12, secure=False)
     secure = M.sample_discrete_gaussian(4.0, 20_000, secure=True)
     assert chisq_homogeneity(fast, secure) > 1e-6  # unseeded OpenDP draws: see the Laplace test
-    assert chisq_homogeneity(M.sample_discrete_gaussian(4.6, 20_000, rng=13), secure) < 1e-9
+    assert chisq_homogeneity(M.sample_discrete_gaussian(4.6, 20_000, rng=13, secure=False), secure) < 1e-9
 
 
 @pytest.mark.parametrize("sigma", [0.0, -1.0, math.inf])
@@ -249,7 +249,7 @@ def test_discrete_gaussian_bad_sigma(sigma):
 
 def test_seed_reproducibility_of_integer_samplers():
     for f in [lambda r: M.sample_two_sided_geometric(0.5, 50, rng=r),
-              lambda r: M.sample_discrete_gaussian(2.0, 50, rng=r),
+              lambda r: M.sample_discrete_gaussian(2.0, 50, rng=r, secure=False),
               lambda r: M.randomized_response(np.ones(50, dtype=int), rng=r)]:
         np.testing.assert_array_equal(f(17), f(np.random.default_rng(17)))
 
@@ -288,7 +288,7 @@ def test_randomized_response_bad_input():
 
 
 def test_scalar_arguments_types():
-    out = M.laplace_mechanism(1.0, np.array(1.0), np.float32(0.5), rng=0)
+    out = M.laplace_mechanism(1.0, np.array(1.0), np.float32(0.5), rng=0, secure=False)
     assert out.shape == ()
     with pytest.raises(TypeError, match=r"\beps\b"):
         M.laplace_mechanism([1.0], 1.0, "1")

@@ -173,7 +173,7 @@ def test_laplace_mechanism_keeps_the_shape_and_gives_floats(shape, sens, eps, se
     out = laplace_mechanism(value, sens, eps, rng=seed, secure=secure)
     assert out.shape == shape and out.dtype == np.float64 and np.all(np.isfinite(out))
     if not secure:
-        assert np.array_equal(out, laplace_mechanism(value, sens, eps, rng=seed))
+        assert np.array_equal(out, laplace_mechanism(value, sens, eps, rng=seed, secure=False))
 
 
 @budget(80)
@@ -183,7 +183,7 @@ def test_geometric_mechanism_keeps_the_shape_and_gives_int64(shape, sens, eps, s
     out = geometric_mechanism(counts.astype(float) if as_float else counts, sens, eps, rng=seed, secure=secure)
     assert out.shape == shape and out.dtype == np.int64
     if not secure:
-        assert np.array_equal(out, geometric_mechanism(counts, sens, eps, rng=seed))
+        assert np.array_equal(out, geometric_mechanism(counts, sens, eps, rng=seed, secure=False))
 
 
 @budget(80)
@@ -191,11 +191,11 @@ def test_geometric_mechanism_keeps_the_shape_and_gives_int64(shape, sens, eps, s
 def test_integer_samplers_give_int64_of_the_size_asked(size, t, sigma, seed):
     shape = (size,) if isinstance(size, int) else size
     g = sample_two_sided_geometric(t, size, rng=seed)
-    z = sample_discrete_gaussian(sigma, size, rng=seed)
+    z = sample_discrete_gaussian(sigma, size, rng=seed, secure=False)
     for x in (g, z):
         assert x.shape == shape and x.dtype == np.int64
     assert np.array_equal(g, sample_two_sided_geometric(t, size, rng=seed))
-    assert np.array_equal(z, sample_discrete_gaussian(sigma, size, rng=seed))
+    assert np.array_equal(z, sample_discrete_gaussian(sigma, size, rng=seed, secure=False))
 
 
 @budget(80)
@@ -314,10 +314,10 @@ def test_non_reals_are_type_errors_naming_the_argument(x, name):
 def test_count_against_its_rule(v, minimum, name, numpy_int):
     if numpy_int:
         v = np.int64(max(min(v, 2**62), -(2**62)))
-    if v >= minimum:
+    if minimum <= v <= 2**63 - 1:
         out = V.count(v, name, minimum)
         assert out == v and type(out) is int
-    else:
+    else:                                   # below the minimum, or past int64 (every kernel's integer)
         _refused(ValueError, V.count, v, name, minimum)
     _refused(TypeError, V.count, float(v), name, minimum)
 

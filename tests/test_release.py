@@ -512,3 +512,17 @@ def test_every_analysis_records_whether_the_release_was_checked():
         assert dp_abc(ok, **abc).posterior.attrs["plausibility_checked"] == 1
         assert dp_abc(bad, **abc).posterior.attrs["plausibility_checked"] == 0
         p5_prior(bad, n_draws=20, n_warmup=10, n_chains=1, rng=1, progress=False)   # D1 re-wrapped unchecked
+
+
+def test_the_joint_plausibility_bound_catches_what_the_coordinates_miss():
+    """Every coordinate 10 scales below log a: each within the coordinate-wise reach (22.5 scales), but 30 scales
+    away in l1, beyond the Gamma(3, 1) reach of 27.4; a release with 7 scales per coordinate (21 in l1) passes."""
+    from dplit.release_record import joint_reach, laplace_scale
+
+    n, a, eps1 = 1000, 1e-3, 1.0
+    b = laplace_scale(3, a, n, eps1)
+    assert 27 < joint_reach(3, 1e-9 / 2) < 28
+    with pytest.raises(ValueError, match=r"s_L is impossible.*30\.0 noise scales"):
+        Release.from_statistic(np.full(3, math.log(a) - 10 * b), n, a, eps1)
+    Release.from_statistic(np.full(3, math.log(a) - 10 * b), n, a, eps1, check=False)   # research may plant it
+    Release.from_statistic(np.full(3, math.log(a) - 7 * b), n, a, eps1)

@@ -6,6 +6,13 @@
 # $n \in \{1000, 5000\}$ x $\epsilon \in \{0.25, 0.5, 1.5, 10^{10}\}$), the two non-private benchmarks (Boots, MCMC$_{p1}$) and one
 # method per family (DPBoots, DPMCMC$_{p1}$, DPreMCMC$_{p1}$, DPABC$_{p4}$, DPapprox$_{p4}$), at the study's full effort.
 #
+# **DPapprox here is not the paper's sampler.** The study's DPapprox$_{p4}$ runs dplit's *blocked* update (notebook
+# `23_approx`, `update="blocked"`, the default), which samples the same posterior as the paper's three-step Gibbs
+# sampler (Sec. 4.2.4) but mixes where that one does not: `checks/75_approx_checks` measures the paper's update at a
+# median MPSRF of 2.19 at $\epsilon = 0.25$, against about 1.00 for the blocked one. So the DPapprox bars of Figures 1-2
+# are the posterior's, and Figure S2's DPapprox bars are the blocked update's convergence: Supplement S5's statement
+# about DPapprox's convergence gets no verdict here for the paper's sampler (its row below says so).
+#
 # * **For:** a reader asking whether dplit agrees with the paper where the paper is strongest.
 # * **You need:** nothing: the results are a committed text table, `benchmarks/results/sec51_study.jsonl` (one JSON line
 #   per task, keyed by its full settings and seed).
@@ -40,10 +47,12 @@ from dplit.bootstrap import dp_boots, truncated_statistic
 from dplit.config import size
 from dplit.dirichlet_fit import dirichlet_mle
 from dplit.study import run_task, simulate_replicate
-from dplit.study_summary import figure_convergence, figure_coverage, figure_mse, load_results, summarise
+from dplit.study_summary import (METHOD_STYLE, figure_convergence, figure_coverage, figure_mse, load_results,
+                                  similar, slightly_larger, summarise, unconverged, verdict)
 
 SEED = 20261126
 TABLE = "sec51_study.jsonl"
+APPROX_GIBBS_MPSRF = 2.19       # checks/75_approx_checks: the paper's Gibbs update, median MPSRF at eps = 0.25
 
 # %% [markdown]
 # ## The table: what is done, what remains
@@ -126,8 +135,13 @@ if have_table:
 
 # %% [markdown]
 # **The paper's statements about Figure 1, checked.** Each row is evaluated on every panel (true $\boldsymbol\alpha$) from the
-# medians above; "similar" means within a factor of 2 of the reference, and an order (e.g. "decreasing in
-# $\epsilon$") counts as broken only where the two medians' intervals do not overlap. The table is written by the cell.
+# medians above, by the rules of `64_study_summary` (section 6), the same in every row: "similar" means every ratio
+# within a factor of 2 of the reference, either way; "slightly larger" means larger in most cells and never by more
+# than that factor 2 (the paper gives no bound for either word, and one bound for both keeps a "slightly larger"
+# from passing at a ratio that "similar" would call dissimilar); an order (e.g. "decreasing in $\epsilon$") counts as
+# broken only where the two medians' intervals do not overlap. A statement naming a method with no converged run in
+# a cell it covers reads **"not decided"**, with the counts, and then what the converged cells alone say. The table
+# is written by the cell, and the line above it counts the verdicts.
 
 # %%
 def med(method, alpha, n, eps, col="mse_alpha", part=""):
@@ -145,20 +159,6 @@ def below(m1, m2, alpha, n1, n2, e1, e2, col="mse_alpha"):
     if med(m1, alpha, n1, e1, col, "_lo") > med(m2, alpha, n2, e2, col, "_hi"):
         return False
     return None
-
-
-def verdict(ok, evidence, have=True):
-    """'agrees' or 'differs', with the numbers behind it; 'not decided' when no cell has converged runs of every
-    method compared (the table does not hold them yet, or they did not converge: PSRF > 1.1)."""
-    if not have:
-        return "not decided: no cell with converged runs of every method compared"
-    return ("agrees" if ok else "differs") + f": {evidence}"
-
-
-def similar(r):
-    """The paper's "similar", as this notebook reads it: every ratio r within a factor of 2 of the reference, either
-    way."""
-    return bool(r) and 0.5 <= min(r) and max(r) <= 2
 
 
 def finite(values):
@@ -182,17 +182,22 @@ if have_table:
     bench = [m for m in ("boots", "mcmc_p1") if m in methods]
     private_eps = sorted(e for e in set(summary["eps"]) if e < 1e9)
     ns = sorted(set(summary["n"]))
+    L = {m: METHOD_STYLE[m]["label"] for m in methods}
     rows = []
     for al in alphas:
         free = [(al, n, 1e10) for n in ns]
-        near = {m: r for m in dp if m != "dpabc_p4" if (r := ratios(m, bench, free))}
+        priv = [(al, n, e) for n in ns for e in private_eps]
+        named = [m for m in dp if m != "dpabc_p4"]
+        near = {m: r for m in named if (r := ratios(m, bench, free))}
         rows.append((al, "eps = 1e10: DPBoots, DPMCMC, DPreMCMC, DPapprox similar to the benchmarks",
                      verdict(similar([v for r in near.values() for v in r]), "largest ratio to the better benchmark "
-                             + ", ".join(f"`{m}` {max(r):.2f}" for m, r in near.items()), have=bool(near))))
+                             + ", ".join(f"{L[m]} {max(r):.2f}" for m, r in near.items()), have=bool(near),
+                             missing=unconverged(summary, named + bench, free))))
         r_abc = ratios("dpabc_p4", bench, free) if "dpabc_p4" in dp else []
         rows.append((al, "eps = 1e10: DPABC slightly larger MSE, acceptable",
-                     verdict(r_abc and max(r_abc) <= 5, f"`dpabc_p4` up to {max(r_abc or [np.nan]):.2f} x the better "
-                             "benchmark", have=bool(r_abc))))
+                     verdict(slightly_larger(r_abc), "DPABC_p4 / the better benchmark "
+                             + ", ".join(f"{v:.2f}" for v in r_abc) + " (n = " + ", ".join(map(str, ns)) + ")",
+                             have=bool(r_abc), missing=unconverged(summary, ["dpabc_p4"] + bench, free))))
         pairs = [(m, n, e1, e2) for m in dp for n in ns for e1, e2 in zip(private_eps, private_eps[1:])
                  if np.isfinite(med(m, al, n, e1)) and np.isfinite(med(m, al, n, e2))]
         rev = [(m, n, e1, e2) for m, n, e1, e2 in pairs if below(m, m, al, n, n, e1, e2) is True]
@@ -200,8 +205,8 @@ if have_table:
         rows.append((al, "MSEs decreasing in eps",
                      verdict(not rev and order > len(pairs) / 2, f"{order} of {len(pairs)} (method, n, neighbouring "
                              f"eps) in this order, {len(rev)} clearly reversed"
-                             + (": " + ", ".join(f"`{m}` n={n} eps {a:g}<{b:g}" for m, n, a, b in rev[:3])
-                                if rev else ""), have=bool(pairs))))
+                             + (": " + ", ".join(f"{L[m]} n={n} eps {a:g}<{b:g}" for m, n, a, b in rev[:3])
+                                if rev else ""), have=bool(pairs), missing=unconverged(summary, dp, priv))))
         if len(ns) > 1:
             pairs = [(m, e) for m in dp for e in private_eps
                      if np.isfinite(med(m, al, ns[0], e)) and np.isfinite(med(m, al, ns[1], e))]
@@ -210,16 +215,18 @@ if have_table:
             rows.append((al, "MSEs decreasing in n",
                          verdict(not rev and order > len(pairs) / 2, f"{order} of {len(pairs)} (method, eps) in this "
                                  f"order, {len(rev)} clearly reversed"
-                                 + (": " + ", ".join(f"`{m}` eps {e:g}" for m, e in rev[:3]) if rev else ""),
-                                 have=bool(pairs))))
+                                 + (": " + ", ".join(f"{L[m]} eps {e:g}" for m, e in rev[:3]) if rev else ""),
+                                 have=bool(pairs), missing=unconverged(summary, dp, priv))))
         others = [m for m in ("dpmcmc_p1", "dpremcmc_p1", "dpabc_p4") if m in dp]
         if "dpapprox_p4" in dp and others:
             cells = [(n, e) for n in ns for e in private_eps if np.isfinite(med("dpapprox_p4", al, n, e))
                      and finite([med(m, al, n, e) for m in others])]
-            worse = [c for c in cells if med("dpapprox_p4", al, *c) > np.nanmedian([med(m, al, *c) for m in others])]
+            r_apx = [med("dpapprox_p4", al, *c) / np.nanmedian([med(m, al, *c) for m in others]) for c in cells]
             rows.append((al, "under privacy DPapprox slightly larger MSE than the other Bayesian methods",
-                         verdict(len(worse) > len(cells) / 2, f"larger than the others' median in {len(worse)} of "
-                                 f"{len(cells)} (n, eps)", have=bool(cells))))
+                         verdict(slightly_larger(r_apx), f"DPapprox_p4 / the others' median "
+                                 f"{min(r_apx or [np.nan]):.3g}-{max(r_apx or [np.nan]):.3g}, above 1 in "
+                                 f"{sum(v > 1 for v in r_apx)} of {len(r_apx)} (n, eps)", have=bool(r_apx),
+                                 missing=unconverged(summary, ["dpapprox_p4"] + others, priv))))
         if "dpboots" in dp and others:     # "similar" both ways: DPBoots neither above 2x nor below half
             rc = {(n, e): ratios("dpboots", others, [(al, n, e)]) for n in ns for e in private_eps}
             rc = {c: v[0] for c, v in rc.items() if v}
@@ -230,20 +237,20 @@ if have_table:
                                  f"{min(r or [np.nan]):.3g}-{max(r or [np.nan]):.3g} over {len(r)} (n, eps)"
                                  + ("; above 2: the next section" if r and max(r) > 2 else "")
                                  + ("; below 0.5 (the Bayesian methods' MSE the larger) at " + ", ".join(
-                                     f"n = {n}, eps = {e:g}" for n, e in low) if low else ""), have=bool(r))))
+                                     f"n = {n}, eps = {e:g}" for n, e in low) if low else ""), have=bool(r),
+                                 missing=unconverged(summary, ["dpboots"] + others, priv))))
     if {"dpremcmc_p1", "dpmcmc_p1"} <= set(dp):
         for al in [a for a in alphas if a in ("(2, 20, 2)", "(2.2, 3.3, 4.4, 5.5, 6.6)")]:
             r_small = ratios("dpremcmc_p1", "dpmcmc_p1", [(al, ns[0], e) for e in private_eps])
             r_big = ratios("dpremcmc_p1", "dpmcmc_p1", [(al, ns[-1], 1.5)])
-            conv = {m: med(m, al, ns[-1], 1.5, "converged") for m in ("dpremcmc_p1", "dpmcmc_p1")}
-            if not r_big and conv["dpremcmc_p1"] == 0:     # nothing to compare: that is the finding
-                here = verdict(False, f"DPreMCMC_p1 converges in none of its "
-                               f"{med('dpremcmc_p1', al, ns[-1], 1.5, 'runs'):.0f} runs at n = {ns[-1]}, eps = 1.5 "
-                               f"(DPMCMC_p1 in {conv['dpmcmc_p1']:.0%}); why: the section after Figure S2")
-            else:
-                here = verdict(r_small and r_big and max(r_small) > r_big[0] and r_big[0] <= 2,
-                               f"DPreMCMC / DPMCMC up to {max(r_small or [np.nan]):.3g} at n = {ns[0]},"
-                               f" {(r_big or [np.nan])[0]:.3g} at n = {ns[-1]}, eps = 1.5", have=bool(r_small and r_big))
+            gaps = unconverged(summary, ["dpremcmc_p1", "dpmcmc_p1"],
+                               [(al, ns[0], e) for e in private_eps] + [(al, ns[-1], 1.5)])
+            here = verdict(r_small and r_big and max(r_small) > r_big[0] and r_big[0] <= 2,
+                           f"DPreMCMC / DPMCMC up to {max(r_small or [np.nan]):.3g} at n = {ns[0]}"
+                           + (f", {r_big[0]:.3g} at n = {ns[-1]}, eps = 1.5" if r_big else ""),
+                           have=bool(r_small and r_big), missing=gaps)
+            if gaps:
+                here += "; why: the section after Figure S2"
             rows.append((al, "DPreMCMC less satisfactory at n = 1000 or eps = 0.25, similar to DPMCMC at n = 5000, "
                          "eps = 1.5", here))
     if {"(2.2, 3.3, 4.4)", "(2.2, 3.3, 4.4, 5.5, 6.6)"} <= set(alphas):
@@ -253,8 +260,11 @@ if have_table:
         up = sum(a > b for a, b in pairs)
         rows.append(("(2.2, 3.3, 4.4) vs d = 5", "MSEs increasing in d",
                      verdict(up > len(pairs) / 2, f"d = 5 above d = 3 in {up} of {len(pairs)} (method, n, eps)",
-                             have=bool(pairs))))
+                             have=bool(pairs), missing=unconverged(summary, dp, [
+                                 (a, n, e) for a in ("(2.2, 3.3, 4.4)", "(2.2, 3.3, 4.4, 5.5, 6.6)")
+                                 for n in ns for e in private_eps]))))
     fig1_table = pd.DataFrame(rows, columns=["panel", "the paper (Sec. 5.1)", "here"])
+    fig1_counts = fig1_table["here"].str.split(":").str[0].value_counts()
 
 
 def markdown_table(columns, rows):
@@ -263,6 +273,8 @@ def markdown_table(columns, rows):
         "| " + " | ".join(str(v) for v in row) + " |" for row in rows))
 
 
+if have_table:
+    display(Markdown(f"{len(fig1_table)} statements: " + ", ".join(f"{v} {k}" for k, v in fig1_counts.items())))
 markdown_table(fig1_table.columns, fig1_table.itertuples(index=False)) if have_table else None
 
 # %% [markdown]
@@ -281,12 +293,19 @@ markdown_table(fig1_table.columns, fig1_table.itertuples(index=False)) if have_t
 # and grows with $B$ instead of settling. A Bayesian posterior is not built from refits at a noisy statistic and
 # has no such tail.
 #
-# The check below takes one data set of the table, at a cell where DPBoots' MSE is far above the Bayesian methods'
-# ($n = 5000$, $\epsilon = 0.25$, $\boldsymbol\alpha = (3.3, 4.4)$), and a control cell where the noise is narrow
-# against the gap ($n = 5000$, $\epsilon = 0.5$, $\boldsymbol\alpha = (0.5, 0.5, 0.5)$). It measures
-# $\hat\alpha_0 g / ((d-1)/2)$ on the 5% of truncated statistics nearest the edge (1 if the law above holds), the
-# tail index of $\alpha^*_0$ (Hill's estimator on the largest 100 of the MLEs) and DPBoots' MSE and median error
-# of $\alpha_0$ at three replicate counts.
+# The check below runs at the cell where DPBoots differs most from the Bayesian methods on a panel with two
+# components: $\boldsymbol\alpha = (3.3, 4.4)$, $n = 1000$, $\epsilon = 0.25$, where the table's median MSE of DPBoots
+# is about 39 times the best Bayesian method's (the cell prints the ratio from the table). It takes the release of
+# the table's replicate 0 there and measures $\hat\alpha_0 g / ((d-1)/2)$ on the 5% of truncated statistics nearest
+# the edge (1 if the law above holds), the tail index of $\alpha^*_0$ (Hill's estimator on the largest 100 of the
+# MLEs) and DPBoots' MSE and median error of $\alpha_0$ at three replicate counts. Two other cells set it off:
+#
+# * **a contrast**, $n = 5000$ at the same $\epsilon$ and $\boldsymbol\alpha$, where the same tail is present (the noise
+#   still reaches the edge) but the table's *median* DPBoots MSE is within 2 times the best Bayesian method's, that is
+#   "similar" by this page's rule: the tail there shows in the spread of the MSE over the data sets, not in their
+#   median;
+# * **a control**, $n = 5000$, $\epsilon = 0.5$, $\boldsymbol\alpha = (0.5, 0.5, 0.5)$, where the noise is narrow against
+#   the gap and there is no tail.
 
 # %%
 def hill_index(x, k):
@@ -328,20 +347,46 @@ def bootstrap_tail(n, eps, alpha, n_stat=N_STAT, counts=BOOT_COUNTS):
 
 if have_table:
     stored_rows_settings = [row["settings"] for row in stored_rows(TABLE)]
-    tails = pd.DataFrame([bootstrap_tail(5000, 0.25, (3.3, 4.4)), bootstrap_tail(5000, 0.5, (0.5, 0.5, 0.5))])
+    bayes = [m for m in ("dpmcmc_p1", "dpremcmc_p1", "dpabc_p4") if m in methods]
+    check_cells = [(1000, 0.25, (3.3, 4.4)), (5000, 0.25, (3.3, 4.4)), (5000, 0.5, (0.5, 0.5, 0.5))]
+
+    def in_table(n, eps, alpha):
+        """The table at one cell: DPBoots' median MSE over the best Bayesian median, and the spread over data sets."""
+        al = "(" + ", ".join(f"{x:g}" for x in alpha) + ")"
+        best = min(finite([med(m, al, n, eps) for m in bayes]))
+        v = df[(df["method"] == "dpboots") & (df["alpha"] == al) & (df["n"] == n) & (df["eps"] == eps)
+               & (df["threshold"] == "dp")]["mse_alpha"].astype(float)
+        return {"table: DPBoots / best Bayesian (medians)": med("dpboots", al, n, eps) / best,
+                "table: data sets": len(v), "table: smallest MSE": v.min(), "table: largest MSE": v.max(),
+                "table: data sets above 10x the best Bayesian": int((v > 10 * best).sum())}
+
+    tails = pd.DataFrame([{**bootstrap_tail(n, e, a), **in_table(n, e, a)} for n, e, a in check_cells])
     print(tails.set_index("cell").T.to_string(float_format=lambda v: f"{v:.4g}"))
-    far, near = tails.iloc[0], tails.iloc[1]
-    assert 0.8 < far["law at the edge"] < 1.2 and far["tail index"] < 2 < near["tail index"]
-    mse_far = far.filter(like="MSE").to_numpy(float)
+    far, contrast, near = tails.iloc[0], tails.iloc[1], tails.iloc[2]
+    ratio = "table: DPBoots / best Bayesian (medians)"
+    assert far[ratio] > 10 and contrast[ratio] <= 2 and near[ratio] <= 2     # differs; similar; similar
+    assert contrast["table: data sets above 10x the best Bayesian"] < contrast["table: data sets"] / 2
+    for t in (far, contrast):
+        assert 0.8 < t["law at the edge"] < 1.2 and t["tail index"] < 2 < near["tail index"]
+    mse_far = far.filter(like="MSE, B").to_numpy(float)
     display(Markdown(
-        f"At the first cell the statistics nearest the edge follow $\\hat\\alpha_0 \\approx (d-1)/(2g)$ "
-        f"(ratio {far['law at the edge']:.2f}), and the MLEs' tail index is {far['tail index']:.2f}: no finite "
-        f"variance. DPBoots' MSE of $\\boldsymbol\\alpha$ there moves between {mse_far.min():.3g} and "
-        f"{mse_far.max():.3g} as $B$ grows, while its median error of $\\alpha_0$ stays "
-        f"{far.filter(like='median').min():.3g}-{far.filter(like='median').max():.3g}. At the control cell the tail "
-        f"index is {near['tail index']:.0f} and the MSE is steady. So this measure cannot show the paper's \"similar\" "
-        f"wherever the noise reaches the edge of Range($S_0$): the MSE of $\\boldsymbol\\alpha$ has no value to "
-        f"converge to there, and the table's DPBoots column at those cells is the size of its largest draws."))
+        f"**Where DPBoots differs** ({far['cell']}): the table's median MSE of DPBoots is {far[ratio]:.0f} times the "
+        f"best Bayesian method's, and {far['table: data sets above 10x the best Bayesian']} of its "
+        f"{far['table: data sets']} data sets are above 10 times it. On replicate 0 the statistics nearest the edge "
+        f"follow $\\hat\\alpha_0 \\approx (d-1)/(2g)$ (ratio {far['law at the edge']:.2f}), and the MLEs' tail "
+        f"index is {far['tail index']:.2f}: no finite variance. DPBoots' MSE of $\\boldsymbol\\alpha$ there moves "
+        f"between {mse_far.min():.3g} and {mse_far.max():.3g} as $B$ grows, while its median error of $\\alpha_0$ "
+        f"stays {far.filter(like='median error').min():.3g}-{far.filter(like='median error').max():.3g}.\n\n"
+        f"**The contrast** ({contrast['cell']}) has the same tail on its replicate 0 (index "
+        f"{contrast['tail index']:.2f}), yet the table's median DPBoots MSE is {contrast[ratio]:.2f} times the best "
+        f"Bayesian method's, similar by this page's rule: the tail shows in the spread over the data sets "
+        f"({contrast['table: smallest MSE']:.3g} to {contrast['table: largest MSE']:.3g}; "
+        f"{contrast['table: data sets above 10x the best Bayesian']} of {contrast['table: data sets']} above 10 times "
+        f"the best Bayesian median), but in fewer than half of them, so the median does not follow it. **The control** "
+        f"({near['cell']}) has tail index {near['tail index']:.0f}, a steady MSE and a ratio of {near[ratio]:.2f}.\n\n"
+        f"So this measure cannot show the paper's \"similar\" where the noise reaches the edge of Range($S_0$) in "
+        f"most data sets, as at $n = 1000$, $\\epsilon = 0.25$: the MSE of $\\boldsymbol\\alpha$ has no value to "
+        f"converge to there, and the table's DPBoots column is the size of its largest draws."))
 
 # %% [markdown]
 # ## Figure 2: the MSE of $E[\mathbf x \mid \boldsymbol\alpha]$ and the predictive coverage
@@ -366,29 +411,33 @@ if have_table:
 
     for al in alphas:
         sp = finite([spread(dp, al, n, e, "mse_mean", "ratio") for n in ns for e in private_eps])
+        priv = [(al, n, e) for n in ns for e in private_eps]
         rows2.append((al, "the MSEs of E[x] are all similar",
-                      verdict(sp and max(sp) <= 3, f"largest / smallest median over the DP methods "
+                      verdict(similar(sp), f"largest / smallest median over the DP methods "
                               f"{min(sp or [np.nan]):.2f}-{max(sp or [np.nan]):.2f} over {len(sp)} (n, eps)",
-                              have=bool(sp))))
+                              have=bool(sp), missing=unconverged(summary, dp, priv))))
         cov_n = {n: finite([spread(sel, al, n, e, "coverage", "diff") for e in private_eps]) for n in ns}
         cov_n = {n: max(v) for n, v in cov_n.items() if v}
         rows2.append((al, "the selected methods' coverage is very similar, particularly at n = 5000",
                       verdict(ns[-1] in cov_n and cov_n[ns[-1]] <= 0.05 and cov_n[ns[-1]] <= cov_n.get(ns[0], 1) + 0.01,
                               "largest spread of the median coverage " + ", ".join(
-                                  f"{v:.3f} at n = {n}" for n, v in cov_n.items()), have=ns[-1] in cov_n)))
+                                  f"{v:.3f} at n = {n}" for n, v in cov_n.items()), have=ns[-1] in cov_n,
+                              missing=unconverged(summary, sel, priv))))
         if "dpremcmc_p1" in sel:
             low = finite([med("dpremcmc_p1", al, ns[0], e, "coverage") for e in (0.25, 0.5)])
             rows2.append((al, "low coverage for DPreMCMC_p1 at n = 1000, eps in {0.25, 0.5}",
-                          verdict(low and max(low) < 0.9, "median coverage " + ", ".join(f"{v:.2f}" for v in low),
-                                  have=bool(low))))
+                          verdict(bool(low) and max(low) < 0.9, "median coverage " + ", ".join(
+                              f"{v:.2f}" for v in low), have=bool(low), missing=unconverged(
+                              summary, ["dpremcmc_p1"], [(al, ns[0], e) for e in (0.25, 0.5)]))))
     if "(2.2, 3.3, 4.4, 5.5, 6.6)" in alphas:
         al5 = "(2.2, 3.3, 4.4, 5.5, 6.6)"
         cov5 = {m: finite([med(m, al5, ns[0], e, "coverage") for e in private_eps]) for m in sel}
         cov5 = {m: min(v) for m, v in cov5.items() if v}
         rows2.append((al5, "coverage suffers for almost all methods at n = 1000, eps != 1e10",
                       verdict(sum(v < 0.9 for v in cov5.values()) >= len(sel) - 1,
-                              "lowest median coverage " + ", ".join(f"`{m}` {v:.2f}" for m, v in cov5.items()),
-                              have=len(cov5) == len(sel))))
+                              "lowest median coverage " + ", ".join(f"{L[m]} {v:.2f}" for m, v in cov5.items()),
+                              have=len(cov5) == len(sel), missing=unconverged(
+                                  summary, sel, [(al5, ns[0], e) for e in private_eps]))))
     fig2_table = pd.DataFrame(rows2, columns=["panel", "the paper (Sec. 5.1)", "here"])
 markdown_table(fig2_table.columns, fig2_table.itertuples(index=False)) if have_table else None
 
@@ -396,7 +445,8 @@ markdown_table(fig2_table.columns, fig2_table.itertuples(index=False)) if have_t
 # ## Figure S2: how often the chains converge
 #
 # The fraction of runs whose multivariate PSRF of $\boldsymbol\alpha$ is at most 1.1 (the paper discards the others, and so
-# do the medians above).
+# do the medians above). The DPapprox$_{p4}$ bars are dplit's blocked update, not the paper's Gibbs sampler (see the
+# top of this page): they show how the posterior can be sampled, not how the paper's sampler converged.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -405,7 +455,9 @@ if have_table:
 
 # %% [markdown]
 # **The paper's statements about convergence (Supplement S5, Figure S2), checked** on the fraction of runs with
-# multivariate PSRF at most 1.1, per cell; "no issues" is read as at least 90% in every cell.
+# multivariate PSRF at most 1.1, per cell; "no issues" is read as at least 90% in every cell. S5's statement about
+# DPapprox is about the paper's Gibbs sampler, which the table does not run: its row gives no verdict, and shows the
+# blocked update's fractions beside the paper's words.
 
 # %%
 if have_table:
@@ -422,13 +474,21 @@ if have_table:
                                                                       have=len(c) > 0)))
     for m in [x for x in ("dpmcmc_p1", "dpremcmc_p1") if x in methods]:
         c = conv_frac(m, {0.5, 1.5})
-        rows_s2.append((f"{m}: no convergence issues at eps = 0.5 or 1.5",
+        rows_s2.append((f"{L[m]}: no convergence issues at eps = 0.5 or 1.5",
                         verdict(len(c) and c.min() >= 0.9, f"{int((c < 0.9).sum())} of {len(c)} cells below 0.9, "
                                 f"lowest {c.min():.2f}", have=len(c) > 0)))
         c_big, c_mid = conv_frac(m, {1e10}), conv_frac(m, {1.5})
-        rows_s2.append((f"{m}: slower convergence at eps = 1e10",
+        rows_s2.append((f"{L[m]}: slower convergence at eps = 1e10",
                         verdict(len(c_big) and c_big.mean() < c_mid.mean(), f"mean fraction {c_big.mean():.2f} at "
                                 f"eps = 1e10 against {c_mid.mean():.2f} at eps = 1.5", have=len(c_big) > 0)))
+    if "dpapprox_p4" in methods:
+        c_big, c_rest = conv_frac("dpapprox_p4", {1e10}), conv_frac("dpapprox_p4", set(private_eps))
+        rows_s2.append(("DPapprox converges every time at eps = 1e10, and often slowly at the other eps (except "
+                        "p3, p4 at n = 5000)",
+                        f"no verdict for the paper's Gibbs sampler, which the table does not run (checks/75: its "
+                        f"median MPSRF {APPROX_GIBBS_MPSRF} at eps = 0.25). The table's DPapprox_p4 is dplit's blocked "
+                        f"update: lowest fraction {c_big.min():.2f} at eps = 1e10, {c_rest.min():.2f} at the private "
+                        f"eps ({int((c_rest < 0.9).sum())} of {len(c_rest)} cells below 0.9)"))
     display(markdown_table(["the paper (S5)", "here"], rows_s2))
 
 # %% [markdown]
@@ -554,13 +614,14 @@ def explore(method="dpmcmc_p1", measure="mse_alpha", n=1000):
     jitter = np.random.default_rng(SEED)
     for i, (a, e) in enumerate(groups):
         v = sub[(sub["alpha"] == a) & (sub["eps"] == e)][measure].astype(float)
-        ax.scatter(np.full(len(v), i) + jitter.uniform(-0.15, 0.15, len(v)), v, s=10)
+        ax.scatter(np.full(len(v), i) + jitter.uniform(-0.15, 0.15, len(v)), v, s=10,
+                   color=METHOD_STYLE[method]["color"], marker=METHOD_STYLE[method]["marker"])
         ax.hlines(np.median(v), i - 0.3, i + 0.3, color="k")
     ax.set_xticks(range(len(groups)), [f"{a}\neps={e:g}" for a, e in groups], fontsize=6, rotation=90)
     if measure.startswith(("mse", "se")):
         ax.set_yscale("log")
     ax.set_ylabel(measure, fontsize=9)
-    ax.set_title(f"{method}, n = {n}: one dot per data set", fontsize=9)
+    ax.set_title(f"{METHOD_STYLE[method]['label']}, n = {n}: one dot per data set", fontsize=9)
     fig.tight_layout()
     return fig
 

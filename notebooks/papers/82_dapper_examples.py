@@ -338,7 +338,7 @@ fig.tight_layout()
 
 # %%
 SIGMA_DG = 6.32
-noisy_dg = CONF_TABLE + sample_discrete_gaussian(SIGMA_DG, 4, rng=rng)
+noisy_dg = CONF_TABLE + sample_discrete_gaussian(SIGMA_DG, 4, rng=rng, secure=False)
 rho_dg = 2.0 / (2 * SIGMA_DG**2)                    # zCDP of the l2 sensitivity sqrt(2): Delta^2 / (2 sigma^2)
 eps_dg = rho_dg + 2 * math.sqrt(rho_dg * math.log(1e10))
 print(f"sigma = {SIGMA_DG}, l2 sensitivity sqrt(2): epsilon = {eps_dg:.2f} at delta = 1e-10 (dapper states 2 log 3 "
@@ -576,7 +576,7 @@ ex3_numba = example3_model("numba")
 dmat_conf = example3_data(rng)
 y_conf, x_conf = dmat_conf[:, 0], dmat_conf[:, 1:]
 s_conf = sum(ex3_st_nb(dmat_conf[i], None, i) for i in range(N_REG))
-sdp_reg = laplace_mechanism(s_conf, DELTA_REG, EPS_REG, rng=rng)
+sdp_reg = laplace_mechanism(s_conf, DELTA_REG, EPS_REG, rng=rng, secure=False)
 # priv_f is the Laplace log density up to its constant
 assert np.isclose(ex3_priv_nb(sdp_reg, s_conf) - ex3_priv_nb(sdp_reg, sdp_reg),
                   laplace_logpdf(sdp_reg, s_conf, DELTA_REG / EPS_REG).sum() - 9 * laplace_logpdf(0.0, 0.0, 1.5))
@@ -832,7 +832,7 @@ fig.tight_layout()
 def explore_dg(sigma=6.32, seed=1, n_iter=4000):
     """Example 2 at noise scale sigma: returns (figure, private posterior mean, exact posterior mean)."""
     g = np.random.default_rng(seed)
-    noisy = CONF_TABLE + sample_discrete_gaussian(sigma, 4, rng=g)
+    noisy = CONF_TABLE + sample_discrete_gaussian(sigma, 4, rng=g, secure=False)
     inv2s2 = 1.0 / (2.0 * sigma * sigma)
 
     @njit

@@ -3,7 +3,7 @@
 #
 # * **For:** seeing how `fit_latent_class` behaves on the paper's two applications, and how its intervals cover over repeated samples.
 # * **You need:** nothing for the ACS part (a 32-cell ACS table ships with dplit); the NLTCS benchmark file for Sec. 5 (`python -m dplit.datasets NLTCS`).
-# * **You get:** the paper's Figs. 1-2 and 4 and Tables 5-6 at its settings (`paper=True`), coverage by cell from the stored study of Table 3 (averages in notebook 76), and the paper's rerun with samples of 100,000 records, stored, beside its claim.
+# * **You get:** the paper's Figs. 1-2 at its settings (`paper=True`); Fig. 4 and Tables 5-6 in the paper's form but on other data, other margins and other variables, so **not comparable with the paper's numbers as printed** (section "NLTCS"); coverage by cell from the stored study of Table 3 (averages in notebook 76), and the paper's rerun with samples of 100,000 records, stored, beside its claim.
 #
 # The methods are in notebooks `51_latent_class` (the release, the fit, inference), `50_latent_class_model` (the
 # model, the sampler and its checks) and `76_latent_class_defaults` (the defaults); this notebook exports nothing and uses `dplit.latent_class`.
@@ -337,6 +337,13 @@ if cov_big is not None:
 # file does not document its column order or coding, which differ from the paper's Table 4: its first column has
 # 14.6% ones where SCN_15_A has 2.7% "yes", so we call the columns v0..v15). Only v10 x v11 is released here: the
 # other two are predicted by the model alone.
+#
+# **Not comparable as printed.** Fig. 4 and Tables 5-6 below have the paper's form, not its content: another file
+# (the benchmark's 21,574 people, not the 2004 wave's 15,636), other released margins (fixed pairs with the whole
+# budget, not PrivBayes's 29 with three quarters of it) and variables that cannot be matched to the paper's names.
+# A row of Table 5 or 6 here is not the paper's row of the same position, and no number below is a reproduction of a
+# number of the paper. What can be compared is the shape: how the error of the estimates falls with $\epsilon$ and
+# with the cell's count (Fig. 4), and how many intervals contain the file's proportion (the line under each table).
 
 # %%
 nltcs = find_nltcs()     # $DPLIT_DATA or the user cache, else None (and one line on how to get it)
@@ -378,6 +385,9 @@ if nltcs_fits:
 
 # %% [markdown]
 # ### Tables 5-6, column by column
+#
+# (Not comparable with the paper's Tables 5-6 number by number: other data, margins and variables; see above. The
+# columns are the paper's, the rows are v4 x v13, v10 x v11 and v2 x v9 of the benchmark file.)
 #
 # The paper's two tables have the same rows: three margins ("Variable": the pair, e.g. SCN_15_E x SCN_17_D), their
 # four cells ("Cell": 00, 01, 10, 11) and "Pop. Est.", the cell's proportion in the whole file (the paper treats its
