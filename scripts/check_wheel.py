@@ -7,7 +7,9 @@ runs after ``pip install dplit``:
 1. the README's library example (prints the summary with the release's component names);
 2. ``dplit --help`` and ``python -m dplit analyse --help``;
 3. ``dplit release`` on ``examples/minutes.csv`` (copied there) then ``dplit analyse`` of that release,
-   and the written netCDF file read back with ``dplit.results.from_netcdf``.
+   and the written netCDF file read back with ``dplit.results.from_netcdf``;
+4. a user's CSV with exact zeros (15% of days without work): ``dplit release``, ``dplit show`` and
+   ``dplit analyse`` must each print the release's warning about exact zeros, naming work.
 
 The installed versions of the main dependencies are printed. Exit status 1 at the first failure.
 """
@@ -23,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,6 +80,21 @@ def main(argv=None) -> int:
         _run([str(bin_ / "python"), "-c", "from dplit.results import from_netcdf; import arviz as az; "
               "r = from_netcdf('posterior.nc'); print(az.summary(r, var_names=['alpha']))"], run_dir, env,
              "read the result back")
+        # A user's data with exact zeros (15% of days without work): the curator is warned, and so is the analyst.
+        rng = np.random.default_rng(3)
+        X = rng.dirichlet([4.5, 2.0, 2.5, 1.0], size=2000)
+        X[rng.random(2000) < 0.15, 1] = 0.0
+        X /= X.sum(axis=1, keepdims=True)
+        np.savetxt(run_dir / "days.csv", X, delimiter=",", fmt="%.10f", header="sleep,work,leisure,other",
+                   comments="")
+        told = {"dplit release": _run([str(bin_ / "dplit"), "release", "days.csv", "--eps1", "1", "--eps2", "0.5",
+                                       "--out", "days.json"], run_dir, env, "dplit release (data with zeros)"),
+                "dplit show": _run([str(bin_ / "dplit"), "show", "days.json"], run_dir, env, "dplit show"),
+                "dplit analyse": _run([str(bin_ / "dplit"), "analyse", "days.json", "--method", "dpboots", "--seed",
+                                       "1", "--out", "days.nc"], run_dir, env, "dplit analyse (data with zeros)")}
+        for command, out in told.items():
+            if "exact zeros" not in out or "work" not in out:
+                sys.exit(f"check-wheel: {command} did not pass on the warning about exact zeros:\n{out}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("check-wheel: the wheel works outside the checkout")

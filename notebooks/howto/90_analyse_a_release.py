@@ -107,10 +107,11 @@ fig = cmp.plot()
 # One row per method and component: the posterior (or bootstrap) mean and sd of $E[x_j]$, its 95% interval, and
 # for the samplers with several chains R-hat and the effective sample size (ESS). The figure draws the intervals.
 # On the command line, `dplit compare` does the same and writes the table and the figure to one HTML page (here
-# two of the methods, to keep the page quick):
+# two of the samplers, to keep the page quick; `--n-iter` sets the length of every chain, so it is refused when a
+# method without chains, such as DPBoots, is among them):
 
 # %%
-dplit_cli("compare", "release.json", "--methods", "dpboots,dpapprox",
+dplit_cli("compare", "release.json", "--methods", "dpmcmc,dpapprox",
           "--n-iter", str(n_iter), "--seed", str(SEED), "--out", "report.html")
 
 # %% [markdown]
