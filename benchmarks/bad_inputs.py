@@ -392,7 +392,7 @@ py("audit_release_n_runs_zero", A, "n_runs",
    "x = X(20); y = x.copy(); y[0] = y[1]; dplit.release.audit_release(x, y, 1.0, 1.0, [1e-3], 0.01, n_runs=0)")
 py("audit_release_confidence_one", A, "confidence",
    "x = X(20); y = x.copy(); y[0] = y[1]\n"
-   "dplit.release.audit_release(x, y, 1.0, 1.0, [1e-3], 0.01, n_runs=10, confidence=1.0)")
+   "dplit.release.audit_release(x, y, 1.0, 1.0, [1e-3], 0.01, n_runs=100, confidence=1.0)")
 
 A = "release_record"
 py("Release_from_json_not_json", A, ("json", "release", "text"), "Release.from_json('format: dplit')")
