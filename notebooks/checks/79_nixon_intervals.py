@@ -73,8 +73,9 @@ print(f"binomial 95% length at n = {n:,}, averaged over Table 3's cells: {binom_
 #
 # * **The chain.** The paper's three blocks alone (no S4), with the proposals left at their starting scales through
 #   the warm-up: Dirichlet proposals of concentration 100 (centred on the current $\Psi$), and of concentration 1,
-#   the literal "a Dirichlet distribution parameterized by $\Psi^{m-1}$". A chain that has not reached its target
-#   can give intervals of any width.
+#   the literal "a Dirichlet distribution parameterized by $\Psi^{m-1}$" (the class weights by notebook 50's
+#   Strategy 2, a random walk on the log of the unnormalised weights, where the paper's walks on the weights). A chain
+#   that has not reached its target can give intervals of any width.
 # * **The number of classes.** $k = 3$ instead of 10.
 # * **The prior.** Dirichlet(10) class profiles instead of Dirichlet(1).
 # * **What the interval targets.** Quantiles of the cell proportions of a synthetic data set of $n$ records drawn at
@@ -188,7 +189,8 @@ lines = [
     "* **Not the chain, the classes or the prior.** The paper's three blocks with untuned proposals give "
     + ", ".join(f"{avg[c]['inf'][1]:.4f}" for c in chain) + f" at eps = inf; $k$ = 3 gives "
     f"{avg['k = 3 classes']['inf'][1]:.4f} and a Dirichlet(10) prior {avg['prior a = 10']['inf'][1]:.4f}: all near "
-    "`paper=True`'s. At this size the chain reaches its target within the paper's burn-in and stays there, and the "
+    "`paper=True`'s. With the proposal scales tried, the chain reaches its target within the paper's burn-in (the "
+    "paper's R sampler itself was not run), and the "
     "prior and the number of classes do not widen the intervals of identified margins.",
     f"* **Not the synthetic data's spread.** Adding the sampling variance of a synthetic data set of $n$ records gives "
     f"{pp['inf'][1]:.4f} (coverage {pp['inf'][0]:.3f}): the binomial length, a third of Table 3's.",
