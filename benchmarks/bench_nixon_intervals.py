@@ -9,6 +9,9 @@ length of the 95% intervals of the 40 two-way probabilities; notebook ``checks/7
 Usage::
 
     .venv/bin/python benchmarks/bench_nixon_intervals.py --reps 20     # writes results/nixon_intervals.json
+    .venv/bin/python benchmarks/bench_nixon_intervals.py --reps 20 --records 100000
+        # the paper's rerun with samples of 100,000 records (Sec. 4.3.2), for paper=True and the likelihood powers,
+        # at eps = 0.25 and inf; writes results/nixon_intervals_n100000.json
 """
 
 import argparse
@@ -74,47 +77,60 @@ def sampler(rel, *, k=K, weight=1.0, a=1.0, alpha=1.0, tuned=True, regenerate=Tr
     return dataclasses.replace(s, init=init)
 
 
-def study(reps, seed=20261129):
+RERUN_CANDIDATES = ["paper=True", "weight 1/4 (dplit's default)", "weight 1/24", "weight 1/32"]
+RERUN_EPS = [0.25, math.inf]
+
+
+def study(reps, seed=20261129, n=N, eps_list=None, candidates=None, path=OUT_JSON):
     pop = population()
     truth = np.concatenate([pop.sum(axis=tuple(j for j in range(5) if j not in m)).ravel() for m in PAIRS5])
     gen = np.random.default_rng(seed)
-    zero = {c: {str(e): {"cov": np.zeros(40), "len": np.zeros(40), "cov_sample": np.zeros(40)} for e in EPS}
-            for c in CANDIDATES}
+    eps_list = eps_list or EPS
+    cands = {c: CANDIDATES[c] for c in (candidates or CANDIDATES)}
+    zero = {c: {str(e): {"cov": np.zeros(40), "len": np.zeros(40), "cov_sample": np.zeros(40)} for e in eps_list}
+            for c in cands}
     t0 = time.time()
     for rep in range(reps):
-        x = np.array(np.unravel_index(gen.choice(32, size=N, p=pop.ravel()), (2,) * 5)).T
-        sample = np.concatenate([np.bincount(2 * x[:, i] + x[:, j], minlength=4) for i, j in PAIRS5]) / N
-        for e in EPS:
+        x = np.array(np.unravel_index(gen.choice(32, size=n, p=pop.ravel()), (2,) * 5)).T
+        sample = np.concatenate([np.bincount(2 * x[:, i] + x[:, j], minlength=4) for i, j in PAIRS5]) / n
+        for e in eps_list:
             rel = release_margins(x, PAIRS5, eps=e, rng=gen, secure=False)
-            for c, (kw, kind) in CANDIDATES.items():
+            for c, (kw, kind) in cands.items():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     draws, *_ = run_chains(sampler(rel, **kw), n_iter=N_ITER, n_warmup=N_WARMUP, n_chains=1, rng=gen)
                 P = draws["margin_probs"].reshape(-1, 40)
                 if kind == "predictive":
-                    P = gen.binomial(N, np.clip(P, 0.0, 1.0)) / N
+                    P = gen.binomial(n, np.clip(P, 0.0, 1.0)) / n
                 _, lo, hi = cell_intervals(P)
                 z = zero[c][str(e)]
                 z["cov"] += (lo <= truth) & (truth <= hi)
                 z["cov_sample"] += (lo <= sample) & (sample <= hi)
                 z["len"] += hi - lo
         print(f"rep {rep + 1}/{reps} ({time.time() - t0:.0f} s)", flush=True)
-    out = {"command": f"benchmarks/bench_nixon_intervals.py --reps {reps}", "reps": reps, "n": N, "k": K,
+    records = "" if n == N else f" --records {n}"
+    out = {"command": f"benchmarks/bench_nixon_intervals.py --reps {reps}{records}", "reps": reps, "n": n, "k": K,
            "n_iter": N_ITER, "n_warmup": N_WARMUP, "n_chains": 1, "seed": seed, "seconds": time.time() - t0,
-           "truth": truth.tolist(), "eps": [str(e) for e in EPS],
+           "truth": truth.tolist(), "eps": [str(e) for e in eps_list],
            "candidates": {c: {e: {key: (v / reps).tolist() for key, v in z.items()} for e, z in zero[c].items()}
-                          for c in CANDIDATES}}
-    tmp = OUT_JSON.with_suffix(".json.tmp")
+                          for c in cands}}
+    tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(out, indent=1))
-    os.replace(tmp, OUT_JSON)
-    for c in CANDIDATES:
+    os.replace(tmp, path)
+    for c in cands:
         print(c, {e: (round(float(np.mean(z["len"])), 4), round(float(np.mean(z["cov"])), 3))
                   for e, z in out["candidates"][c].items()})
-    print(f"wrote {OUT_JSON}")
+    print(f"wrote {path}")
     return out
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=20)
-    study(ap.parse_args().reps)
+    ap.add_argument("--records", type=int, default=N, help="records per sample (the paper's rerun: 100000)")
+    args = ap.parse_args()
+    if args.records == N:
+        study(args.reps)
+    else:
+        study(args.reps, n=args.records, eps_list=RERUN_EPS, candidates=RERUN_CANDIDATES,
+              path=HERE / "results" / f"nixon_intervals_n{args.records}.json")
