@@ -3,6 +3,7 @@ change), and the pure functions of docs/prepare.py (marker stripping, folding, m
 (the reader checks), each with a planted case."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -370,3 +371,17 @@ def test_docstrings_link_their_mentions_on_the_api_pages():
     assert ":doc:`notebook 62 </notebooks/62_study>`" in line and ":doc:`62_study </notebooks/62_study>`" in line
     assert "MCMC\\ :math:`_{p1}`" in line and "$5 or $6" in line and "`n_iter`" in line
     assert doctest == ">>> f(`dp_mcmc`)  # notebook 21"
+
+
+def _missing_screenshots(text):
+    """Links to docs/screenshots/ in a text whose file is not committed."""
+    return [m for m in re.findall(r"\((docs/screenshots/[^)\s]+)\)", text) if not (ROOT / m).exists()]
+
+
+def test_readme_links_only_committed_screenshots():
+    text = (ROOT / "README.md").read_text()
+    assert "docs/screenshots/notebook-21_mcmc.png" in text and _missing_screenshots(text) == []
+    assert _missing_screenshots(text + "\n[old](docs/screenshots/notebook-07_mcmc.png)") == [
+        "docs/screenshots/notebook-07_mcmc.png"]
+    links = set(re.findall(r"docs/screenshots/([\w.-]+\.png)", text))
+    assert links == {p.name for p in (ROOT / "docs" / "screenshots").glob("*.png")}   # every shot is linked
