@@ -20,9 +20,22 @@ Then what the reader meets (issue 29, item 2), measured at the 1280 px viewport:
 (d) on the library notebooks (pages 01-64), where the first figure starts, as a fraction of the page
     height, and the share of the page height taken by displayed code. Reported in a table, never a failure.
 
+Figures (issue 44, item 6): each is shown at MIN_SCALE (0.8) of its natural width or more, and its smallest text is
+at least MIN_TEXT_PX (9) CSS px on screen. A PNG does not say how large its text is, so the text size is an estimate
+from the code that drew the figure, read from the committed notebook behind the page (``figure_fonts``): the
+smallest font size the code names (``fontsize=``, ``labelsize=``, ``titlesize=``, ``font.size``, as a
+number or as matplotlib's named sizes), in the cell that shows the figure and in the notebook's functions that cell
+calls (transitively), else matplotlib's default of 10 pt (ticks, labels and legends are "medium"); the dots per
+inch are a ``dpi=`` the code names, else matplotlib's 100 (the inline backend draws at ``figure.dpi``). On screen:
+``px = pt * dpi / 72 * min(1, shown width / natural width)``. Page images are matched to the notebook's PNG
+outputs in order, by natural size; an image with no match (a picture in the prose) is not estimated. What the
+estimate misses: a size held in a variable or set in another way (``plt.rc`` in an earlier cell, a style sheet),
+and text that matplotlib shrinks itself; it is a floor on what the code asks for, not a reading of the pixels.
+
 Screenshots go to build/site-shots/: the top of three pages (index, 15, an API page) and the whole
-article column of notebooks 17, 21, 63 and 51 as a reader sees them (code folded); with
-``--save-screenshots`` the latter four are also written, compressed, to docs/screenshots/.
+article column of the how-to "Analyse a release you were given" (when the site has it), notebooks 17, 21, 51, 63 and
+papers/80 as a reader sees them (code folded); with ``--save-screenshots`` all of them are also written, compressed,
+to docs/screenshots/ (committed; issue 44, item 8), and a screenshot there that this run no longer takes is removed.
 
 The browser is Debian's ``chromium`` driven by Playwright's Python package through
 ``executable_path`` (Playwright never downloads a browser here). When /usr/bin/chromium is missing,
@@ -53,7 +66,8 @@ SCREENSHOTS = {"index.html": "index.png", "notebooks/15_release.html": "notebook
                "api/release.html": "api-release.png"}
 # Whole pages (full_page=True): what a reader scrolls through, code folded.
 FULL_SHOTS = {f"notebooks/{n}.html": f"notebook-{n.split('/')[-1]}.png"
-              for n in ("17_bootstrap", "21_mcmc", "63_atus", "51_latent_class", "papers/80_guo_simulation_study")}
+              for n in ("howto/90_analyse_a_release", "17_bootstrap", "21_mcmc", "51_latent_class", "63_atus",
+                        "papers/80_guo_simulation_study")}
 MACHINE_PATH = re.compile(r"/work/|/tmp/|ipykernel_")
 MARKER = re.compile(r"NBVAL_|\bnoqa\b|#\|\s*(?:export|default_exp)\b")
 # The allow-list (issue 44): figures shown below MIN_SCALE of their natural width, as a count per page (the current
@@ -62,8 +76,17 @@ MARKER = re.compile(r"NBVAL_|\bnoqa\b|#\|\s*(?:export|default_exp)\b")
 ALLOW = ROOT / "docs" / "check_site_allow.toml"
 MIN_SCALE = 0.8
 # The classes of what a reader should never meet, counted over the site (each must be 0).
+MIN_TEXT_PX = 9
 CLASSES = ("raw pipe tables", "raw TeX", "unlinked mentions", "broken links/anchors", "scrollbars",
-           f"figures below {MIN_SCALE}")
+           f"figures below {MIN_SCALE}", f"text below {MIN_TEXT_PX} px")
+# matplotlib's defaults: font.size 10 pt (tick labels, axis labels and legends are "medium"), figure.dpi 100, and its
+# named sizes relative to font.size.
+FONT_PT, FIG_DPI = 10.0, 100.0
+NAMED_SIZES = {"xx-small": 0.579, "x-small": 0.694, "small": 0.833, "medium": 1.0, "large": 1.2, "x-large": 1.44,
+               "xx-large": 1.728, "smaller": 0.833, "larger": 1.2}
+FONT_ARG = re.compile(r"""\b(?:fontsize|labelsize|titlesize|title_fontsize)\s*=\s*(?:(\d+(?:\.\d+)?)\b|["']([a-z-]+)["'])"""
+                      r"""|["'](?:font\.size|[a-z]+\.(?:labelsize|titlesize|fontsize))["']\s*[:,\]]\s*=?\s*(\d+(?:\.\d+)?)""")
+DPI_ARG = re.compile(r"\bdpi\s*=\s*(\d+(?:\.\d+)?)")
 METHOD_PAGE = re.compile(r"^notebooks/(0[1-9]|[1-6][0-9])_")   # the library notebooks (not checks/, papers/)
 
 
@@ -249,7 +272,8 @@ BOOK_FACTS = r"""(known) => {
       .filter(el => shown(el) && el.scrollWidth > el.clientWidth + 1 && !el.querySelector('div.math-wrapper, div.math')).length;
   // (4) Figures: the displayed width against the natural width.
   const figures = Array.from(col.querySelectorAll('img')).filter(i => shown(i) && i.naturalWidth > 0).map(i => ({
-      src: i.getAttribute('src'), natural: i.naturalWidth, shownWidth: Math.round(i.getBoundingClientRect().width),
+      src: i.getAttribute('src'), natural: i.naturalWidth, naturalHeight: i.naturalHeight,
+      shownWidth: Math.round(i.getBoundingClientRect().width),
       ratio: i.getBoundingClientRect().width / i.naturalWidth}));
   return {raw, unlinked, scrollbars, equations, figures};
 }"""
@@ -274,41 +298,121 @@ def small_figures(book: dict) -> list[dict]:
     return [f for f in book["figures"] if f["ratio"] < MIN_SCALE - 1e-9]
 
 
+def _cell_source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def font_sizes(code: str) -> list[float]:
+    """The font sizes in points that a piece of matplotlib code names (numbers and named sizes)."""
+    sizes = []
+    for number, named, rc_number in FONT_ARG.findall(code):
+        if number or rc_number:
+            sizes.append(float(number or rc_number))
+        elif named in NAMED_SIZES:
+            sizes.append(NAMED_SIZES[named] * FONT_PT)
+    return sizes
+
+
+def figure_fonts(nb: dict) -> list[dict]:
+    """Per PNG output of a notebook, in order: its natural size and the estimate of its smallest text (see the
+    module's docstring): ``{"w", "h", "pt", "dpi"}``. ``pt`` is the smallest size named by the cell that shows the
+    figure or by a function of the notebook it calls (transitively), else FONT_PT; ``dpi`` likewise, else FIG_DPI."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    sources = [_cell_source(c) for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    defs: dict[str, str] = {}
+    for src in sources:   # each top-level function's body: from its def to the next top-level line
+        for m in re.finditer(r"^def (\w+)\(.*?(?=^\S|\Z)", src, flags=re.M | re.S):
+            defs[m.group(1)] = m.group(0)
+    out = []
+    for cell in nb.get("cells", []):
+        pngs = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if not pngs:
+            continue
+        code, seen, todo = _cell_source(cell), set(), [_cell_source(cell)]
+        while todo:   # the cell and every notebook function it reaches
+            for name in re.findall(r"\b(\w+)\(", todo.pop()):
+                if name in defs and name not in seen:
+                    seen.add(name)
+                    todo.append(defs[name])
+                    code += "\n" + defs[name]
+        pt = min(font_sizes(code) + [FONT_PT])
+        dpis = [float(d) for d in DPI_ARG.findall(code)]
+        for png in pngs:
+            data = png if isinstance(png, str) else "".join(png)
+            with Image.open(io.BytesIO(base64.b64decode(data))) as image:
+                w, h = image.size
+            out.append({"w": w, "h": h, "pt": pt, "dpi": min(dpis) if dpis else FIG_DPI})
+    return out
+
+
+def small_text(figures: list[dict], fonts: list[dict]) -> list[dict]:
+    """The page's figures whose smallest text is shown below MIN_TEXT_PX: each page image is matched, in order, to
+    the next notebook figure of the same natural size (``fonts``, from figure_fonts); unmatched images are skipped."""
+    out, start = [], 0
+    for f in figures:
+        for k in range(start, len(fonts)):
+            if (fonts[k]["w"], fonts[k]["h"]) == (f["natural"], f.get("naturalHeight", fonts[k]["h"])):
+                px = fonts[k]["pt"] * fonts[k]["dpi"] / 72 * min(1.0, f["ratio"])
+                if px < MIN_TEXT_PX - 1e-9:
+                    out.append({**f, "pt": fonts[k]["pt"], "dpi": fonts[k]["dpi"], "px": px})
+                start = k + 1
+                break
+    return out
+
+
+def page_fonts(page: str, source_root: Path = ROOT) -> list[dict]:
+    """figure_fonts of the committed notebook behind a notebook page (empty for other pages)."""
+    nb = source_root / Path(page).with_suffix(".ipynb")
+    if not page.startswith("notebooks/") or not nb.exists():
+        return []
+    return figure_fonts(json.loads(nb.read_text()))
+
+
 def read_allow(path: Path = ALLOW) -> dict:
-    """The allow-list: ``{"figures": {page: count}, "pending": [page, ...]}`` (empty when the file is missing)."""
+    """The allow-list: ``{"figures": {page: count}, "text": {page: count}, "pending": [page, ...]}`` (empty when the
+    file is missing)."""
     import tomllib
 
     if not path.exists():
-        return {"figures": {}, "pending": []}
+        return {"figures": {}, "text": {}, "pending": []}
     data = tomllib.loads(path.read_text())
-    return {"figures": dict(data.get("figures", {})), "pending": list(data.get("pending", {}).get("pages", []))}
+    return {"figures": dict(data.get("figures", {})), "text": dict(data.get("text", {})),
+            "pending": list(data.get("pending", {}).get("pages", []))}
 
 
-def allow_problems(small: dict[str, int], allow: dict, site: Path) -> dict[str, list[str]]:
-    """Figures below MIN_SCALE beyond a page's allowance, allowances no longer needed, and pending pages that now
-    exist (each must leave the allow-list); by page."""
+def allow_problems(small: dict[str, int], allow: dict, site: Path,
+                   text: dict[str, int] | None = None) -> dict[str, list[str]]:
+    """Figures below MIN_SCALE, and figures with text below MIN_TEXT_PX (``text``), beyond a page's allowance,
+    allowances no longer needed, and pending pages that now exist (each must leave the allow-list); by page."""
     out: dict[str, list[str]] = {}
-    for page in sorted(set(small) | set(allow["figures"])):
-        have, allowed = small.get(page, 0), int(allow["figures"].get(page, 0))
-        if have > allowed:
-            out.setdefault(page, []).append(f"{have} figures shown below {MIN_SCALE} of their natural width "
-                                            f"({allowed} allowed in {ALLOW.name})")
-        elif have < allowed:
-            out.setdefault(page, []).append(f"{ALLOW.name} allows {allowed} small figures, the page has {have}: "
-                                            f"lower the count (the list only shrinks)")
+    for found, section, what in ((small, "figures", f"figures shown below {MIN_SCALE} of their natural width"),
+                                 (text or {}, "text", f"figures with text below {MIN_TEXT_PX} px on screen")):
+        allowed_by_page = allow.get(section, {})
+        for page in sorted(set(found) | set(allowed_by_page)):
+            have, allowed = found.get(page, 0), int(allowed_by_page.get(page, 0))
+            if have > allowed:
+                out.setdefault(page, []).append(f"{have} {what} ({allowed} allowed in [{section}] of {ALLOW.name})")
+            elif have < allowed:
+                out.setdefault(page, []).append(f"[{section}] of {ALLOW.name} allows {allowed}, the page has {have}: "
+                                                f"lower the count (the list only shrinks)")
     for page in allow["pending"]:
         if (site / page).exists():
             out.setdefault(page, []).append(f"the page exists now: remove it from the pending pages of {ALLOW.name}")
     return out
 
 
-def count_classes(problems: list[str], n_small: int = 0) -> dict[str, int]:
+def count_classes(problems: list[str], n_small: int = 0, n_text: int = 0) -> dict[str, int]:
     """Problem lines of one page counted by class (CLASSES)."""
     def n(prefix):
         return sum(p.startswith(prefix) for p in problems)
     return {"raw pipe tables": n("raw pipe table"), "raw TeX": n("raw TeX"), "unlinked mentions": n("unlinked mention"),
             "broken links/anchors": n("broken link") + n("missing anchor"), "scrollbars": n("scrollbar"),
-            f"figures below {MIN_SCALE}": n_small}
+            f"figures below {MIN_SCALE}": n_small, f"text below {MIN_TEXT_PX} px": n_text}
 
 
 def text_problems(page: str, text: str, cell_text: str) -> list[str]:
@@ -358,14 +462,34 @@ def compress_shot(src: Path, dest: Path, colors: int = 48) -> Path:
     return dest
 
 
+def save_screenshots(pages: list[str], folder: Path | None = None) -> list[Path]:
+    """Compressed copies of this run's screenshots (of the pages the site has) in docs/screenshots/; a PNG there that
+    the run does not take (an old name) is removed, so the folder holds exactly the current set."""
+    folder = ROOT / "docs" / "screenshots" if folder is None else folder
+    taken = {name: page for page, name in {**SCREENSHOTS, **FULL_SHOTS}.items()
+             if page in pages and (SHOTS / name).exists()}
+    written = []
+    for name in sorted(taken):
+        dest = compress_shot(SHOTS / name, folder / name)
+        written.append(dest)
+        print(f"  {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}: {dest.stat().st_size // 1024} KB")
+    for old in sorted(folder.glob("*.png")):
+        if old.name not in taken:
+            old.unlink()
+            print(f"  removed {old.name} (no longer taken)")
+    return written
+
+
 def _harmless(message) -> bool:
     """A console error that is not the site's: the browser's own favicon request."""
     return (message.location or {}).get("url", "").endswith("favicon.ico")
 
 
 def check_page(context, base: str, page: str, known: dict | None = None, site: Path | None = None,
-               pending: frozenset = frozenset(), shots: bool = True) -> tuple[list[str], dict]:
-    """Open one page; returns its problems and facts (``facts["book"]``: what BOOK_FACTS found, on a book page)."""
+               pending: frozenset = frozenset(), shots: bool = True,
+               source_root: Path = ROOT) -> tuple[list[str], dict]:
+    """Open one page; returns its problems and facts (``facts["book"]``: what BOOK_FACTS found, on a book page, with
+    ``"text"``: its figures whose smallest text is below MIN_TEXT_PX, from the notebook under ``source_root``)."""
     problems: list[str] = []
     tab = context.new_page()
     tab.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
@@ -396,6 +520,7 @@ def check_page(context, base: str, page: str, known: dict | None = None, site: P
     if book_page(page):
         facts["book"] = tab.evaluate(BOOK_FACTS, known or {"notebooks": [], "numbers": [], "api": []})
         problems += book_problems(page, facts["book"])
+    facts["book"]["text"] = small_text(facts["book"]["figures"], page_fonts(page, source_root))
     reader_row["equations"] = facts["book"]["equations"]
     if shots and page in SCREENSHOTS:
         tab.screenshot(path=str(SHOTS / SCREENSHOTS[page]), full_page=False)
@@ -461,10 +586,34 @@ PLANTED = """<!doctype html><html><body style="margin:0"><div style="width:900px
 <div class="cell"><div class="cell_output"><div class="output">
 <pre style="overflow-x: auto; white-space: pre">{wide}</pre></div>
 <div class="output"><pre style="white-space: pre-wrap; overflow-wrap: anywhere">{wide}</pre></div>
-<div class="output"><img src="wide.png" style="max-width: 100%"><img src="narrow.png"></div></div></div>
+<div class="output"><img src="wide.png" style="max-width: 100%"><img src="narrow.png"></div>
+<div class="output"><img src="legend.png"></div></div></div>
 </article></div></body></html>"""
 PLANTED_COUNTS = {"raw pipe tables": 1, "raw TeX": 1, "unlinked mentions": 2, "broken links/anchors": 2,
-                  "scrollbars": 1, f"figures below {MIN_SCALE}": 1}
+                  "scrollbars": 1, f"figures below {MIN_SCALE}": 1, f"text below {MIN_TEXT_PX} px": 2}
+
+
+def planted_notebook(folder: Path) -> dict:
+    """The notebook behind the planted page: its three figures' PNGs in the order the page shows them, drawn by code
+    that names its fonts. The wide one (default 10 pt, shown at 0.3: 4.2 px) and the legend one (6 pt at 72 dpi,
+    shown whole: 6 px, the 4 px legends of issue 44) fail the text rule; the narrow one (7 pt through a helper
+    function, 9.7 px) passes."""
+    import base64
+
+    def png(name):
+        return {"output_type": "display_data", "metadata": {},
+                "data": {"image/png": base64.b64encode((folder / f"{name}.png").read_bytes()).decode()}}
+
+    def code(source, *outputs):
+        return {"cell_type": "code", "metadata": {}, "execution_count": None, "source": source,
+                "outputs": list(outputs)}
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        code("def style(ax):\n    ax.legend(fontsize=7)\n"),
+        code("fig, ax = plt.subplots(figsize=(20, 0.4))\nx = rng.normal(size=3)\n", png("wide")),
+        code("fig, ax = plt.subplots(figsize=(2, 0.4))\nstyle(ax)\n", png("narrow")),
+        code("fig, ax = plt.subplots(figsize=(300 / 72, 60 / 72), dpi=72)\nax.legend(fontsize='x-small')\n"
+             "ax.set_title('t', fontsize=6)\n", png("legend")),
+    ]}
 
 
 def self_check(context) -> tuple[dict, list[str]]:
@@ -478,23 +627,26 @@ def self_check(context) -> tuple[dict, list[str]]:
         (folder / "index.html").write_text("<!doctype html><html><body><p id='top'>index</p></body></html>")
         (folder / "notebooks" / "21_mcmc.html").write_text("<!doctype html><html><body>21</body></html>")
         (folder / "notebooks" / "99_planted.html").write_text(PLANTED.replace("{wide}", "a wide line " * 40))
-        Image.new("RGB", (2000, 40), "white").save(folder / "notebooks" / "wide.png")
-        Image.new("RGB", (200, 40), "white").save(folder / "notebooks" / "narrow.png")
+        sizes = {"wide": (2000, 40), "narrow": (200, 40), "legend": (300, 60)}
+        for name, size in sizes.items():
+            Image.new("RGB", size, "white").save(folder / "notebooks" / f"{name}.png")
+        (folder / "notebooks" / "99_planted.ipynb").write_text(json.dumps(planted_notebook(folder / "notebooks")))
         known = {"notebooks": ["21_mcmc"], "numbers": ["21"], "api": ["dp_mcmc", "dplit.mcmc.dp_mcmc"]}
         server, base = serve(folder)
         try:
             problems, facts = check_page(context, base, "notebooks/99_planted.html", known, folder,
-                                         frozenset({"notebooks/howto/90_pending.html"}), shots=False)
+                                         frozenset({"notebooks/howto/90_pending.html"}), shots=False,
+                                         source_root=folder)
         finally:
             server.shutdown()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return count_classes(problems, len(small_figures(facts["book"]))), problems
+    return count_classes(problems, len(small_figures(facts["book"])), len(facts["book"]["text"])), problems
 
 
 def class_table(counts: dict[str, dict[str, int]]) -> str:
     """Pages with any count, one row each, and the total."""
-    short = ["tables", "TeX", "unlinked", "links", "scroll", f"fig<{MIN_SCALE}"]
+    short = ["tables", "TeX", "unlinked", "links", "scroll", f"fig<{MIN_SCALE}", f"txt<{MIN_TEXT_PX}"]
     lines = [f"{'page':<52s} " + " ".join(f"{h:>8s}" for h in short)]
     total = {c: 0 for c in CLASSES}
     for page, row in sorted(counts.items()):
@@ -508,7 +660,7 @@ def class_table(counts: dict[str, dict[str, int]]) -> str:
 
 def main(save_shots: bool = False, site: Path | None = None) -> int:
     """Check every page of ``site`` (build/site); with ``save_shots`` (``--save-screenshots``), also write compressed
-    copies of the whole-page screenshots into docs/screenshots/ (committed, for the README and the issue tracker).
+    copies of the screenshots into docs/screenshots/ (committed, for the README and the issue tracker).
     The planted pages are checked first: a class they do not show caught fails the run."""
     from playwright.sync_api import sync_playwright
 
@@ -523,7 +675,7 @@ def main(save_shots: bool = False, site: Path | None = None) -> int:
     known = known_names()
     server, base = serve(site)
     profile = tempfile.mkdtemp(prefix="dplit-chromium-")
-    failures, external, counts, small = {}, [], {}, {}
+    failures, external, counts, small, tiny = {}, [], {}, {}, {}
     try:
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
@@ -555,8 +707,10 @@ def main(save_shots: bool = False, site: Path | None = None) -> int:
                 few = small_figures(facts["book"])
                 if few:
                     small[page] = few
+                if facts["book"]["text"]:
+                    tiny[page] = facts["book"]["text"]
                 if book_page(page):
-                    counts[page] = count_classes(problems, len(few))
+                    counts[page] = count_classes(problems, len(few), len(facts["book"]["text"]))
                 if problems:
                     failures[page] = problems
             context.close()
@@ -565,7 +719,8 @@ def main(save_shots: bool = False, site: Path | None = None) -> int:
         shutil.rmtree(profile, ignore_errors=True)
     for url in sorted(set(external)):
         failures.setdefault("(any page)", []).append(f"request outside the site: {url}")
-    for page, problems in allow_problems({p: len(f) for p, f in small.items()}, allow, site).items():
+    for page, problems in allow_problems({p: len(f) for p, f in small.items()}, allow, site,
+                                         {p: len(f) for p, f in tiny.items()}).items():
         failures.setdefault(page, []).extend(problems)
     print(f"check-docs: {len(pages)} pages, {n_images} images decoded, {n_math} formulas typeset; "
           f"screenshots in {SHOTS.relative_to(ROOT)}/")
@@ -585,15 +740,18 @@ def main(save_shots: bool = False, site: Path | None = None) -> int:
         print(f"figures shown below {MIN_SCALE} of their natural width (page: shown/natural px):")
         for page, few in sorted(small.items()):
             print(f"  {page}: " + ", ".join(f"{f['shownWidth']}/{f['natural']} ({f['ratio']:.2f})" for f in few))
+    if tiny:
+        print(f"figures whose smallest text is below {MIN_TEXT_PX} px on screen (page: pt at dpi, scale -> px):")
+        for page, few in sorted(tiny.items()):
+            print(f"  {page}: " + ", ".join(f"{f['pt']:g} pt at {f['dpi']:g} dpi, {min(1, f['ratio']):.2f} -> "
+                                            f"{f['px']:.1f} px" for f in few))
     for page, problems in failures.items():
         for p in problems[:10]:
             print(f"  {page}: {p}")
         if len(problems) > 10:
             print(f"  {page}: ... and {len(problems) - 10} more")
     if save_shots:
-        for name in FULL_SHOTS.values():
-            dest = compress_shot(SHOTS / name, ROOT / "docs" / "screenshots" / name)
-            print(f"  {dest.relative_to(ROOT)}: {dest.stat().st_size // 1024} KB")
+        save_screenshots(pages)
     if failures:
         print(f"check-docs: {len(failures)} page(s) with problems")
         return 1

@@ -371,10 +371,13 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
     weight : float or "auto", default "auto" (the paper's 1 with ``paper=True``)
         Power of the composite likelihood (6), in (0, 1]. ``"auto"`` = 1 / (largest number of released
         tables sharing one variable), a magnitude adjustment that undoes the over-counting of records seen
-        in several tables; 1 is the paper's, whose intervals are too narrow.
+        in several tables; 1 is the paper's model as written, whose intervals are too narrow.
     paper : bool, default False
-        Use Nixon et al.'s settings (``weight=1``, ``a=1``) for the arguments left at None, to reproduce
-        the paper. Arguments given explicitly win.
+        Use Nixon et al.'s settings (``weight=1``, ``a=1``) for the arguments left at None: the paper's
+        model as its text writes it. Arguments given explicitly win. This reproduces the paper's method,
+        not the lengths of its Table 3 intervals, which are about three times the binomial length at
+        ``eps=inf`` (about five times these); a likelihood power of 1/24 to 1/32 (``weight``) matches
+        their average length and coverage, as a description (notebook ``checks/79_nixon_intervals``).
     regenerate : bool, default True
         Add the move S4 of notebook 50: each iteration, each class is proposed afresh from its prior and
         accepted by the likelihood ratio. It leaves the posterior unchanged and lets nearly empty classes

@@ -274,6 +274,7 @@ assert np.all(np.abs(draws(post, "mean_composition").mean(axis=0) - truth) < 0.0
 # | [`76_latent_class_defaults`](checks/76_latent_class_defaults.ipynb) | (none) | the stored coverage and speed studies behind the defaults (`weight="auto"`, `a=0.1`) beside the paper's settings | Nixon et al. Table 3; BayesLCM |
 # | [`77_margin_selection_checks`](checks/77_margin_selection_checks.ipynb) | (none) | margin selection studied and checked: the stored NLTCS study beside the paper's figures, the law of whole selections, recovery of a known network | Nixon et al. Sec. 5.2; Zhang et al. 2017 (PrivBayes) |
 # | [`78_zeros_checks`](checks/78_zeros_checks.ipynb) | (none) | exact zeros measured: the bias of $E[x_j]$ against the share of zeros and the threshold (MLE and DPMCMC), the threshold rule and the release's advice, amalgamation and dropping records | Guo et al. Sec. 3.1-3.2, 5.2 |
+# | [`79_nixon_intervals`](checks/79_nixon_intervals.ipynb) | (none) | why Nixon et al.'s Table 3 intervals are three times the binomial length: the chain, the classes, the prior, synthetic data and the likelihood's power measured against the paper's lengths and coverage | Nixon et al. Table 3, Supp. Sec. 2 |
 #
 # **The papers reproduced (`notebooks/papers/`)**
 #

@@ -1010,7 +1010,7 @@ def explore_censoring(alpha_sum=6.0, shape="one small (1, 4, 4)", log10_a=-2.0, 
     pj, bound_j = entry_censoring_prob(alpha_e, grid), censoring_prob_bound(alpha_e, grid)
     bias_j, bias_b = censoring_bias(alpha_e, grid), bias_bound(alpha_e, grid)
     p_rec = record_censoring_prob(alpha_e, a_e)[0]
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, ax = plt.subplots(1, 2, figsize=(8.6, 3.6))
     for j in range(3):
         line, = ax[0].plot(grid, pj[:, j], label=f"P(x_{j + 1} < a), alpha_{j + 1} = {alpha_e[j]:.2f}")
         ax[0].plot(grid, bound_j[:, j], ls="--", c=line.get_color())
@@ -1023,7 +1023,7 @@ def explore_censoring(alpha_sum=6.0, shape="one small (1, 4, 4)", log10_a=-2.0, 
         axis.set(xscale="log", yscale="log", xlabel="threshold a")
     ax[0].set(ylim=(1e-12, 1.5), ylabel="probability (dashed: Bernstein bound)")
     ax[1].set(ylim=(1e-12, None), ylabel="bias (dashed: S1 bound, alpha_j > 1)")
-    ax[0].legend(fontsize=7)
+    ax[0].legend(fontsize=8)
     fig.tight_layout()
     return {"alpha": alpha_e, "a": a_e, "p_record": p_rec,
             "p_entry": entry_censoring_prob(alpha_e, a_e), "bias": censoring_bias(alpha_e, a_e)}

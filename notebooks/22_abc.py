@@ -727,7 +727,7 @@ assert plain[-1][2] < plain[0][2] and plain[-1][3] < plain[0][3] and plain[-1][4
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+fig, axes = plt.subplots(1, 3, figsize=(9, 3.4))
 for adj, ls in ((None, "o-"), ("loclinear", "s--")):
     rows = [c for c in conv if c[1] == adj]
     axes[0].loglog([c[0] for c in rows], [c[2] for c in rows], ls, label=f"adjust={adj}")
@@ -737,7 +737,7 @@ for ax, lab in zip(axes, ["tolerance delta", "max |mean error| / posterior sd", 
     ax.set_xlabel("acceptance rate")
     ax.set_ylabel(lab)
 axes[1].legend()
-fig.suptitle("DPABC_p3 at eps = 1e10 against the non-private MCMC_p3 posterior")
+fig.suptitle("DPABC_p3 at eps = 1e10 against the non-private MCMC_p3 posterior", fontsize=11)
 fig.tight_layout()
 
 # %% [markdown]
@@ -851,7 +851,7 @@ def explore(accept_rate=0.1, eps=1.0, n_accept=500, adjust=None):
                                    s_L1=censored_stat(X_demo[:n1], a) + g.laplace(0, sc[0], 3), n1=n1)
     res = dp_abc(rel_x, prior=make_prior("p4", rel_x, rng=53, n_draws=2000), n_accept=int(n_accept),
                  accept_rate=accept_rate, rng=54, progress=False, adjust=adjust)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3))
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3))
     for r, lab in [(res, f"DPABC_p4, rate {accept_rate:g}"), (mcmc_all, "MCMC_p1 (non-private)")]:
         al = r.posterior["alpha"].values.reshape(-1, 3)
         axes[0].hist(al[:, 0] / al.sum(1), bins=40, density=True, alpha=0.5, label=lab)

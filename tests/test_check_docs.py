@@ -3,6 +3,7 @@ change), and the pure functions of docs/prepare.py (marker stripping, folding, m
 (the reader checks), each with a planted case."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -164,6 +165,25 @@ def test_compressed_screenshot_is_a_small_palette_png(tmp_path):
         assert small.convert("RGB").getpixel((100, 5)) == (31, 119, 180)
 
 
+
+def test_saved_screenshots_are_the_current_set(tmp_path, monkeypatch):
+    """--save-screenshots writes the shots this run took (of pages the site has) and removes an old name (a planted
+    notebook-07_mcmc.png), so docs/screenshots/ holds exactly the current set."""
+    check_site = _docs_module("check_site")
+    image = pytest.importorskip("PIL.Image")
+    shots, saved = tmp_path / "shots", tmp_path / "saved"
+    shots.mkdir()
+    saved.mkdir()
+    monkeypatch.setattr(check_site, "SHOTS", shots)
+    for name in ("index.png", "notebook-21_mcmc.png"):
+        image.new("RGB", (40, 40), "white").save(shots / name)
+    image.new("RGB", (40, 40), "white").save(saved / "notebook-07_mcmc.png")
+    written = check_site.save_screenshots(["index.html", "notebooks/21_mcmc.html", "notebooks/63_atus.html"], saved)
+    assert [p.name for p in written] == ["index.png", "notebook-21_mcmc.png"]
+    assert sorted(p.name for p in saved.iterdir()) == ["index.png", "notebook-21_mcmc.png"]
+    assert "notebooks/howto/90_analyse_a_release.html" in check_site.FULL_SHOTS   # taken once the how-to exists
+
+
 PLANTED_PAGE = """<!doctype html><html><body style="margin:0"><div style="width:900px">
 <article role="main" style="width:600px">
 <p>cells marked #| export become the module (prose: not a marker shown in code)</p>
@@ -288,11 +308,36 @@ def test_allow_list_only_shrinks(tmp_path):
     done = check_site.allow_problems({"notebooks/63_atus.html": 2}, allow, tmp_path)
     assert "remove it" in done["notebooks/howto/90_x.html"][0]
     assert check_site.read_allow()["pending"] or check_site.read_allow()["figures"] is not None
+    allow["text"] = {"notebooks/63_atus.html": 1}
+    text = check_site.allow_problems({"notebooks/63_atus.html": 2}, allow, tmp_path / "x", {"notebooks/82.html": 1})
+    assert set(text) == {"notebooks/63_atus.html", "notebooks/82.html"}
+    assert "lower the count" in text["notebooks/63_atus.html"][0] and "text below" in text["notebooks/82.html"][0]
+
+
+def test_text_size_estimate_fails_a_planted_small_legend(tmp_path):
+    """The smallest text of a figure, estimated from the code that drew it: a 6 pt legend at 72 dpi shown whole is
+    6 px (fails), 10 pt shown at 0.3 is 4.2 px (fails), 7 pt through a notebook function at 100 dpi is 9.7 px
+    (passes); a ``size=`` of numpy is not a font, and an image with no notebook figure of its size is skipped."""
+    from PIL import Image
+
+    check_site = _docs_module("check_site")
+    for name, size in {"wide": (2000, 40), "narrow": (200, 40), "legend": (300, 60)}.items():
+        Image.new("RGB", size, "white").save(tmp_path / f"{name}.png")
+    fonts = check_site.figure_fonts(check_site.planted_notebook(tmp_path))
+    assert [(f["w"], f["pt"], f["dpi"]) for f in fonts] == [(2000, 10, 100), (200, 7, 100), (300, 6, 72)]
+    shown = [{"natural": 2000, "naturalHeight": 40, "ratio": 0.3}, {"natural": 640, "naturalHeight": 480, "ratio": 1},
+             {"natural": 200, "naturalHeight": 40, "ratio": 1.0}, {"natural": 300, "naturalHeight": 60, "ratio": 1.0}]
+    small = check_site.small_text(shown, fonts)
+    assert [(f["natural"], round(f["px"], 1)) for f in small] == [(2000, 4.2), (300, 6.0)]
+    assert check_site.font_sizes("ax.legend(fontsize='small'); ax.tick_params(labelsize=7.5); "
+                                 "plt.rcParams['font.size'] = 8; rng.normal(size=3)") == pytest.approx([8.33, 7.5, 8.0])
+    assert check_site.small_text(shown[:1], []) == []
 
 
 def test_book_checks_catch_each_planted_class_in_chromium():
     """The planted page of check_site's self-check: a pipe table and TeX source shown as text, two unlinked mentions,
-    a missing anchor and a missing page, a scrollbar, a figure shown at 0.3 of its width; each caught, and nothing
+    a missing anchor and a missing page, a scrollbar, a figure shown at 0.3 of its width, two figures whose text is
+    below 9 px on screen; each caught, and nothing
     that is fine beside them (typeset math, code, linked mentions, a pending page, a wrapped output)."""
     check_site = _docs_module("check_site")
     if not Path(check_site.CHROMIUM).exists():
@@ -326,3 +371,17 @@ def test_docstrings_link_their_mentions_on_the_api_pages():
     assert ":doc:`notebook 62 </notebooks/62_study>`" in line and ":doc:`62_study </notebooks/62_study>`" in line
     assert "MCMC\\ :math:`_{p1}`" in line and "$5 or $6" in line and "`n_iter`" in line
     assert doctest == ">>> f(`dp_mcmc`)  # notebook 21"
+
+
+def _missing_screenshots(text):
+    """Links to docs/screenshots/ in a text whose file is not committed."""
+    return [m for m in re.findall(r"\((docs/screenshots/[^)\s]+)\)", text) if not (ROOT / m).exists()]
+
+
+def test_readme_links_only_committed_screenshots():
+    text = (ROOT / "README.md").read_text()
+    assert "docs/screenshots/notebook-21_mcmc.png" in text and _missing_screenshots(text) == []
+    assert _missing_screenshots(text + "\n[old](docs/screenshots/notebook-07_mcmc.png)") == [
+        "docs/screenshots/notebook-07_mcmc.png"]
+    links = set(re.findall(r"docs/screenshots/([\w.-]+\.png)", text))
+    assert links == {p.name for p in (ROOT / "docs" / "screenshots").glob("*.png")}   # every shot is linked

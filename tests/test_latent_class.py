@@ -401,6 +401,25 @@ def test_defaults_and_paper_settings():
         fit_latent_class(r, paper="yes", **kw)
 
 
+def test_paper_settings_narrower_than_sampling_and_the_table3_power_wider():
+    """paper=True (power 1) gives intervals shorter than the binomial ones of the sample, centred on the sample's
+    proportions; the power 1/24 that describes Nixon et al.'s Table 3 (notebook checks/79) gives them over twice it."""
+    x = _records(10_000, seed=5)
+    r = release_margins(x, PAIRS5, eps=np.inf)
+    sample = r.flat_counts / r.n
+    binom = 2 * 1.96 * np.sqrt(sample * (1 - sample) / r.n)
+    kw = dict(k=2, n_iter=1000, n_warmup=500, n_chains=1, rng=4, progress=False)
+    ratio, holds = {}, {}
+    for w in (1.0, 1 / 24):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = fit_latent_class(r, paper=True, weight=w, **kw)
+        _, lo, hi = cell_intervals(fit.posterior["margin_probs"].values)
+        ratio[w], holds[w] = np.median((hi - lo) / binom), np.mean((lo <= sample) & (sample <= hi))
+    assert ratio[1.0] < 0.8 and holds[1.0] >= 0.9
+    assert ratio[1 / 24] > 2.0
+
+
 def test_the_default_and_paper_settings_are_read_only():
     from dplit.latent_class import DEFAULT_SETTINGS, PAPER_SETTINGS
 

@@ -53,3 +53,22 @@ def test_a_missing_notebook_is_caught():
     assert "73_mcmc_checks" in names
     text = "\n".join(ln for ln in (ROOT / "README.md").read_text().splitlines() if "`73_mcmc_checks`" not in ln)
     assert set(table(text)[0]) != set(notebooks())
+
+
+
+def unlinked_in_readme(text):
+    """Notebooks whose README row does not link its committed .ipynb (a path relative to the README)."""
+    out = []
+    for path in export.notebook_paths(ROOT):
+        rel = path.relative_to(ROOT).with_suffix(".ipynb").as_posix()
+        if f"| [`{path.stem}`]({rel}) |" not in text or not (ROOT / rel).exists():
+            out.append(path.stem)
+    return out
+
+
+def test_readme_links_every_notebook_to_its_file():
+    text = (ROOT / "README.md").read_text()
+    assert unlinked_in_readme(text) == []
+    planted = text.replace("[`21_mcmc`](notebooks/21_mcmc.ipynb)", "`21_mcmc`").replace(
+        "(notebooks/papers/80_guo_simulation_study.ipynb)", "(notebooks/80_guo_simulation_study.ipynb)")
+    assert unlinked_in_readme(planted) == ["21_mcmc", "80_guo_simulation_study"]

@@ -82,7 +82,9 @@ fig.tight_layout(rect=(0, 0.2, 1, 1))
 #   likelihoods as if they were independent samples, but every record is in all of them: with all two-way tables of
 #   five variables, each variable is in four, so its information is counted four times and the posterior sd of a
 #   cell comes out about $1/\sqrt{4} = 1/2$ of what the data support (Varin, Reid and Firth 2011 on composite
-#   likelihoods); nominal 95% intervals are too narrow. `weight="auto"` raises the composite likelihood to the power
+#   likelihoods); nominal 95% intervals are too narrow. This is the model as the paper writes it; the intervals the
+#   paper printed in Table 3 are about three times the binomial length, which the model as written does not give
+#   (notebook 79 measures the candidate reasons). `weight="auto"` raises the composite likelihood to the power
 #   $1/$(the largest number of released tables sharing one variable), here $1/4$: a magnitude adjustment in the
 #   spirit of Ribatet, Cooley and Davison (2012). Notebook 83 checks the sd against the binomial one.
 # * **The uniform prior keeps rare cells away from 0.** Under $\Psi^{(j)}_h \sim$ Dirichlet$(1, \dots, 1)$ a class

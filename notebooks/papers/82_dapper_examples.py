@@ -297,18 +297,21 @@ assert log_or_gap < 5 * np.log(or_exact1).std() / np.sqrt(tab1["ess_bulk"].min()
 
 
 def density_panel(ax, samples, labels, styles, xmax, title):
-    grid = np.linspace(0, xmax, 400)
+    grid, top = np.linspace(0, xmax, 400), 0.0
     for smp, lab, sty in zip(samples, labels, styles):
         smp = smp[np.isfinite(smp) & (smp < 3 * xmax)]
-        ax.plot(grid, stats.gaussian_kde(smp[:20_000])(grid), sty, label=lab)
+        dens = stats.gaussian_kde(smp[:20_000])(grid)
+        ax.plot(grid, dens, sty, label=lab)
+        top = max(top, dens.max())
+    ax.set_ylim(0, max(ax.get_ylim()[1], 1.5 * top))   # headroom: the legend sits above the curves
     ax.set_xlabel("odds ratio (males vs females)")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper right")
 
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.4), sharey=True)
 density_panel(axes[0], [or_ex1, or_conf], ["private posterior (dapper_sample)", "confidential data"],
               ["r-", "b-"], 12, "Example 1, privacy aware")
 density_panel(axes[1], [or_naive1, or_conf], ["naive: released table as data", "confidential data"],
@@ -428,7 +431,7 @@ assert ks2.pvalue > 1e-3
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.4))
+fig, axes = plt.subplots(1, 3, figsize=(9, 3.6))
 density_panel(axes[0], [or_ex1, or_ex2], ["randomized response", "discrete Gaussian"], ["r--", "r-"], 12,
               "Fig. 4: private posteriors")
 density_panel(axes[1], [or_ex2, or_exact2, or_conf], ["private posterior (dapper_sample)", "exact", "confidential data"],
@@ -632,7 +635,7 @@ assert np.all(np.abs(tab3["mean"].to_numpy() - m_conf) < 2 * tab3["sd"].to_numpy
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-fig, axes = plt.subplots(2, 3, figsize=(13, 6))
+fig, axes = plt.subplots(2, 3, figsize=(9, 5.6))
 for k, v in enumerate(NAMES_REG):
     d = res3.posterior[v].values.ravel()
     grid = np.linspace(*np.quantile(d, [0.001, 0.999]), 400)
@@ -643,13 +646,19 @@ for k, v in enumerate(NAMES_REG):
         ax.plot(grid, stats.norm.pdf(grid, m_[k], np.sqrt(c_[k, k])), col + "-", label=lab)
         ax.plot(grid, kde, "b-", label="private posterior (dapper_sample)")
         ax.axvline(BETA_TRUE[k], color="k", ls="--", lw=0.8)
-        if row == 0 and not grid[0] < m_naive[k] < grid[-1]:
-            ax.text(0.02, 0.9, f"naive mean {m_naive[k]:.1f}: off the plot", transform=ax.transAxes, fontsize=7)
-        ax.set_xlabel(v)
+        off = row == 0 and not grid[0] < m_naive[k] < grid[-1]
+        ax.set_xlabel(f"{v} (naive mean {m_naive[k]:.0f}: off the plot)" if off else v, fontsize=9)
         if k == 0:
             ax.set_ylabel(["Fig. 6: naive vs aware", "Fig. 7: confidential vs aware"][row])
-            ax.legend(fontsize=7)
-fig.tight_layout()
+# each row's legend above its middle panel, clear of the curves: the layout leaves room for it without narrowing the
+# panels to its width, and the saved figure keeps it
+legends = [axes[row, 1].legend(*axes[row, 0].get_legend_handles_labels(), fontsize=8, ncol=2, frameon=False,
+                               loc="lower center", bbox_to_anchor=(0.5, 1.0)) for row in range(2)]
+for leg in legends:
+    leg.set_in_layout(False)
+fig.tight_layout(rect=(0, 0, 1, 0.95), h_pad=2.5)
+for leg in legends:
+    leg.set_in_layout(True)
 
 # %% [markdown]
 # ### Example 3 at the paper's settings, over many data sets

@@ -193,8 +193,10 @@ print("in-notebook run, Table 3 reconstruction, " + ", ".join(f"eps = {e}: cover
 assert all(0.3 < c <= 1.0 for c, _ in small.values())
 
 # %% [markdown]
-# **Why the paper's intervals are too narrow** (notebook 76, "The defaults": the composite likelihood counts each
-# record in four tables). At $\epsilon = \infty$ the posterior sd of a released cell should be near the binomial
+# **Why the intervals of the paper's model as written are too narrow** (notebook 76, "The defaults": the composite
+# likelihood counts each record in four tables). The paper's own Table 3 intervals are not narrow, about three times
+# the binomial length at $\epsilon = \infty$: notebook 79 tries the candidate reasons and finds none in the paper's
+# text; a likelihood power fitted to them describes them. At $\epsilon = \infty$ the posterior sd of a released cell should be near the binomial
 # sampling sd $\sqrt{P(1-P)/n}$. The check compares the paper's `weight=1` (the fit above) with the default
 # `weight="auto"` (power $1/4$ here); it requires the first below 0.75 of the binomial sd and the second within
 # 0.75-1.5 of it.
@@ -256,6 +258,7 @@ fig.tight_layout(rect=(0, 0.06, 1, 1))
 # show as low as the printed threshold and still agree. "Length / sampling length" is the median over the cells of
 # the mean interval length over $2 \times 1.96 \sqrt{P(1-P)/n}$, the length sampling alone gives: at
 # $\epsilon = \infty$ it should be near 1 at any $n$. Beside each row, the same cells in the Table 3 study.
+# Notebook 79 reruns it with the likelihood powers that describe Table 3's printed intervals.
 
 # %%
 def width_ratio(res, setting, e, n):
@@ -531,7 +534,8 @@ lines = [
     f"counts themselves: {acs_err[0.25][2]:.4f}). With exact margins the 32 full-table cells, never released, have "
     f"mean error {acs_err[np.inf][1]:.4f} against {acs_err[np.inf][0]:.4f} for the released cells: they come from "
     "the latent-class structure alone, and the paper (Sec. 6) cautions against relying on them.",
-    f"* **Why the paper's intervals are narrow.** At eps = inf the median posterior sd over the binomial sd is "
+    f"* **Why the intervals of the paper's model as written are narrow** (Table 3's printed ones are not: "
+    f"notebook 79). At eps = inf the median posterior sd over the binomial sd is "
     f"{ratio_1:.2f} at the paper's `weight=1` and {ratio_w:.2f} at the default `weight=\"auto\"`.",
 ]
 low_q = [(res["truth"][c], e) for res in cov_study["populations"].values() for e, v in res["default"]["coverage"].items()
