@@ -951,7 +951,8 @@ py("diagnostics_rhat_1d", A, ("x", "draws", "chain", "ary"), "dplit.diagnostics.
 # ------------------------------------------------------------------------------------------------
 
 A = "cli-release"
-GOOD = "a,b,c\n0.2,0.3,0.5\n0.1,0.6,0.3\n0.3,0.3,0.4\n0.25,0.25,0.5\n0.4,0.4,0.2\n"
+# 120 records: enough that a release at eps1 = 1 is not refused as mostly noise before the flag under test
+GOOD = "a,b,c\n" + "0.2,0.3,0.5\n0.1,0.6,0.3\n0.3,0.3,0.4\n0.25,0.25,0.5\n0.4,0.4,0.2\n0.5,0.1,0.4\n" * 20
 REL = ["--eps1", "1", "--eps2", "1"]
 cli("release_missing_data_file", A, ("no.csv", "data", "exist", "not found"), ["release", "no.csv", *REL, "--out", "r.json"])
 cli("release_data_is_dir", A, ("data", "d.csv", "directory", "folder"), ["release", "d.csv", *REL, "--out", "r.json"],
@@ -1032,7 +1033,7 @@ cli("csv_utf16", A, ("utf", "encod", "x.csv", "byte"), ["release", "x.csv", *REL
 cli("csv_quoted_numbers", A, "nolose", ["release", "x.csv", *REL, "--out", "r.json"],
     files={"x.csv": 'a,b\n"0.5","0.5"\n"0.2","0.8"\n"0.4","0.6"\n'}, expect="nolose")
 cli("csv_exact_zero_column", A, ("zero", "component", "column", "a,b,c"), ["release", "x.csv", *REL, "--out", "r.json"],
-    files={"x.csv": "a,b,c\n0.5,0.5,0\n0.2,0.8,0\n0.4,0.6,0\n0.1,0.9,0\n"}, expect="warn")
+    files={"x.csv": "a,b,c\n" + "0.5,0.5,0\n0.2,0.8,0\n0.4,0.6,0\n0.1,0.9,0\n" * 30}, expect="warn")
 cli("csv_blank_lines_inside", A, "nolose", ["release", "x.csv", *REL, "--out", "r.json"],
     files={"x.csv": "a,b\n0.5,0.5\n\n0.2,0.8\n\n0.4,0.6\n"}, expect="nolose")
 cli("csv_binary_garbage", A, ("x.csv", "utf", "encod", "row", "byte"), ["release", "x.csv", *REL, "--out", "r.json"],
@@ -1177,8 +1178,10 @@ cli("study_export_out_csv", A, ("--out", "jsonl"), ["study", "export", "--store"
 cli("study_export_out_is_store", A, ("--out", "--store", "same", "input"), ["study", "export", "--store", "s.jsonl",
     "--out", "s.jsonl"], files={"s.jsonl": ""}, unchanged=("s.jsonl",))
 cli("study_no_subcommand", A, ("run", "report", "export", "required", "command"), ["study"])
+cli("show_missing_release", A, ("nope.json", "release", "exist", "not found"), ["show", "nope.json"])
+cli("show_csv_not_release", A, ("data.csv", "release", "json"), ["show", "data.csv"], fixtures=("data.csv",))
 cli("cli_no_command", A, ("command", "required", "release"), [])
-cli("cli_unknown_command", A, ("show", "command", "invalid choice"), ["show", "rel.json"], fixtures=("rel.json",))
+cli("cli_unknown_command", A, ("shwo", "command", "invalid choice"), ["shwo", "rel.json"], fixtures=("rel.json",))
 
 
 def main(argv=None):

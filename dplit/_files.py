@@ -133,7 +133,13 @@ def atomic_write(path, data, *, overwrite=False, inputs=(), flag="overwrite=True
         data = data.encode("utf-8")
     elif not callable(data):
         data = memoryview(data)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    except OSError as err:          # a folder that takes no new file (read-only, a virtual filesystem)
+        reason = err.strerror or str(err) or type(err).__name__
+        new = OSError(f"cannot write {path}: {reason} (in its folder {path.parent}); nothing was written")
+        new.errno = err.errno
+        raise new from err
     tmp = Path(tmp)
     try:
         if callable(data):

@@ -247,7 +247,8 @@ def open_store(store):
         return store
     if not isinstance(store, (str, os.PathLike)) or not str(store):
         raise TypeError(f"store must be a path (str or os.PathLike) or a store, got {type(store).__name__}")
-    return TableStore(store) if Path(store).suffix == ".jsonl" else ResultStore(store)
+    # refused at once: a folder, or a file that is not a SQLite store (an absent file is an empty store)
+    return (TableStore(store) if Path(store).suffix == ".jsonl" else ResultStore(store)).check()
 
 
 def export_table(store, out):

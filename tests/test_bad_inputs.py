@@ -129,3 +129,19 @@ def test_study_config_files_name_the_file_and_setting(tmp_path):
         study.StudyConfig.from_dict({"alpha_true": [["a", 1.0]]})
     with pytest.raises(TypeError, match="eps must be a list"):
         study.StudyConfig.from_dict({"eps": 1.0})
+
+
+def test_a_folder_that_takes_no_file_is_named(result):
+    # /proc takes no new file, even for the superuser (who ignores permission bits)
+    with pytest.raises(OSError, match=r"cannot write /proc/o.nc: .*nothing was written"):
+        results.to_netcdf(result[0], "/proc/o.nc")
+
+
+def test_open_store_refuses_a_folder_or_a_file_that_is_no_store(tmp_path):
+    (tmp_path / "s.jsonl").mkdir()
+    with pytest.raises(ValueError, match="is a folder"):
+        study_store.open_store(tmp_path / "s.jsonl")
+    (tmp_path / "s.db").write_text("not sqlite\n" * 10)
+    with pytest.raises(ValueError, match="s.db is not a study store"):
+        study_store.open_store(tmp_path / "s.db")
+    assert len(study_store.open_store(tmp_path / "new.db")) == 0
