@@ -813,7 +813,7 @@ py("latent_class_estimate_max_draws_zero", A, "max_draws",
 py("estimate_errors_truth_shape", A, "truth",
    "e = dplit.peers.PeerEstimate('pgm', 1.0, (2, 2), np.full((2, 2), 0.25))\ndplit.peers.estimate_errors(e, np.ones(7))")
 py("compare_methods_unknown", A, "methods", "dplit.peers.compare_methods(REC(), 1.0, methods=('pgm', 'mwem'), rng=1)")
-py("compare_methods_string_method", A, "methods", "dplit.peers.compare_methods(REC(), 1.0, methods='pgm', rng=1)")
+py("compare_methods_string_typo", A, "methods", "dplit.peers.compare_methods(REC(), 1.0, methods='pgn', rng=1)")
 py("PeerEstimate_table_negative", A, "table", "dplit.peers.PeerEstimate('pgm', 1.0, (2, 2), -np.ones((2, 2)))")
 
 A = "nested"
