@@ -484,7 +484,7 @@ class Comparison:
         comps = list(dict.fromkeys(t["component"]))
         labels = list(dict.fromkeys(t["method"]))
         bad = set(self.not_converged())
-        fig, axes = plt.subplots(1, len(comps), figsize=(2.6 * len(comps) + 1.5, 0.45 * len(labels) + 1.4),
+        fig, axes = plt.subplots(1, len(comps), figsize=(min(8.6, 2.6 * len(comps) + 1.5), 0.45 * len(labels) + 1.4),
                                  sharey=True, squeeze=False)
         for j, (c, a) in enumerate(zip(comps, axes[0])):
             sub = t[t["component"] == c].set_index("method").loc[labels]

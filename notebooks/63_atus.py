@@ -666,7 +666,7 @@ if HAVE_STUDY:
 
 # %%
 if HAVE_STUDY:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2))
     for j, ax in zip((0, 2), axes):
         for m in ("dpboots", "dpmcmc_p1"):
             ax.scatter(F[m]["noise"], F[m]["hw"][:, j], marker=METHOD_STYLE[m]["marker"], color=METHOD_STYLE[m]["color"],
@@ -677,8 +677,9 @@ if HAVE_STUDY:
         ax.set_xlabel("Laplace scale of the difference, sqrt(b_M^2 + b_F^2)")
         ax.set_ylabel("95% half-width")
         ax.set_title(ACTIVITIES[j], fontsize=9)
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+    # below the panels: inside, it would cover the points at the smallest scale
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
 
 # %% [markdown]
 # **The DP Bayesian methods reject $H_{0,1}$ and $H_{0,3}$ in fewer than all repetitions, and DPABC (and
@@ -897,7 +898,7 @@ def s6_figure(methods=("mcmc_p1", "dpremcmc_p1", "dpabc_p4"), eps=0.5, seed=5):
     histogram's and the L1 distance between the two densities (0: the same, 2: disjoint).
     """
     g = np.random.default_rng(seed)
-    fig, axes = plt.subplots(2, 3, figsize=(11, 5))
+    fig, axes = plt.subplots(2, 3, figsize=(9, 5))
     fit = []
     xs = [np.linspace(0.15, 0.75, 300), np.linspace(0.001, 0.2, 300), np.linspace(0.2, 0.85, 300)]
     with warnings.catch_warnings():
@@ -976,7 +977,7 @@ def explore(method="dpremcmc_p1", eps=0.5, seed=1):
     d = res["draws"]
     m = min(len(d["male"]), len(d["female"]))
     diff = d["male"][:m] - d["female"][:m]
-    fig, axes = plt.subplots(1, 3, figsize=(10, 2.8))
+    fig, axes = plt.subplots(1, 3, figsize=(9, 2.8))
     for j, ax in enumerate(axes):
         ax.hist(diff[:, j], bins=40, density=True)
         ax.axvspan(-0.01, 0.01, color="r", alpha=0.15)

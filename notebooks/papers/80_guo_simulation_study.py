@@ -610,14 +610,14 @@ def explore(method="dpmcmc_p1", measure="mse_alpha", n=1000):
     """Per-data-set values of one measure for one method at one n, by (alpha, eps); returns the figure."""
     sub = df[(df["method"] == method) & (df["threshold"] == "dp") & (df["n"] == n)]
     groups = sorted({(a, e) for a, e in zip(sub["alpha"], sub["eps"])})
-    fig, ax = plt.subplots(figsize=(7.5, 3))
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
     jitter = np.random.default_rng(SEED)
     for i, (a, e) in enumerate(groups):
         v = sub[(sub["alpha"] == a) & (sub["eps"] == e)][measure].astype(float)
         ax.scatter(np.full(len(v), i) + jitter.uniform(-0.15, 0.15, len(v)), v, s=10,
                    color=METHOD_STYLE[method]["color"], marker=METHOD_STYLE[method]["marker"])
         ax.hlines(np.median(v), i - 0.3, i + 0.3, color="k")
-    ax.set_xticks(range(len(groups)), [f"{a}\neps={e:g}" for a, e in groups], fontsize=6, rotation=90)
+    ax.set_xticks(range(len(groups)), [f"{a}\neps={e:g}" for a, e in groups], fontsize=8, rotation=90)
     if measure.startswith(("mse", "se")):
         ax.set_yscale("log")
     ax.set_ylabel(measure, fontsize=9)
