@@ -52,6 +52,8 @@ def check_target(path, *, overwrite=False, inputs=(), flag="overwrite=True"):
     (even with ``overwrite``), and ``FileExistsError`` when it exists and ``overwrite`` is False; ``flag``
     is the name of the switch that allows overwriting, for the message (``--force`` in the command line).
     """
+    if not isinstance(overwrite, bool):   # overwrite='no' is truthy: it must not replace a file
+        raise TypeError(f"{flag.split('=')[0]} must be True or False, got {overwrite!r}")
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a folder; give a file name")

@@ -486,6 +486,9 @@ def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, tru
         if truth.ndim != 1 or not np.all(np.isfinite(truth)) or (d is not None and truth.size != d):
             raise ValueError(f"truth must be {d or 'one'} finite value(s) (one per component), got "
                              f"{truth.tolist()}")
+        if d is not None and (np.any((truth <= 0) | (truth >= 1)) or abs(truth.sum() - 1.0) > 1e-6):
+            raise ValueError(f"truth is the mean composition E[x]: {d} values in (0, 1) summing to 1, got "
+                             f"{truth.tolist()} (sum {truth.sum():.6g})")
     settings = dict(settings or {})
     unknown = sorted(set(settings) - set(names))
     if unknown:

@@ -517,9 +517,9 @@ def test_csv_messages_name_line_and_column_and_the_flags(tmp_path, capsys):
 
 def test_header_flags_in_the_cli(tmp_path, capsys):
     years = tmp_path / "years.csv"
-    rows = np.random.default_rng(0).integers(1, 100, size=(40, 3))
+    rows = np.random.default_rng(0).integers(1, 100, size=(400, 3))   # enough records for the pre-spend check
     years.write_text("2019,2020,2021\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n")
-    for flags, n, names in ([], 41, None), (["--header"], 40, ("2019", "2020", "2021")), (["--no-header"], 41, None):
+    for flags, n, names in ([], 401, None), (["--header"], 400, ("2019", "2020", "2021")), (["--no-header"], 401, None):
         out = tmp_path / f"r{len(flags)}{flags[:1]}.json"
         assert main(["release", str(years), "--close", *flags, "--eps1", "1", "--eps2", "1", "--out", str(out)]) == 0
         rel = Release.load(out)
@@ -602,3 +602,23 @@ def test_cli_json_edits_one_line(tmp_path, capsys):
         assert err[-1].startswith(f"dplit analyse: error: {bad}:") and "Traceback" not in "".join(err)
     assert not (tmp_path / "o.nc").exists()
 
+
+
+def test_overwrite_must_be_a_bool_and_out_must_name_the_right_kind(tmp_path, capsys):
+    """overwrite='yes' is truthy: a writer must refuse it rather than replace a file; and an analyse --out ending in
+    .json (a release's suffix) would put netCDF in a file every reader takes for a release."""
+    from dplit._files import atomic_write
+    from dplit.cli import main
+
+    target = tmp_path / "new.json"
+    with pytest.raises(TypeError, match="overwrite must be True or False"):
+        atomic_write(target, "{}", overwrite="yes")
+    assert not target.exists()
+    rel = _small_release()
+    with pytest.raises(TypeError, match="overwrite must be True or False"):
+        rel.save(target, overwrite="no")
+    rel.save(tmp_path / "rel.json")
+    assert main(["analyse", str(tmp_path / "rel.json"), "--method", "dpboots", "--out", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "writes a result (netCDF), not a release (JSON)" in err and "o.nc" in err
+    assert not (tmp_path / "o.json").exists()

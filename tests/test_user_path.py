@@ -173,6 +173,7 @@ def no_fit(monkeypatch):
     (dict(methods=["dpboots", "nope"]), "method"),
     (dict(methods=["dpboots"], truth=[0.5, 0.5]), "truth"),
     (dict(methods=["dpboots"], truth=[0.5, 0.2, np.nan]), "truth"),
+    (dict(methods=["dpboots"], truth=[0.5, 0.5, 0.5]), "summing to 1"),          # not a mean composition
     (dict(methods=["dpmcmc"], priors=("p3",)), "cannot run DPMCMC_p3"),
     (dict(methods=["dpapprox"], priors=("p5",)), "cannot run DPapprox_p5"),
     (dict(methods=["dpboots"], settings={"dpboots": {"n_iter": 5}}), "dpboots does not take n_iter"),
