@@ -441,17 +441,18 @@ def _check_out(out, force, example="result.nc", inputs=()):
     out = Path(out)
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; give a file name such as {out / example}")
-    kinds = {".json": "a release (JSON)", ".nc": "a result (netCDF)", ".html": "a report (HTML)"}
-    want = Path(example).suffix
-    if out.suffix.lower() in kinds and out.suffix.lower() != want:   # e.g. a netCDF result in a .json file
-        raise ValueError(f"--out {out}: this command writes {kinds[want]}, not {kinds[out.suffix.lower()]}; "
-                         f"give a name ending in {want}, such as {out.with_suffix(want).name}")
     folder = out.parent
     if not folder.is_dir():
         raise ValueError(f"--out {out}: the folder {folder} does not exist (create it first)")
     if not os.access(folder, os.W_OK):
         raise ValueError(f"--out {out}: the folder {folder} is not writable")
-    return check_target(out, overwrite=force, inputs=inputs, flag="--force")
+    target = check_target(out, overwrite=force, inputs=inputs, flag="--force")   # an input first: never written over
+    kinds = {".json": "a release (JSON)", ".nc": "a result (netCDF)", ".html": "a report (HTML)"}
+    want = Path(example).suffix
+    if out.suffix.lower() in kinds and out.suffix.lower() != want:   # e.g. a netCDF result in a .json file
+        raise ValueError(f"--out {out}: this command writes {kinds[want]}, not {kinds[out.suffix.lower()]}; "
+                         f"give a name ending in {want}, such as {out.with_suffix(want).name}")
+    return target
 
 
 def _test_lines(idata, means, delta, level):
