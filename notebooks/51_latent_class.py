@@ -586,7 +586,7 @@ def fit_latent_class(release, *, k=10, pi_strategy="gamma", alpha=1.0, a=None, w
         model as its text writes it. Arguments given explicitly win. This reproduces the paper's method,
         not the lengths of its Table 3 intervals, which are about three times the binomial length at
         ``eps=inf`` (about five times these); a likelihood power of 1/24 to 1/32 (``weight``) matches
-        their average length and coverage, as a description (notebook ``checks/79_nixon_intervals``).
+        their average length and coverage, as a description (notebook 79).
     regenerate : bool, default True
         Add the move S4 of notebook 50: each iteration, each class is proposed afresh from its prior and
         accepted by the likelihood ratio. It leaves the posterior unchanged and lets nearly empty classes

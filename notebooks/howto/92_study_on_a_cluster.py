@@ -134,7 +134,7 @@ assert done.ran == 0 and done.found == len(make_tasks(config))
 
 # %%
 dplit_cli("study", "report", "--store", "results.jsonl", "--out", "report")
-display(Image(filename=str(work / "report" / "figure2_coverage.png"), width=480))
+display(Image(filename=str(work / "report" / "figure2_coverage.png")))   # natural size: legible
 
 # %% [markdown]
 # One row per cell of the grid and method: the runs stored and failed, the fraction converged, the medians over
