@@ -193,6 +193,19 @@ def boolean(value, name):
     return bool(value)
 
 
+def names(value, d, name="names"):
+    """Component names: None, or ``d`` distinct non-empty strings (stripped, returned as a tuple)."""
+    if value is None:
+        return None
+    if (isinstance(value, str) or not hasattr(value, "__iter__")
+            or not all(isinstance(v, str) and v.strip() for v in value)):
+        raise TypeError(f"{name} must be a sequence of {d} non-empty strings, got {value!r}")
+    value = tuple(v.strip() for v in value)
+    if len(value) != d or len(set(value)) != d:
+        raise ValueError(f"{name} must be {d} distinct strings (one per component), got {list(value)}")
+    return value
+
+
 def rng(value, name="rng"):
     """Return ``np.random.default_rng(value)`` (None, a seed, a SeedSequence, a Generator), or raise naming ``name``."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value < 0:

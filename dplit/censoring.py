@@ -313,18 +313,6 @@ def zero_bias(alpha, z, a, *, target="mle"):
 
 
 # %% notebooks/13_censoring.py, cell 22: 6. The advice a release can give
-def _check_names(names, d):
-    """None, or d distinct non-empty strings (the release's rule for component names), as a tuple."""
-    if names is None:
-        return None
-    if isinstance(names, str) or not all(isinstance(v, str) and v.strip() for v in names):
-        raise TypeError(f"names must be a sequence of {d} non-empty strings, got {names!r}")
-    names = tuple(v.strip() for v in names)
-    if len(names) != d or len(set(names)) != d:
-        raise ValueError(f"names must be {d} distinct strings (one per component), got {list(names)}")
-    return names
-
-
 def likely_zero_components(s_L, a, rate, *, margin=0.5):
     """Indices of the components that most likely hold the records censored at ``a``, a guess from ``s_L``.
 
@@ -404,7 +392,7 @@ def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, fac
               f"(its entries are never 0)."]
     who = "the components that hold the zeros"
     if s_L is not None:
-        labels = _check_names(names, s_L.size) or tuple(f"x{j + 1}" for j in range(s_L.size))
+        labels = check.names(names, s_L.size) or tuple(f"x{j + 1}" for j in range(s_L.size))
         hit = likely_zero_components(s_L, a, p[0])
         rest = np.setdiff1d(np.arange(s_L.size), hit)
         named = [labels[j] for j in hit]

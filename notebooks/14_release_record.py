@@ -252,16 +252,8 @@ def _plausible_counts(s_G, n, w):
 
 
 def check_names(names, d):
-    """Component names: None, or d distinct non-empty strings (returned as a tuple)."""
-    if names is None:
-        return None
-    if (isinstance(names, str) or not hasattr(names, "__iter__")
-            or not all(isinstance(v, str) and v.strip() for v in names)):
-        raise TypeError(f"names must be a sequence of {d} non-empty strings, got {names!r}")
-    names = tuple(v.strip() for v in names)
-    if len(names) != d or len(set(names)) != d:
-        raise ValueError(f"names must be {d} distinct strings (one per component), got {list(names)}")
-    return names
+    """Component names: None, or d distinct non-empty strings (returned as a tuple; the rule of ``_validate``)."""
+    return check.names(names, d)
 
 
 def check_warnings(warnings):
@@ -353,23 +345,14 @@ for bad, exc in [(["x"], ValueError), (["x", "x"], ValueError), ("xy", TypeError
 def joint_reach(d, p):
     """The upper ``p`` quantile ``q`` of Gamma(d, 1): ``sum_j |Laplace(0, 1)_j|`` over d coordinates exceeds it w.p. ``p``.
 
-    ``P(Gamma(d, 1) > q) = exp(-q) sum_{i<d} q^i / i!`` (d exponentials), solved by bisection.
+    ``P(Gamma(d, 1) > q) = exp(-q) sum_{i<d} q^i / i!`` (d exponentials); SciPy's inverse survival function.
     """
     d = check.count(d, "d", 1)
     p = check.unit_interval(p, "p")
-    i = np.arange(d)
-    lgam = np.array([math.lgamma(k + 1.0) for k in i])
+    # imported here, not with the module: only a release's plausibility check needs SciPy's statistics
+    from scipy.stats import gamma
 
-    def log_tail(q):
-        return -q + float(np.logaddexp.reduce(i * math.log(q) - lgam)) if q > 0 else 0.0
-
-    lo, hi, target = 0.0, float(d), math.log(p)
-    while log_tail(hi) > target:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if log_tail(mid) > target else (lo, mid)
-    return hi
+    return float(gamma.isf(p, d))
 
 
 def plausible_distance(s, a):
