@@ -129,13 +129,16 @@ def fold_reason(source: str) -> str | None:
 
 _KERNEL_LOCATION = re.compile(r"(?:[^\s'\"]*/)?ipykernel_\d+/\d+\.py:\d+: ")
 _TEMP = re.compile(r"/tmp/(?:[^\s'\"/]+/)*")
+# Any absolute path into the package (another clone's, an installed copy's): a warning's location prefix.
+_PACKAGE = re.compile(r"(?:/[^\s'\"/:]+)+/(?=dplit/[\w/]+\.py\b)")
 
 
 def scrub_paths(text: str, root: str = str(ROOT)) -> str:
     """Machine paths out of an output's text: a warning's kernel location prefix goes, the checkout's
-    path becomes relative, another temporary folder becomes ``<temporary folder>/``."""
+    path (or any other path into the package) becomes relative, another temporary folder becomes ``<temporary folder>/``."""
     text = _KERNEL_LOCATION.sub("", text)
     text = text.replace(root.rstrip("/") + "/", "")
+    text = _PACKAGE.sub("", text)
     return _TEMP.sub("<temporary folder>/", text)
 
 

@@ -106,6 +106,10 @@ def test_prepare_scrubs_machine_paths():
     assert prepare.scrub_paths(warning) == "ConvergenceWarning: lbfgs failed\n  fit = model.fit(X)\n"
     assert prepare.scrub_paths("/srv/dplit/dplit/release.py:12: UserWarning: x", root="/srv/dplit") == \
         "dplit/release.py:12: UserWarning: x"
+    # a clone elsewhere (CI's) or an installed copy: the package path still becomes relative
+    assert prepare.scrub_paths("/work/main/dplit/study.py:290: UserWarning: x", root="/ci/clone") == \
+        "dplit/study.py:290: UserWarning: x"
+    assert prepare.scrub_paths("/usr/lib/python3/site-packages/dplit/_files.py:9: W") == "dplit/_files.py:9: W"
     assert prepare.scrub_paths("wrote /tmp/tmpab12cd/release.json") == "wrote <temporary folder>/release.json"
     assert prepare.scrub_paths("/tmp/release.json and /tmp/a/b/c.nc") == \
         "<temporary folder>/release.json and <temporary folder>/c.nc"
@@ -389,3 +393,29 @@ def test_readme_links_only_committed_screenshots():
         "docs/screenshots/notebook-07_mcmc.png"]
     links = set(re.findall(r"docs/screenshots/([\w.-]+\.png)", text))
     assert links == {p.name for p in (ROOT / "docs" / "screenshots").glob("*.png")}   # every shot is linked
+
+
+# A path into a checkout, as a warning's location prefix prints it ("/home/me/dplit/dplit/study.py:290:"); the
+# kernel's own "/tmp/ipykernel_..." prefix is the same on every machine and the site scrubs it.
+_CHECKOUT_PATH = re.compile(r"(?:/[^\s'\"/:]+)+/dplit/[\w/]+\.py|/work/")
+
+
+def _output_texts(nb):
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            for value in [out.get("text", "")] + [v for k, v in out.get("data", {}).items() if k.startswith("text/")]:
+                yield "".join(value) if isinstance(value, list) else str(value)
+
+
+def test_committed_outputs_hold_no_machine_path():
+    """The site scrubs paths of the machine that builds it, not of the machine that executed a notebook: the
+    committed outputs must not carry one (a warning's location prefix is the usual way in)."""
+    found = []
+    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in path.parts:
+            continue
+        for text in _output_texts(json.loads(path.read_text())):
+            found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in _CHECKOUT_PATH.finditer(text)]
+    assert found == []
+    planted = {"cells": [{"outputs": [{"text": ["/home/me/dplit/dplit/study.py:290: UserWarning: x\n"]}]}]}
+    assert any(_CHECKOUT_PATH.search(t) for t in _output_texts(planted))
