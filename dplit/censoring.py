@@ -127,6 +127,8 @@ def record_censoring_prob(alpha, a, *, method="auto", n_mc=200_000, rng=None):
         if d == 2:
             return float(special.betainc(alpha[0], alpha[1], a) + special.betainc(alpha[1], alpha[0], a)), 0.0
         return _record_prob_d3(alpha, a), 0.0
+    # Drawn in one block of (n_mc, d) doubles: bounded before the draw, naming n_mc.
+    check.work_size(8.0 * n_mc * d, f"n_mc = {n_mc:,} Monte Carlo records x d = {d}", "lower n_mc")
     rng = check.rng(rng)
     hits = (rng.dirichlet(alpha, size=n_mc).min(axis=1) < a).mean()
     return float(hits), float(np.sqrt(max(hits * (1 - hits), 1.0 / n_mc) / n_mc))
@@ -367,6 +369,9 @@ def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, fac
         raise ValueError(f"p_hat_G must hold {cands.size} non-decreasing rates in [0, 1] (one per candidate), "
                          f"got {p.tolist()}")
     a = check.threshold(a, "a")
+    if not np.any(np.isclose(cands, a, rtol=1e-12, atol=0.0)):
+        raise ValueError(f"a must be one of the candidates (the threshold a release selects), got {a:g} not in "
+                         f"{cands.tolist()}")
     tc = check.unit_interval(tc, "tc")
     factor = check.positive(factor, "factor")
     if s_L is not None:
@@ -431,6 +436,9 @@ def drop_zero_rows(X):
     """
     X = check_compositions(X)
     keep = np.all(X > 0.0, axis=1)
+    if not keep.any():
+        raise ValueError(f"X: every one of its {X.shape[0]} records holds an exact zero, so dropping them leaves "
+                         f"none; merge the components that hold the zeros instead (amalgamate)")
     return X[keep], int((~keep).sum())
 
 

@@ -248,6 +248,8 @@ def record_censoring_prob(alpha, a, *, method="auto", n_mc=200_000, rng=None):
         if d == 2:
             return float(special.betainc(alpha[0], alpha[1], a) + special.betainc(alpha[1], alpha[0], a)), 0.0
         return _record_prob_d3(alpha, a), 0.0
+    # Drawn in one block of (n_mc, d) doubles: bounded before the draw, naming n_mc.
+    check.work_size(8.0 * n_mc * d, f"n_mc = {n_mc:,} Monte Carlo records x d = {d}", "lower n_mc")
     rng = check.rng(rng)
     hits = (rng.dirichlet(alpha, size=n_mc).min(axis=1) < a).mean()
     return float(hits), float(np.sqrt(max(hits * (1 - hits), 1.0 / n_mc) / n_mc))
@@ -277,6 +279,12 @@ except ValueError as err:
     assert "d <= 3" in str(err)
 else:
     raise AssertionError("exact for d = 4 must raise")
+try:
+    record_censoring_prob(np.ones(4), 0.01, method="mc", n_mc=10**13)  # 320 TB of draws: refused before drawing
+except ValueError as err:
+    assert "n_mc" in str(err) and "memory" in str(err)
+else:
+    raise AssertionError("n_mc past the memory limit must raise")
 
 # %% [markdown]
 # ## 3. Bias of the censored statistic
@@ -763,6 +771,9 @@ def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, fac
         raise ValueError(f"p_hat_G must hold {cands.size} non-decreasing rates in [0, 1] (one per candidate), "
                          f"got {p.tolist()}")
     a = check.threshold(a, "a")
+    if not np.any(np.isclose(cands, a, rtol=1e-12, atol=0.0)):
+        raise ValueError(f"a must be one of the candidates (the threshold a release selects), got {a:g} not in "
+                         f"{cands.tolist()}")
     tc = check.unit_interval(tc, "tc")
     factor = check.positive(factor, "factor")
     if s_L is not None:
@@ -844,7 +855,8 @@ falling = zero_advice([0.05, 0.2, 0.4], [1e-6, 1e-4, 1e-2], 1e-6, 0.01)
 assert "far below every candidate" in falling[0] and "probably hold exact zeros" not in falling[0]
 for bad, word in [(dict(p_hat_G=[0.2, 0.1]), "non-decreasing"), (dict(p_hat_G=[0.1]), "p_hat_G"),
                   (dict(candidates=[1e-2, 1e-4]), "increasing"), (dict(tc=0.0), "tc"), (dict(a=2.0), "a must"),
-                  (dict(s_L=[-1.0]), "s_L"), (dict(names=["x"], s_L=[-1.0, -2.0]), "names"), (dict(n=0), "n must")]:
+                  (dict(s_L=[-1.0]), "s_L"), (dict(names=["x"], s_L=[-1.0, -2.0]), "names"), (dict(n=0), "n must"),
+                  (dict(a=1e-3), "one of the candidates")]:
     kw = dict(p_hat_G=[0.1, 0.2], candidates=[1e-4, 1e-2], a=1e-4, tc=0.01) | bad
     try:
         zero_advice(kw.pop("p_hat_G"), kw.pop("candidates"), kw.pop("a"), kw.pop("tc"), **kw)
@@ -893,6 +905,9 @@ def drop_zero_rows(X):
     """
     X = check_compositions(X)
     keep = np.all(X > 0.0, axis=1)
+    if not keep.any():
+        raise ValueError(f"X: every one of its {X.shape[0]} records holds an exact zero, so dropping them leaves "
+                         f"none; merge the components that hold the zeros instead (amalgamate)")
     return X[keep], int((~keep).sum())
 
 
@@ -961,6 +976,12 @@ except ValueError as err:
     assert "X" in str(err)
 else:
     raise AssertionError("rows that do not sum to 1 must raise")
+try:
+    drop_zero_rows([[0.0, 1.0], [1.0, 0.0]])
+except ValueError as err:
+    assert "every one of its 2 records" in str(err)
+else:
+    raise AssertionError("dropping every record must raise, not return an empty data set")
 
 # %% [markdown]
 # ## Figure S1
