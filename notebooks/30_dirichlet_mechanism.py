@@ -132,6 +132,11 @@ def kl_divergence(p, q):
     for arr, name in ((p, "p"), (q, "q")):
         if arr.ndim == 0 or np.any(arr < 0):
             raise ValueError(f"{name} must be an array of probabilities (>= 0, last axis the categories)")
+        # A histogram passed for a distribution would give a number that is not a divergence.
+        off = np.abs(arr.sum(axis=-1) - 1.0).max()
+        if off > 1e-6:
+            raise ValueError(f"{name} must sum to 1 along its last axis (a probability vector; divide counts by "
+                             f"their total), got a sum off by {off:.3g}")
     if p.shape[-1] != q.shape[-1]:
         raise ValueError(f"p and q must have the same number of categories (last axis), got {p.shape} and {q.shape}")
     terms = np.where(p > 0, special.xlogy(p, p) - special.xlogy(p, q), 0.0)
@@ -200,8 +205,8 @@ def dirichlet_rdp_bound(r, lam, delta2=SQRT2, delta_inf=1.0, *, lower_bound=0.0,
     Parameters as in :func:`dirichlet_mechanism_params`; ``r`` may be an array (``g`` must then accept one).
     """
     r = V.finite_array(r, "r")
-    if np.any(r < 0):
-        raise ValueError(f"r must be >= 0, got min {r.min()}")
+    if np.any(r <= 0):
+        raise ValueError(f"r must be > 0 (r = 0 ignores the data: no release to bound), got min {r.min()}")
     lam = _check_lam(lam)
     delta2 = V.positive(delta2, "delta2")
     delta_inf = V.positive(delta_inf, "delta_inf")
@@ -320,6 +325,9 @@ def dirichlet_mechanism(counts, eps, lam, *, delta2=SQRT2, delta_inf=1.0, lower_
         Points of the simplex (each row sums to 1).
     """
     counts = _check_counts(counts)
+    if counts.ndim > 2:
+        raise ValueError(f"counts must be a histogram, shape (d,), or a stack of them, shape (m, d), got shape "
+                         f"{counts.shape}")
     r, alpha = dirichlet_mechanism_params(eps, lam, delta2, delta_inf, lower_bound=lower_bound)
     if counts.size and counts.min() < lower_bound:
         j = np.unravel_index(int(np.argmin(counts)), counts.shape)

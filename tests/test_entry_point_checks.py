@@ -115,6 +115,21 @@ def test_kl_divergence_and_tail_bound_name_their_arguments():
         kl_divergence([0.5, 0.5], [0.2, 0.3, 0.5])
     with pytest.raises(TypeError, match="eta must be an array of real numbers"):
         kl_tail_bound("a", 1.0, 2, 1.0)
+    with pytest.raises(ValueError, match="p must sum to 1"):
+        kl_divergence([0.5, 0.9], [0.5, 0.5])                 # a histogram is not a distribution
+    with pytest.raises(ValueError, match="q must sum to 1"):
+        kl_divergence([[0.5, 0.5]], [[3.0, 1.0]])
+    assert kl_divergence([0.5, 0.5], [0.5, 0.5]) == 0.0
+
+
+def test_dirichlet_mechanism_refuses_a_three_way_array_and_the_bound_r_zero():
+    from dplit.dirichlet_mechanism import dirichlet_mechanism, dirichlet_rdp_bound
+    with pytest.raises(ValueError, match=r"counts must be a histogram.*shape \(2, 2, 2\)"):
+        dirichlet_mechanism(np.ones((2, 2, 2)), 1.0, 5.0, rng=0)
+    assert dirichlet_mechanism(np.ones((3, 2)), 1.0, 5.0, rng=0).shape == (3, 2)
+    with pytest.raises(ValueError, match="r must be > 0"):
+        dirichlet_rdp_bound(0.0, 5.0)
+    assert dirichlet_rdp_bound(0.1, 5.0) > 0
 
 
 # ---------------------------------------------------------------- latent class: JSON, cells, classes, warnings
