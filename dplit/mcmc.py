@@ -213,6 +213,9 @@ def _dp_run(release, prior, b, record_update, n_iter, n_warmup, n_chains, thin, 
             method, until):
     """Shared body of dp_mcmc and dp_remcmc (``until``: the stopping rule of ``n_iter="auto"``, passed to run)."""
     release = check_release(release)
+    if method == "DPreMCMC" and b > release.n:
+        raise ValueError(f"b must be <= n = {release.n} (b latent records per released part, at most the part's "
+                         f"records; b = n_part is DPMCMC), got {b:,}")
     if thin is None:                            # see dp_mcmc's docstring
         thin = 1 if isinstance(n_iter, str) else 10
     n_slice = _check_run(n_iter, n_warmup, n_chains, thin, n_slice, progress, n_jobs)

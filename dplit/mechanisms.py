@@ -246,6 +246,11 @@ def geometric_mechanism(counts, sensitivity, eps, *, rng=None, secure=True, budg
     """
     x = _check_counts(counts)
     sensitivity = check.positive(sensitivity, "sensitivity")
+    # Integer counts of neighbouring data sets differ by 0 or by at least 1: a bound below 1 is a unit slip
+    # (it would draw too little noise for any change at all).
+    if sensitivity < 1:
+        raise ValueError(f"sensitivity must be >= 1 for integer counts (neighbouring counts differ by 0 or by at "
+                         f"least 1), got {sensitivity:g}")
     eps = check.epsilon(eps, "eps")
     if not math.exp(-eps / sensitivity) < 1.0:
         raise ValueError(f"eps / sensitivity = {eps / sensitivity:g} is too small: "

@@ -463,7 +463,13 @@ def mpsrf(result, var="alpha"):
         ``(t-1)/t + (m+1)/m * lambda_1``; ``inf`` (with a warning) when the within-chain covariance
         is singular (a frozen chain).
     """
-    x = np.asarray(result.posterior[var].values if hasattr(result, "posterior") else result, dtype=float)
+    if hasattr(result, "posterior"):
+        names = list(results.posterior(result).data_vars)
+        if var not in names:
+            raise ValueError(f"var must name a posterior variable of result, one of {names}, got {var!r}")
+        x = np.asarray(result.posterior[var].values, dtype=float)
+    else:
+        x = V.finite_array(result, "result")
     x = x[..., None] if x.ndim == 2 else x.reshape(x.shape[:2] + (-1,))
     m, t, _ = x.shape
     if m < 2 or t < 2:
@@ -538,6 +544,17 @@ def _diagnostics(post, names):
 
 # %%
 #| export
+def _check_stop(target_ess, max_rhat):
+    """The convergence thresholds as floats: ``target_ess`` > 0 (or None), ``max_rhat`` > 1 (R-hat is >= 1 for
+    any chains, so a bound at or below 1 could never be met)."""
+    if target_ess is not None:
+        target_ess = V.positive(target_ess, "target_ess")
+    max_rhat = V.finite(max_rhat, "max_rhat")
+    if not max_rhat > 1.0:
+        raise ValueError(f"max_rhat must be > 1 (R-hat is at least 1 for any chains), got {max_rhat:g}")
+    return target_ess, max_rhat
+
+
 def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT_MAX, warn=True):
     """R-hat, bulk and tail ESS and multivariate PSRF of a result; warns when the run has not converged.
 
@@ -560,6 +577,7 @@ def convergence_report(result, var_names=None, *, target_ess=None, max_rhat=RHAT
         ``rhat_max``, ``ess_bulk_min``, ``ess_tail_min``, ``mpsrf`` (nan with one chain), ``converged``
         (bool) and ``failed`` (a description of what failed; empty when converged).
     """
+    target_ess, max_rhat = _check_stop(target_ess, max_rhat)
     names = list(results.posterior(result).data_vars) if var_names is None else list(var_names)
     post = results.posterior(result, names)
     n_chains = post.sizes["chain"]
@@ -629,9 +647,7 @@ def _until_converged(chains, *, thin, first, max_iter, target_ess, max_rhat, max
 def _check_auto(thin, target_ess, max_rhat, max_iter, max_time):
     """Validate the until-converged settings; returns (first round, max_iter)."""
     max_iter = V.count(max_iter, "max_iter")
-    V.positive(target_ess, "target_ess")
-    if not (isinstance(max_rhat, (int, float)) and max_rhat > 1.0):
-        raise ValueError(f"max_rhat must be a number > 1, got {max_rhat!r}")
+    _check_stop(target_ess, max_rhat)
     if max_time is not None:
         V.positive(max_time, "max_time")
     if thin > max_iter:
@@ -715,6 +731,7 @@ def run(sampler, *, n_iter, n_warmup, n_chains=4, thin=1, rng=None, progress=Tru
     """
     if not isinstance(sampler, Sampler):
         raise TypeError(f"sampler must be a dplit.sampling.Sampler, got {type(sampler).__name__}")
+    _check_stop(target_ess, max_rhat)        # also with a fixed n_iter: the report judges the run by them
     auto = {"target_ess": target_ess, "max_rhat": max_rhat, "max_iter": max_iter, "max_time": max_time}
     draws, stats, runtime, labels = _sample(sampler, n_iter=n_iter, n_warmup=n_warmup, n_chains=n_chains, thin=thin,
                                             rng=rng, progress=progress, n_jobs=n_jobs, desc=desc, auto=auto,

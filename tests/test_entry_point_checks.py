@@ -285,3 +285,38 @@ def test_log_densities_name_a_non_numeric_argument():
         M.discrete_gaussian_logpmf("k", 1.0)
     with pytest.raises(TypeError, match="p must be a NestedParams"):
         summary_probs_paper({"w": 1})
+
+
+# ---------------------------------------------------------------- convergence thresholds and variables
+def _normal_result():
+    from dplit.sampling import Sampler, run
+
+    def run_chain(state, n_steps, thin, rng):
+        return {"x": rng.standard_normal(n_steps)[thin - 1::thin]}, {}
+    return run(Sampler(init=lambda rng: None, run_chain=run_chain), n_iter=400, n_warmup=0, n_chains=2, rng=1,
+               progress=False)
+
+
+def test_convergence_thresholds_are_checked_with_a_fixed_n_iter_too():
+    from dplit.sampling import Sampler, convergence_report, mpsrf, run
+    res = _normal_result()
+    with pytest.raises(TypeError, match="max_rhat"):
+        convergence_report(res, max_rhat="1.01")
+    with pytest.raises(ValueError, match="max_rhat must be > 1"):
+        convergence_report(res, max_rhat=0.99)      # R-hat is never below 1: the bound could never be met
+    with pytest.raises(ValueError, match="target_ess"):
+        convergence_report(res, target_ess=-5)
+    with pytest.raises(ValueError, match="max_rhat must be > 1"):
+        run(Sampler(init=lambda rng: None, run_chain=lambda s, n, t, rng: ({"x": np.zeros(n)}, {})), n_iter=10,
+            n_warmup=0, n_chains=2, rng=1, progress=False, max_rhat=0.99)
+    with pytest.raises(ValueError, match=r"var must name a posterior variable of result, one of \['x'\]"):
+        mpsrf(res, var="theta")
+    assert convergence_report(res, warn=False)["converged"]
+
+
+def test_dp_remcmc_refuses_b_above_the_release_size():
+    from dplit.mcmc import dp_remcmc
+    from dplit.release import release
+    rel = release(np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], 300), eps1=1.0, eps2=1.0, rng=1, secure=False)
+    with pytest.raises(ValueError, match=r"b must be <= n = 300.*got 1,000,000"):
+        dp_remcmc(rel, b=10**6, n_iter=20, progress=False)

@@ -920,7 +920,7 @@ def test_cases_the_fuzz_found():
         dirichlet_rdp_bound(1.0, math.nan)
     with pytest.raises(ValueError, match="Renyi order"):
         dirichlet_rdp_bound(1.0, 0.5)
-    with pytest.raises(ValueError, match="r must be >= 0"):
+    with pytest.raises(ValueError, match="r must be > 0"):
         dirichlet_rdp_bound([-1.0, 1.0], 5.0)
     for sampler in (sample_two_sided_geometric, sample_discrete_gaussian):
         with pytest.raises(ValueError, match="lower size"):

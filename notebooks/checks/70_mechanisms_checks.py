@@ -141,7 +141,8 @@ assert chisq_homogeneity(g_secure, geometric_mechanism(np.full(n_secure, 7), 2, 
 for bad_call, word in [(lambda: geometric_mechanism([1.5, 2], 1, 1), "counts"),
                        (lambda: geometric_mechanism([1e20, 2], 1, 1), "counts"),  # would not fit in int64
                        (lambda: geometric_mechanism([1, 2], 1, 0), "eps"),
-                       (lambda: geometric_mechanism([1, 2], -1, 1), "sensitivity")]:
+                       (lambda: geometric_mechanism([1, 2], -1, 1), "sensitivity"),
+                       (lambda: geometric_mechanism([1, 2], 0.5, 1), "sensitivity must be >= 1")]:
     try:
         bad_call()
     except ValueError as err:
