@@ -106,11 +106,12 @@ REGISTRY = {m.name: m for m in (
 
 def method(name):
     """The registry's entry for ``name`` (a key of :data:`REGISTRY`); a ValueError lists the names."""
-    return REGISTRY[V.choice(name, "method", tuple(REGISTRY))]
+    return REGISTRY[V.choice(name, "name (the method)", tuple(REGISTRY))]
 
 
 # %% notebooks/60_methods.py, cell 12: One dispatcher
 _SPLIT_PRIORS = ("p2", "p3", "p4", "p5")      # built from the D1 part of a split release
+_PRIORS = ("p1",) + _SPLIT_PRIORS
 
 
 def _kind(data):
@@ -126,9 +127,11 @@ def _kind(data):
 def applies(data, name, prior=None):
     """Why method ``name`` (with ``prior``) cannot run on ``data``; None when it can."""
     m = method(name)
+    if isinstance(prior, str):
+        V.choice(prior, "prior", _PRIORS)        # not a prior at all (a typo), as against one the method does not take
     kind = _kind(data)
     if kind != m.needs:
-        return f"method {name} needs a {m.needs}, got a {kind}"
+        return f"method {name} needs a {m.needs} as data, got a {kind}"
     if prior is not None and not isinstance(prior, str):
         return None                          # a Prior object: the entry point checks it
     if prior is not None and prior not in m.priors:
@@ -473,7 +476,9 @@ def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, tru
     explicit = not (isinstance(methods, str) and methods == "all")
     names = [methods] if isinstance(methods, str) and explicit else list(REGISTRY) if not explicit else list(methods)
     for name in names:
-        method(name)
+        V.choice(name, "methods", tuple(REGISTRY))
+    if not names:
+        raise ValueError(f"methods must name at least one method (or 'all'), got {methods!r}")
     priors = (priors,) if isinstance(priors, str) else tuple(priors)
     V.choice(unavailable, "unavailable", ("refuse", "report"))
     level = V.level(level)

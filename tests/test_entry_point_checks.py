@@ -320,3 +320,22 @@ def test_dp_remcmc_refuses_b_above_the_release_size():
     rel = release(np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], 300), eps1=1.0, eps2=1.0, rng=1, secure=False)
     with pytest.raises(ValueError, match=r"b must be <= n = 300.*got 1,000,000"):
         dp_remcmc(rel, b=10**6, n_iter=20, progress=False)
+
+
+def test_the_registry_names_the_argument_that_is_wrong():
+    from dplit.methods import applies, compare, fit, method
+    from dplit.release import release
+    rel = release(np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], 300), eps1=1.0, eps2=1.0, rng=1, secure=False)
+    with pytest.raises(ValueError, match=r"name \(the method\) must be one of"):
+        method("dpgibbs")
+    with pytest.raises(ValueError, match=r"name \(the method\) must be one of"):
+        fit(rel, "dp_boots")
+    with pytest.raises(ValueError, match="needs a Release as data, got a records"):
+        fit([[0.2, 0.8]], "dpmcmc", n_iter=20, progress=False)
+    with pytest.raises(ValueError, match="prior must be one of"):
+        applies(rel, "dpmcmc", prior="p9")                  # not a prior at all
+    assert applies(rel, "dpboots", prior="p1") == "method dpboots takes no prior, got 'p1'"   # a prior, not this one's
+    with pytest.raises(ValueError, match="methods must be one of"):
+        compare(rel, methods=("dpboots", "dpmcmcc"), progress=False)
+    with pytest.raises(ValueError, match="methods must name at least one method"):
+        compare(rel, methods=(), progress=False)
