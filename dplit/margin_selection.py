@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from dplit import _validate as V
+from dplit._arviz import is_result
 from dplit.accounting import PrivacyBudget
 from dplit.latent_class import (
     cell_intervals,
@@ -282,7 +283,7 @@ def _check_selection_size(levels, n, degree):
 
 
 # %% notebooks/52_margin_selection.py, cell 24: Greedy network construction (PrivBayes' first half)
-def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None):
+def select_margins(records, eps, *, degree=None, levels=None, rng=None, budget=None):
     """Choose a Bayesian network, and so the margins to release, with eps-DP (PrivBayes' GreedyBayes).
 
     Parameters
@@ -292,8 +293,8 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     eps : float
         Budget of the whole selection, spent as ``eps / (p - 1)`` on each of ``p - 1`` exponential-mechanism
         steps (the first attribute is chosen uniformly at random, free).
-    degree : int, default 2
-        Largest number of parents of an attribute (PrivBayes' k).
+    degree : int, optional
+        Largest number of parents of an attribute (PrivBayes' k), at most ``p - 1``; default ``min(2, p - 1)``.
     levels : sequence of int, optional
         Levels per variable (public); default ``max + 1`` of each column.
     rng : None, int or numpy.random.Generator
@@ -315,7 +316,10 @@ def select_margins(records, eps, *, degree=2, levels=None, rng=None, budget=None
     """
     xt, levels = _check_records(records, levels)
     eps = V.epsilon(eps, "eps")
-    degree = V.count(degree, "degree")
+    degree = min(2, len(levels) - 1) if degree is None else V.count(degree, "degree")
+    if degree > len(levels) - 1:
+        raise ValueError(f"degree must be <= p - 1 = {len(levels) - 1} (an attribute has at most the p - 1 others as "
+                         f"parents), got {degree}")
     _check_selection_size(levels, xt.shape[1], degree)
     check_budget(budget, eps, "select_margins")
     gen = V.rng(rng)
@@ -349,7 +353,9 @@ def sample_network(network, n, *, weight=0.6, rng=None):
 
     ``network``: (attribute, parents) in a topological order, covering every variable 0..p-1 once. Each
     attribute is 1 with probability ``1 / (1 + exp(-weight * sum_j (2 x_j - 1)))`` over its parents ``j``
-    (1/2 for an attribute without parents): every parent pushes its child towards its own value.
+    (1/2 for an attribute without parents): every parent pushes its child towards its own value. ``weight``
+    is any real number: 0 gives independent attributes, a larger one stronger dependence, a negative one
+    pushes each child away from its parents.
     """
     try:
         network = [(V.count(a, "network's attribute", 0), tuple(V.count(v, "network's parent", 0) for v in pa))
@@ -370,7 +376,7 @@ def sample_network(network, n, *, weight=0.6, rng=None):
 
 
 # %% notebooks/52_margin_selection.py, cell 33: From a network to two-way margins (Sec. 5.2)
-def select_and_release(records, eps, *, share=0.25, degree=2, levels=None, rng=None, secure=True, names=(),
+def select_and_release(records, eps, *, share=0.25, degree=None, levels=None, rng=None, secure=True, names=(),
                        budget=None):
     """Nixon et al. Sec. 5.2: ``share * eps`` chooses a network, the rest releases its edges as two-way margins.
 
@@ -442,6 +448,9 @@ class TwoWayReport:
 def two_way_report(fit, records, used, *, levels=None, level=0.95):
     """Posterior means and ``level`` intervals of every two-way cell of a ``fit_latent_class`` fit, against the
     true proportions of ``records``; ``used``: the margins the fit was given (any order within a pair)."""
+    if not is_result(fit):
+        raise TypeError(f"fit must be the result of fit_latent_class (an ArviZ object with a posterior), got "
+                        f"{type(fit).__name__}")
     xt, levels = _check_records(records, levels)
     pairs = tuple(itertools.combinations(range(len(levels)), 2))
     truth = np.concatenate(margin_counts(xt.T, pairs, levels)) / xt.shape[1]

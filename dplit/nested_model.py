@@ -196,7 +196,7 @@ def household_summaries(records, *, size=None):
     ndarray of bool, shape (n, 5)
         Columns S1..S5 (all white, owned, all of one race, spouse present, same-race couple present).
     """
-    x, h = check_households(records, size=size)
+    x, h = check_households(records, size=size, name="records")
     race, rel = x[:, 4::3], x[:, 5::3]
     same = race == x[:, 2:3]
     couple = rel == 0

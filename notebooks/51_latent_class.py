@@ -811,6 +811,8 @@ def combine(estimates, variances, *, level=0.95, rule="partial"):
     q, u = V.finite_array(estimates, "estimates"), V.finite_array(variances, "variances")
     if q.shape != u.shape or q.ndim == 0 or q.shape[0] < 2:
         raise ValueError(f"estimates and variances must have the same shape (m >= 2, ...), got {q.shape}, {u.shape}")
+    if np.any(u < 0):
+        raise ValueError(f"variances must be >= 0 (each synthetic data set's variance estimate), got min {u.min():g}")
     level, rule, m = V.level(level), V.choice(rule, "rule", ("partial", "full")), q.shape[0]
     q_bar, b, u_bar = q.mean(axis=0), q.var(axis=0, ddof=1), u.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -176,6 +176,17 @@ class PeerEstimate:
     table: np.ndarray
     details: dict = field(default_factory=dict, repr=False)
 
+    def __post_init__(self):
+        levels = tuple(V.count(k, "levels", 1) for k in np.atleast_1d(self.levels).tolist())
+        table = V.finite_array(self.table, "table")
+        if table.shape != levels:
+            raise ValueError(f"table must have the shape levels = {levels}, got {table.shape}")
+        if np.any(table < 0) or abs(table.sum() - 1.0) > 1e-6:
+            raise ValueError(f"table must hold probabilities: entries >= 0 summing to 1, got min {table.min():g} and "
+                             f"sum {table.sum():.6g}")
+        object.__setattr__(self, "levels", levels)
+        object.__setattr__(self, "table", table)
+
     def margin(self, margin):
         """Probabilities of the cells of ``margin`` (a tuple of variable indices), in C order."""
         try:

@@ -339,3 +339,29 @@ def test_the_registry_names_the_argument_that_is_wrong():
         compare(rel, methods=("dpboots", "dpmcmcc"), progress=False)
     with pytest.raises(ValueError, match="methods must name at least one method"):
         compare(rel, methods=(), progress=False)
+
+
+def test_latent_class_selection_peers_and_households_refuse_what_they_cannot_mean():
+    from dplit.latent_class import combine
+    from dplit.margin_selection import sample_network, select_margins, two_way_report
+    from dplit.nested_model import household_summaries
+    from dplit.peers import PeerEstimate
+    with pytest.raises(ValueError, match="variances must be >= 0"):
+        combine(np.ones((5, 3)), -np.ones((5, 3)))
+    x = np.random.default_rng(0).integers(0, 2, size=(200, 3))
+    with pytest.raises(ValueError, match=r"degree must be <= p - 1 = 2"):
+        select_margins(x, 1.0, degree=5, rng=1)
+    assert select_margins(x[:, :2], 1.0, rng=1).degree == 1          # the default: min(2, p - 1)
+    assert select_margins(x, 1.0, rng=1).degree == 2
+    with pytest.raises(TypeError, match="fit must be the result of fit_latent_class"):
+        two_way_report(None, x, [(0, 1)])
+    with pytest.raises(ValueError, match="records must be a non-empty 2-D array"):
+        household_summaries(np.arange(5))
+    with pytest.raises(ValueError, match="table must hold probabilities"):
+        PeerEstimate("pgm", 1.0, (2, 2), -np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"table must have the shape levels = \(2, 3\)"):
+        PeerEstimate("pgm", 1.0, (2, 3), np.full((2, 2), 0.25))
+    # a weight above 1 is a stronger dependence, not an error: the children follow their parents more often
+    net = [(0, ()), (1, (0,))]
+    agree = [np.mean(r[:, 0] == r[:, 1]) for r in (sample_network(net, 4000, weight=w, rng=2) for w in (0.6, 2.0))]
+    assert agree[1] > agree[0] + 0.1
