@@ -54,6 +54,8 @@ def check_target(path, *, overwrite=False, inputs=(), flag="overwrite=True"):
     """
     if not isinstance(overwrite, bool):   # overwrite='no' is truthy: it must not replace a file
         raise TypeError(f"{flag.split('=')[0]} must be True or False, got {overwrite!r}")
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise TypeError(f"path must be a file name (str or os.PathLike), got {path!r}")
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a folder; give a file name")

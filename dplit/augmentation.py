@@ -136,10 +136,30 @@ class PrivacyModel:
     def call(self, name, *args, rng=None):
         """Call module ``name`` with ``args``, adding the Generator when the module takes ``rng``."""
         f = getattr(self, name)
-        return f(*args, rng=rng) if self.takes_rng[name] else f(*args)
+        try:
+            return f(*args, rng=rng) if self.takes_rng[name] else f(*args)
+        except Exception as err:
+            # The user's module failed: say which one and how it was called; the chained traceback shows where.
+            sig = {"latent_f": "latent_f(theta)", "post_f": "post_f(dmat, theta)", "priv_f": "priv_f(sdp, sx)",
+                   "st_f": "st_f(xi, sdp, i)"}[name]
+            how = sig[:-1] + ", rng)" if self.takes_rng[name] else sig
+            raise (TypeError if isinstance(err, TypeError) else ValueError)(
+                f"{name}, the model's module, failed when called as {how}: {type(err).__name__}: {err}") from err
 
 
 # %% notebooks/41_augmentation.py, cell 13: The first call: what dapper checks before the loop
+def _named_call(name, how, fn, *args):
+    """``fn(*args)``, where ``fn`` calls the model's module ``name``: a failure not already naming it is re-raised
+    naming it (TypeError stays TypeError, others become ValueError; the user's traceback is chained)."""
+    try:
+        return fn(*args)
+    except Exception as err:
+        if name in str(err):
+            raise
+        raise (TypeError if isinstance(err, TypeError) else ValueError)(
+            f"{name}, the model's module, failed when called as {how}: {type(err).__name__}: {err}") from err
+
+
 def _first_call(model, sdp, init_par):
     """Check the modules at init_par as the sampler will call them; returns (sdp, init_par) in checked form."""
     if not isinstance(model, PrivacyModel):
@@ -155,12 +175,12 @@ def _first_call(model, sdp, init_par):
     sdp = float(sdp) if sdp.ndim == 0 else np.ascontiguousarray(sdp)
     check_rng = np.random.default_rng(0)
     dmat = _latent(model, theta, check_rng)
-    s = _statistic(model, dmat, sdp)
+    s = _named_call("st_f", "st_f(xi, sdp, i)", _statistic, model, dmat, sdp)
     if model.same_shape and np.shape(s) != np.shape(sdp):
         raise ValueError(f"sdp must have the shape of the statistic (the sum of st_f's terms), "
                          f"{np.shape(s)}, got {np.shape(sdp)} (dapper's rule; PrivacyModel(same_shape=False) "
                          "when priv_f pairs a record-level release with a summary of the records)")
-    cur = _log_density(model, sdp, s)
+    cur = _named_call("priv_f", "priv_f(sdp, sx)", _log_density, model, sdp, s)
     if math.isnan(cur) or cur == math.inf:
         raise ValueError(f"priv_f(sdp, sx) is {cur} at the records latent_f(init_par) drew: a log density must be "
                          "a real number below +inf (a ratio of inf or nan accepts no proposal), check priv_f")
@@ -353,8 +373,8 @@ def summary(result, var_names=None):
     """
     import pandas as pd
 
-    post = result.posterior
-    names = list(post.data_vars) if var_names is None else list(var_names)
+    post = results.posterior(result, var_names)        # refuses what is not a result, naming a missing variable
+    names = list(post.data_vars)
     rows = {}
     for v in names:
         x = np.asarray(post[v].values, dtype=float)

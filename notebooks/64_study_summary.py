@@ -127,6 +127,10 @@ def summarise(df, *, max_mpsrf=1.1, intervals=False, level=0.9, n_boot=1000, min
     import pandas as pd
 
     max_mpsrf = check_max_mpsrf(max_mpsrf)
+    if not hasattr(df, "columns") or not len(df) or "error" not in df.columns:
+        raise ValueError(f"df must be the rows of a study store (load_results), with at least one task; got "
+                         f"{len(df) if hasattr(df, '__len__') else type(df).__name__} row(s) (an absent store path "
+                         f"reads as an empty store: check the path)")
     df = df.copy()
     df["failed"] = df["error"].notna()
     mp = df["mpsrf"] if "mpsrf" in df else pd.Series(np.nan, index=df.index)

@@ -365,3 +365,38 @@ def test_latent_class_selection_peers_and_households_refuse_what_they_cannot_mea
     net = [(0, ()), (1, (0,))]
     agree = [np.mean(r[:, 0] == r[:, 1]) for r in (sample_network(net, 4000, weight=w, rng=2) for w in (0.6, 2.0))]
     assert agree[1] > agree[0] + 0.1
+
+
+def _tiny_model(**change):
+    from dplit.augmentation import PrivacyModel
+    mods = dict(latent_f=lambda theta: np.zeros((5, 1)), post_f=lambda dmat, theta: np.array([0.0]),
+                priv_f=lambda sdp, sx: -0.5 * float(np.sum((sdp - sx) ** 2)), st_f=lambda xi, sdp, i: xi)
+    mods.update(change)
+    return PrivacyModel(npar=1, **mods)
+
+
+@pytest.mark.parametrize("change, module, exc", [
+    (dict(latent_f=lambda data, theta: np.zeros((5, 1))), "latent_f", TypeError),       # a wrong signature
+    (dict(post_f=lambda dmat, theta: {}["oops"]), "post_f", ValueError),                 # the user's bug
+    (dict(priv_f=lambda sdp, sx: 1 / 0), "priv_f", ValueError),
+    (dict(st_f=lambda xi, sdp, i: xi.undefined), "st_f", ValueError),
+])
+def test_a_failing_module_is_named(change, module, exc):
+    from dplit.augmentation import dapper_sample
+    with pytest.raises(exc, match=rf"^{module}, the model's module, failed when called as {module}\(") as info:
+        dapper_sample(_tiny_model(**change), np.zeros(1), [0.0], n_iter=10, n_warmup=0, n_chains=1, rng=0,
+                      progress=False)
+    assert info.value.__cause__ is not None          # the user's own traceback stays chained
+
+
+def test_summaries_and_stores_refuse_what_they_cannot_read(tmp_path):
+    from dplit.augmentation import summary
+    from dplit.release import Release
+    from dplit.study_summary import load_results, summarise
+    with pytest.raises(TypeError, match="result must be a dplit result"):
+        summary({"alpha": [1, 2]})
+    with pytest.raises(ValueError, match="df must be the rows of a study store.*check the path"):
+        summarise(load_results(tmp_path / "none.jsonl"))       # a mistyped path reads as an empty store
+    rel = Release.from_statistic([-1.0, -1.2], 100, 1e-3, 1.0)
+    with pytest.raises(TypeError, match="path must be a file name"):
+        rel.save(3)
