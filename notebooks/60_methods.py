@@ -40,7 +40,7 @@ effort = size(full=1.0, quick=0.1)             # fraction of each method's defau
 # %% [markdown]
 # ## The result first: three methods on one release
 #
-# What an analyst gets, from the finished module `dplit.methods` (its code follows). 2,000 records from
+# What an analyst gets, from the finished module `dplit.methods` (its code follows). 1,000 records from
 # $\mathrm{Dirichlet}(2.2, 3.3, 4.4)$ are released once by Guo et al.'s Algorithm 1 at $\epsilon = 1$ (Sec. 3.3:
 # $\epsilon_1 = 0.75$ for the noisy censored statistic, $\epsilon_2 = 0.25$ for the threshold), and one call of `compare`
 # runs DPBoots (Alg. 2), DPMCMC and DPapprox (Sec. 4.2-4.3, prior p1) on that release alone: one table row per method
@@ -54,12 +54,13 @@ effort = size(full=1.0, quick=0.1)             # fraction of each method's defau
 from dplit.methods import compare
 
 alpha_first = np.array([2.2, 3.3, 4.4])
-rel_first = release(dirichlet_draws(alpha_first, 2000, rng=SEED + 1), eps1=0.75, eps2=0.25,
+rel_first = release(dirichlet_draws(alpha_first, 1000, rng=SEED + 1), eps1=0.75, eps2=0.25,
                     candidates=[1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6], tc=0.01, rng=SEED + 2, secure=False,
                     names=["x1", "x2", "x3"])
 truth_first = alpha_first / alpha_first.sum()
+effort_first = {"dpboots": {"n_boot": 500}, "dpmcmc": {"n_iter": 2000, "n_warmup": 1000}, "dpapprox": {"n_iter": 2000}}
 first = compare(rel_first, ["dpboots", "dpmcmc", "dpapprox"], rng=SEED + 3, truth=truth_first, progress=False,
-                settings={"dpboots": {"n_boot": 500}, "dpmcmc": {"n_iter": 2000}, "dpapprox": {"n_iter": 2000}})
+                settings=effort_first)
 print(first.table[["method", "component", "mean", "lower", "upper", "rhat", "seconds", "eps_total"]]
       .round(4).to_string(index=False))
 holds = (first.table["lower"] <= np.tile(truth_first, 3)) & (np.tile(truth_first, 3) <= first.table["upper"])
