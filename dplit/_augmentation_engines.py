@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/40_augmentation_engines.py, cell 5: A module's output, read once
+# %% notebooks/40_augmentation_engines.py, cell 7: A module's output, read once
 import math
 import warnings
 
@@ -72,7 +72,7 @@ def log_density(model, sdp, s):
     return float(out)
 
 
-# %% notebooks/40_augmentation_engines.py, cell 7: One sweep, three engines
+# %% notebooks/40_augmentation_engines.py, cell 9: One sweep, three engines
 def python_sweep(model, state, prop, sdp, rng):
     """One Metropolis-Hastings pass over the records with the modules called from Python; returns accepted count."""
     dmat, st, cur = state["dmat"], state["st"], state["cur"]
@@ -121,7 +121,7 @@ def python_sweep(model, state, prop, sdp, rng):
     return n_acc
 
 
-# %% notebooks/40_augmentation_engines.py, cell 8: One sweep, three engines
+# %% notebooks/40_augmentation_engines.py, cell 10: One sweep, three engines
 def python_chain(model, state, n_steps, thin, sdp, rng, sweep=None):
     """Advance a chain n_steps iterations: post_f and latent_f called from Python, then a record sweep
     (``sweep(state, prop, rng)``, default the Python one); state dict updated in place."""
@@ -144,7 +144,7 @@ def python_chain(model, state, n_steps, thin, sdp, rng, sweep=None):
     return draws, acc
 
 
-# %% notebooks/40_augmentation_engines.py, cell 10: One sweep, three engines
+# %% notebooks/40_augmentation_engines.py, cell 12: One sweep, three engines
 @njit(nogil=True)  # not cached: specialised on user functions (see chain_kernel)
 def stat_sum_kernel(st_f, dmat, sdp):
     """The statistic of a database: the sum over records of st_f(dmat[i], sdp, i) (float)."""
@@ -170,7 +170,7 @@ def sweep_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
     return st, cur, n_acc
 
 
-# %% notebooks/40_augmentation_engines.py, cell 11: One sweep, three engines
+# %% notebooks/40_augmentation_engines.py, cell 13: One sweep, three engines
 @njit(nogil=True)
 def sweep_slot_kernel(priv_f, st_f, dmat, prop, st, cur, sdp, rng):
     """The sweep when record i's term is zero outside slot i of the statistic: only that slot is updated (in
@@ -216,7 +216,7 @@ def sweep_terms_kernel(priv_f, t_cur, t_new, dmat, prop, st, cur, sdp, rng):
     return st, cur, n_acc
 
 
-# %% notebooks/40_augmentation_engines.py, cell 12: One sweep, three engines
+# %% notebooks/40_augmentation_engines.py, cell 14: One sweep, three engines
 def make_chain_kernel(sweep):
     """The whole chain in one compiled function, with the record sweep ``sweep``."""
     @njit(nogil=True)  # not cached: its specialisations key on the user's module functions (numba cannot
@@ -247,7 +247,7 @@ chain_kernel = make_chain_kernel(sweep_kernel)
 chain_slot_kernel = make_chain_kernel(sweep_slot_kernel)
 
 
-# %% notebooks/40_augmentation_engines.py, cell 16: Plain Python modules, compiled when they can be
+# %% notebooks/40_augmentation_engines.py, cell 18: Plain Python modules, compiled when they can be
 class EngineNotice(UserWarning):
     """dapper_sample could not compile a module and runs a slower engine (one line: the module and why)."""
 
@@ -278,7 +278,7 @@ def _jit(name, f, takes_rng):
     return cf
 
 
-# %% notebooks/40_augmentation_engines.py, cell 17: Plain Python modules, compiled when they can be
+# %% notebooks/40_augmentation_engines.py, cell 19: Plain Python modules, compiled when they can be
 def _probe_one(model, name, args, random, seed=20261125):
     """(compiled module, None) when module ``name`` compiles and agrees with its Python self on args, else (None, why)."""
     f = getattr(model, name)
@@ -303,7 +303,7 @@ def _probe_one(model, name, args, random, seed=20261125):
     return cf, None
 
 
-# %% notebooks/40_augmentation_engines.py, cell 18: Plain Python modules, compiled when they can be
+# %% notebooks/40_augmentation_engines.py, cell 20: Plain Python modules, compiled when they can be
 def _probe(model, sdp, theta):
     """Compile and probe the four modules (cached on the model per shape of sdp): the engines they allow."""
     key = (np.ndim(sdp), np.shape(sdp))
@@ -345,7 +345,7 @@ def _probe(model, sdp, theta):
     return out
 
 
-# %% notebooks/40_augmentation_engines.py, cell 19: Plain Python modules, compiled when they can be
+# %% notebooks/40_augmentation_engines.py, cell 21: Plain Python modules, compiled when they can be
 def choose_engine(model, sdp, theta, engine):
     """The engine to run ('numba', 'sweep' or 'python') and the probe's record (None for engine='python')."""
     if engine == "python":

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/60_methods.py, cell 7: The registry
+# %% notebooks/60_methods.py, cell 9: The registry
 import importlib
 import inspect
 import time
@@ -74,7 +74,7 @@ class Method:
         return getattr(importlib.import_module(module), name)
 
 
-# %% notebooks/60_methods.py, cell 8: The registry
+# %% notebooks/60_methods.py, cell 10: The registry
 _CHAIN_OPTIONS = ("n_iter", "n_warmup", "n_chains", "thin")
 
 #: Every inference method of dplit, by name.
@@ -109,7 +109,7 @@ def method(name):
     return REGISTRY[V.choice(name, "name (the method)", tuple(REGISTRY))]
 
 
-# %% notebooks/60_methods.py, cell 12: One dispatcher
+# %% notebooks/60_methods.py, cell 14: One dispatcher
 _SPLIT_PRIORS = ("p2", "p3", "p4", "p5")      # built from the D1 part of a split release
 _PRIORS = ("p1",) + _SPLIT_PRIORS
 
@@ -142,7 +142,7 @@ def applies(data, name, prior=None):
     return None
 
 
-# %% notebooks/60_methods.py, cell 13: One dispatcher
+# %% notebooks/60_methods.py, cell 15: One dispatcher
 def _check_settings(name, settings):
     """Refuse a keyword that method ``name``'s entry point does not take (before any work), naming both."""
     params = inspect.signature(REGISTRY[name].function).parameters
@@ -207,7 +207,7 @@ def fit(data, name, *, prior=None, rng=None, progress=True, **settings):
 _NOISE_OPTIONS = ("min_acceptance", "n_pilot", "thin", "burn_in")
 
 
-# %% notebooks/60_methods.py, cell 17: All methods on one release
+# %% notebooks/60_methods.py, cell 19: All methods on one release
 def _runs(data, names, priors, explicit):
     """[(label, name, prior, why)] of the pairs asked for; ``why`` is None when the pair can run, else the reason.
 
@@ -224,7 +224,7 @@ def _runs(data, names, priors, explicit):
     return runs
 
 
-# %% notebooks/60_methods.py, cell 18: All methods on one release
+# %% notebooks/60_methods.py, cell 20: All methods on one release
 #: Why a method's answer can differ from the others' (one sentence each), used when intervals do not overlap.
 _WHY = {
     "dpboots": "DPBoots gives a frequentist bootstrap interval (no prior): it resamples the noisy statistic, so it "
@@ -250,7 +250,7 @@ def _why(label, name, prior, converged, failed):
     return f"{label}: " + text.format(prior=prior or "none")
 
 
-# %% notebooks/60_methods.py, cell 19: All methods on one release
+# %% notebooks/60_methods.py, cell 21: All methods on one release
 @dataclass
 class Comparison:
     """Every method's result on one release, side by side (:func:`compare`).
@@ -434,7 +434,7 @@ estimand per component; inference spends no privacy beyond the release's.</p>
         return text
 
 
-# %% notebooks/60_methods.py, cell 20: All methods on one release
+# %% notebooks/60_methods.py, cell 22: All methods on one release
 def compare(release, methods="all", *, priors=("p1",), rng=None, level=0.95, truth=None, progress=True,
             settings=None, unavailable="refuse"):
     """Run every method that applies to ``release`` and summarise them side by side.

@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/55_nested.py, cell 5: The model and its five summaries (notebook 54)
+# %% notebooks/55_nested.py, cell 7: The model and its five summaries (notebook 54)
 import math
 from dataclasses import dataclass
 
@@ -47,7 +47,7 @@ from dplit.results import privacy_attrs
 from dplit.sampling import RHAT_MAX, Sampler, run, warmup_windows
 
 
-# %% notebooks/55_nested.py, cell 10: The release: five noisy counts (Supp. Sec. 1.2)
+# %% notebooks/55_nested.py, cell 12: The release: five noisy counts (Supp. Sec. 1.2)
 @dataclass(frozen=True, eq=False)
 class SummaryRelease:
     """The five household summaries released with the geometric mechanism (Supp. Sec. 1.2).
@@ -120,7 +120,7 @@ class SummaryRelease:
         return ledger
 
 
-# %% notebooks/55_nested.py, cell 11: The release: five noisy counts (Supp. Sec. 1.2)
+# %% notebooks/55_nested.py, cell 13: The release: five noisy counts (Supp. Sec. 1.2)
 def _plausible_summaries(c, n, w, size):
     """Refuse counts S1..S5 outside [0, n] or breaking the events' nesting, each widened by the noise's reach ``w``."""
     reach = f"two-sided geometric noise within {w} per count (the release's reach)"
@@ -187,7 +187,7 @@ def release_summaries(households, eps, *, n_race=None, n_rel=None, rng=None, sec
     return rel
 
 
-# %% notebooks/55_nested.py, cell 16: The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
+# %% notebooks/55_nested.py, cell 18: The posterior and its MH-within-Gibbs sampler (Supp. Sec. 1.2.1)
 @njit(cache=True, nogil=True)
 def _composite_loglik(S, P, n):
     """sum_i S_i log P_i + (n - S_i) log(1 - P_i) (no constants); -inf where a count is impossible."""
@@ -233,7 +233,7 @@ def _update_row(theta, r, length, G, M, R, k, S, n, w, a, kappa, P, P_new, rng):
     return 0
 
 
-# %% notebooks/55_nested.py, cell 21: One chain in numba, and the `Sampler`
+# %% notebooks/55_nested.py, cell 23: One chain in numba, and the `Sampler`
 @njit(cache=True, nogil=True)
 def _nested_chain_kernel(theta, row_len, S, kappa, acc, n_steps, thin, batch, noisy, n, t, w, a, G, M, R, k, rng):
     """n_steps MH-within-Gibbs iterations; keeps every thin-th (P, log-lik, theta, S) and acceptance rates."""
@@ -267,7 +267,7 @@ def _nested_chain_kernel(theta, row_len, S, kappa, acc, n_steps, thin, batch, no
     return out_P, out_ll, out_theta, out_S, rates
 
 
-# %% notebooks/55_nested.py, cell 22: One chain in numba, and the `Sampler`
+# %% notebooks/55_nested.py, cell 24: One chain in numba, and the `Sampler`
 def _nested_sampler(release, G, M, a, weight, n_windows):
     """The Sampler of fit_nested (state: a dict of arrays, updated in place by the kernel)."""
     R, K, k, n = release.n_race, release.n_rel, release.size - 1, release.n
@@ -311,7 +311,7 @@ def _nested_sampler(release, G, M, a, weight, n_windows):
     return Sampler(init=init, run_chain=run_chain, adapt=adapt, dims=dims, coords=coords)
 
 
-# %% notebooks/55_nested.py, cell 24: `fit_nested`
+# %% notebooks/55_nested.py, cell 26: `fit_nested`
 def fit_nested(release, *, G=2, M=2, a=None, weight=1.0, paper=False, n_iter=10_000, n_warmup=10_000, n_chains=4,
                thin=5, rng=None, progress=True, n_jobs=None, target_ess=400, max_rhat=RHAT_MAX, max_iter=200_000,
                max_time=None):
@@ -379,7 +379,7 @@ def fit_nested(release, *, G=2, M=2, a=None, weight=1.0, paper=False, n_iter=10_
     return move_to_group(result, latent, "latent")
 
 
-# %% notebooks/55_nested.py, cell 30: Synthetic households (Supp. Sec. 1.3)
+# %% notebooks/55_nested.py, cell 32: Synthetic households (Supp. Sec. 1.3)
 def _posterior_params(result):
     """(list of NestedParams-ready dicts as flat arrays, household size) of a fit_nested result."""
     if not is_result(result):

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/53_peers.py, cell 6: A common result: `PeerEstimate`
+# %% notebooks/53_peers.py, cell 8: A common result: `PeerEstimate`
 import ast
 import contextlib
 import io
@@ -122,7 +122,7 @@ def _as_table(values, levels):
     return arr / arr.sum()
 
 
-# %% notebooks/53_peers.py, cell 9: private-pgm on our release
+# %% notebooks/53_peers.py, cell 11: private-pgm on our release
 def geometric_sd(t):
     """Standard deviation of two-sided geometric noise with parameter ``t`` (P(k) ~ t^|k|): sqrt(2t) / (1 - t)."""
     t = V.unit_interval(t, "t", closed_low=True)
@@ -164,7 +164,7 @@ def pgm_fit(release, *, iters=1000):
                         {"version": metadata.version("mbi"), "iters": iters, "stddev": sd, "model": model})
 
 
-# %% notebooks/53_peers.py, cell 12: PrivBayes through `DataSynthesizer`
+# %% notebooks/53_peers.py, cell 14: PrivBayes through `DataSynthesizer`
 def _mutual_information_codes(labels_x, labels_y):
     """Mutual information (nats) of a Series and a DataFrame of labels, as DataSynthesizer's, from integer codes."""
     import pandas as pd
@@ -220,7 +220,7 @@ def _datasynthesizer_session(seed):
         np.random.set_state(saved[3])  # noqa: NPY002 (the peer's global state)
 
 
-# %% notebooks/53_peers.py, cell 14: PrivBayes through `DataSynthesizer`
+# %% notebooks/53_peers.py, cell 16: PrivBayes through `DataSynthesizer`
 def _parse_key(key):
     """Parent levels from a DataSynthesizer key such as '[0, 1]' or '[np.int64(0), np.int64(1)]'."""
     return tuple(int(v) for v in ast.literal_eval(re.sub(r"np\.\w+\((-?\d+)\)", r"\1", key)))
@@ -310,7 +310,7 @@ def privbayes_fit(records, eps, *, levels=None, degree=2, rng=None, names=()):
                                     "conditional tables (Laplace, sensitivity 2)": 2 * eps / 3}})
 
 
-# %% notebooks/53_peers.py, cell 17: Our model as a peer, and the errors we compare
+# %% notebooks/53_peers.py, cell 19: Our model as a peer, and the errors we compare
 def latent_class_estimate(release, *, k=10, weight="auto", a=1.0, n_iter=2000, n_warmup=1000, n_chains=2, rng=None,
                           max_draws=300):
     """Our latent-class model as a peer: posterior mean of the full table, with the fit in ``details["fit"]``.
@@ -378,7 +378,7 @@ def estimate_errors(estimate, truth, *, margins=None, level=0.95):
     return out
 
 
-# %% notebooks/53_peers.py, cell 20: One comparison, end to end
+# %% notebooks/53_peers.py, cell 22: One comparison, end to end
 METHODS = ("latent_class", "pgm", "privbayes")
 
 

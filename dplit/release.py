@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/15_release.py, cell 7: 1. Why censor: the sensitivity of $S_0$ (Sec. 3.1)
+# %% notebooks/15_release.py, cell 9: 1. Why censor: the sensitivity of $S_0$ (Sec. 3.1)
 import dataclasses
 import math
 import warnings
@@ -43,7 +43,7 @@ from dplit.release_record import noisy_censoring_rates as noisy_censoring_rates
 from dplit.release_record import select_threshold as select_threshold
 
 
-# %% notebooks/15_release.py, cell 11: 2. Choosing the threshold under DP (Sec. 3.2)
+# %% notebooks/15_release.py, cell 13: 2. Choosing the threshold under DP (Sec. 3.2)
 def _counts(X, cands):
     """Counts s_m of records with a_{m-1} <= min_j x_ij < a_m, m = 1..M+1 (cands sorted increasingly)."""
     bins = np.searchsorted(cands, X.min(axis=1), side="right")
@@ -70,7 +70,7 @@ def censoring_counts(X, candidates):
     return _counts(X, check_candidates(candidates))
 
 
-# %% notebooks/15_release.py, cell 19: Before spending: will the release be mostly noise?
+# %% notebooks/15_release.py, cell 21: Before spending: will the release be mostly noise?
 #: The candidate thresholds of Sec. 5.1, the default of `release` (those below 1/d) and of the command line.
 PAPER_CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
@@ -122,7 +122,7 @@ def noise_warning(n, d, eps1, candidates=None):
             f"{rho * eps1:.3g}, or candidates no smaller than {a_need:.2g}")
 
 
-# %% notebooks/15_release.py, cell 23: Before spending: will the release be mostly noise?
+# %% notebooks/15_release.py, cell 25: Before spending: will the release be mostly noise?
 def _split(n, n1, rng):
     """Indices of D1 (n1 records) and D2 (the rest), a uniformly random partition."""
     perm = rng.permutation(n)
@@ -229,7 +229,7 @@ def release(X, *, eps1, eps2, candidates=None, tc=0.01, n1=0, rng=None, secure=T
     return rel
 
 
-# %% notebooks/15_release.py, cell 27: 4. The bias-variance trade-off in $a$
+# %% notebooks/15_release.py, cell 29: 4. The bias-variance trade-off in $a$
 def release_mse(alpha, a, n, eps1):
     """Mean squared error of ``S_L(D, a)`` as an estimate of ``E[log x]`` for ``x ~ Dirichlet(alpha)``.
 
@@ -258,7 +258,7 @@ def release_mse(alpha, a, n, eps1):
     return float(np.sum(bias**2 + var_c / n) + 2 * d * laplace_scale(d, a, n, eps1) ** 2)
 
 
-# %% notebooks/15_release.py, cell 34: 6. Auditing a release (Theorem 2)
+# %% notebooks/15_release.py, cell 36: 6. Auditing a release (Theorem 2)
 def neighbouring_datasets(n, d, a, *, move="cell"):
     """Worst-case neighbouring data sets for auditing a release (they differ in record 0 only).
 
@@ -300,7 +300,7 @@ def neighbouring_datasets(n, d, a, *, move="cell"):
     return X, X_prime
 
 
-# %% notebooks/15_release.py, cell 35: 6. Auditing a release (Theorem 2)
+# %% notebooks/15_release.py, cell 37: 6. Auditing a release (Theorem 2)
 def audit_release(X, X_prime, eps1, eps2, candidates, tc, *, n_runs=10_000, release_fn=None, rng=None,
                   confidence=0.95):
     """Audit both parts of :func:`release` on two neighbouring data sets.

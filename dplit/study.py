@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/62_study.py, cell 6: 1. The settings of a study
+# %% notebooks/62_study.py, cell 8: 1. The settings of a study
 import hashlib
 import json
 import time
@@ -56,7 +56,7 @@ CHAIN_FAMILIES = ("mcmc", "dpmcmc", "dpremcmc", "dpapprox")
 SELECTED = ("boots", "dpboots", "mcmc_p1", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpabc_p5")
 
 
-# %% notebooks/62_study.py, cell 7: 1. The settings of a study
+# %% notebooks/62_study.py, cell 9: 1. The settings of a study
 @dataclass(frozen=True)
 class StudyConfig:
     """The settings of a study (the defaults are the paper's full grid, Sec. 5.1).
@@ -162,7 +162,7 @@ class StudyConfig:
         return [(tuple(a), int(n), float(e)) for a in self.alpha_true for n in self.n for e in self.eps]
 
 
-# %% notebooks/62_study.py, cell 8: 1. The settings of a study
+# %% notebooks/62_study.py, cell 10: 1. The settings of a study
 def _check_config(c):
     """Raise ValueError/TypeError naming the first bad setting of a StudyConfig (a helper of dplit._validate per rule)."""
     if not c.alpha_true:
@@ -206,7 +206,7 @@ def check_max_mpsrf(value, name="max_mpsrf"):
     return value
 
 
-# %% notebooks/62_study.py, cell 12: 2. Tasks, keys and seeds
+# %% notebooks/62_study.py, cell 14: 2. Tasks, keys and seeds
 KEY_VERSION = 1
 
 _DATA_FIELDS = ("alpha_true", "n", "eps", "replicate", "candidates", "tc", "split", "seed")
@@ -268,7 +268,7 @@ def make_tasks(config):
     return out
 
 
-# %% notebooks/62_study.py, cell 16: 3. One replicate: the data set and its releases
+# %% notebooks/62_study.py, cell 18: 3. One replicate: the data set and its releases
 def make_releases(X, eps, *, candidates=PAPER_CANDIDATES, tc=0.01, split=0.25, threshold="dp", rng=None):
     """The unsplit and split releases of records ``X`` at budget ``eps`` (Sec. 5.1): dict ``unsplit``, ``split``.
 
@@ -309,7 +309,7 @@ def simulate_replicate(settings):
     return {"X": X, **rel}
 
 
-# %% notebooks/62_study.py, cell 20: 4. The measures: MSE and the predictive ellipsoid's coverage
+# %% notebooks/62_study.py, cell 22: 4. The measures: MSE and the predictive ellipsoid's coverage
 def mse(draws, truth):
     """Expected squared error over the draws, averaged over components: mean_j E[(draw_j - truth_j)^2].
 
@@ -356,7 +356,7 @@ def predictive_coverage(alpha_draws, alpha_true, *, n_pred=3000, n_true=20000, l
     return float(np.mean(np.einsum("ij,jk,ik->i", zt - m, prec, zt - m) <= q))
 
 
-# %% notebooks/62_study.py, cell 26: 5. One task: run a method on a replicate and measure it
+# %% notebooks/62_study.py, cell 28: 5. One task: run a method on a replicate and measure it
 def run_method(method, replicate, config_like, rng):
     """Run one method of :data:`METHODS` on a replicate; returns ``(alpha_draws (m, d), attrs dict)``.
 
@@ -397,7 +397,7 @@ def run_method(method, replicate, config_like, rng):
     return results.draws(res, "alpha"), keep
 
 
-# %% notebooks/62_study.py, cell 27: 5. One task: run a method on a replicate and measure it
+# %% notebooks/62_study.py, cell 29: 5. One task: run a method on a replicate and measure it
 def run_task(task):
     """Run one task (a :class:`Task`, its key or its settings) and return its record: a dict of measures."""
     s = json.loads(task) if isinstance(task, str) else dict(task if isinstance(task, dict) else task.settings)
@@ -430,7 +430,7 @@ def run_task(task):
     return out
 
 
-# %% notebooks/62_study.py, cell 31: 6. The store and the runner (notebook 61)
+# %% notebooks/62_study.py, cell 33: 6. The store and the runner (notebook 61)
 def run_study(config, store, *, executor=None, progress=True, workers=None, max_tasks=None):
     """Run every task of a study that is not in the store yet, writing each result as it finishes.
 

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% notebooks/64_study_summary.py, cell 7: 1. From a store to a table
+# %% notebooks/64_study_summary.py, cell 9: 1. From a store to a table
 import numpy as np
 
 from dplit import _validate as V
@@ -42,7 +42,7 @@ def load_results(store):
     return df
 
 
-# %% notebooks/64_study_summary.py, cell 11: 2. Medians over the converged runs
+# %% notebooks/64_study_summary.py, cell 13: 2. Medians over the converged runs
 _MEASURES = ("mse_alpha", "mse_mean", "se_alpha", "se_mean", "coverage")
 
 
@@ -87,7 +87,7 @@ def summarise(df, *, max_mpsrf=1.1, intervals=False, level=0.9, n_boot=1000, min
     return out
 
 
-# %% notebooks/64_study_summary.py, cell 15: 3. The Monte Carlo error of a median
+# %% notebooks/64_study_summary.py, cell 17: 3. The Monte Carlo error of a median
 def _median_intervals(df, keys, *, level, n_boot, min_runs, rng):
     """Bootstrap intervals of each cell's medians (converged runs) and of its fraction converged, one row per cell."""
     import pandas as pd
@@ -111,7 +111,7 @@ def _median_intervals(df, keys, *, level, n_boot, min_runs, rng):
     return pd.DataFrame(ci)
 
 
-# %% notebooks/64_study_summary.py, cell 19: 4. The figures: one panel per true $\boldsymbol\alpha$
+# %% notebooks/64_study_summary.py, cell 21: 4. The figures: one panel per true $\boldsymbol\alpha$
 _PAPER_FAMILY = {"boots": "Boots", "dpboots": "DPBoots", "mcmc": "MCMC", "dpmcmc": "DPMCMC", "dpremcmc": "DPreMCMC",
                  "dpabc": "DPABC", "dpapprox": "DPapprox"}
 _FAMILY_MARKER = {"boots": "s", "dpboots": "o", "mcmc": "D", "dpmcmc": "^", "dpremcmc": "v", "dpabc": "P",
@@ -161,7 +161,7 @@ def check_method_style(style):
     return style
 
 
-# %% notebooks/64_study_summary.py, cell 23: 4. The figures: one panel per true $\boldsymbol\alpha$
+# %% notebooks/64_study_summary.py, cell 25: 4. The figures: one panel per true $\boldsymbol\alpha$
 def _bars(ax, sub, methods, value, *, log, base):
     """Grouped bars: one group per (eps, n), one bar per method in its ``METHOD_STYLE``; benchmarks wide, behind."""
     groups = sorted({(e, n) for e, n in zip(sub["eps"], sub["n"])})
@@ -204,7 +204,7 @@ def _panels(summary, methods, threshold, height, panel, title):
     return fig
 
 
-# %% notebooks/64_study_summary.py, cell 27: 4. The figures: one panel per true $\boldsymbol\alpha$
+# %% notebooks/64_study_summary.py, cell 29: 4. The figures: one panel per true $\boldsymbol\alpha$
 def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
     """Figure 1 (``metric="mse_alpha"``) or the left of Figure 2 (``"mse_mean"``): rescaled median MSE, log scale."""
 
@@ -221,7 +221,7 @@ def figure_mse(summary, *, metric="mse_alpha", methods=None, threshold="dp"):
                    title.get(metric, metric) + " (longer bar = smaller MSE)")
 
 
-# %% notebooks/64_study_summary.py, cell 31: 4. The figures: one panel per true $\boldsymbol\alpha$
+# %% notebooks/64_study_summary.py, cell 33: 4. The figures: one panel per true $\boldsymbol\alpha$
 def figure_coverage(summary, *, methods=SELECTED, threshold="dp"):
     """Figure 2 (right): median coverage of the 95% posterior-predictive ellipsoid."""
     return _figure_level(summary, "coverage", methods, threshold, 0.95, "Figure 2 (right): predictive coverage")
@@ -242,7 +242,7 @@ def _figure_level(summary, value, methods, threshold, ref, title):
     return _panels(summary, methods, threshold, 2.0, panel, title)
 
 
-# %% notebooks/64_study_summary.py, cell 35: 5. Figure S3's numbers: a fixed threshold against Alg. 1
+# %% notebooks/64_study_summary.py, cell 37: 5. Figure S3's numbers: a fixed threshold against Alg. 1
 def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
     """Figure S3's numbers: per (alpha, n, eps, method), the fraction of data sets where DP a gives the smaller MSE."""
     keys = ["alpha", "n", "eps", "method", "replicate"]
@@ -253,7 +253,7 @@ def fixed_vs_dp(df, *, fixed, metric="mse_alpha"):
     return both.groupby(level=["alpha", "n", "eps", "method"])["dp_better"].agg(["mean", "size"]).reset_index()
 
 
-# %% notebooks/64_study_summary.py, cell 39: 6. The verdict rules: the paper's words as tests that do not bend
+# %% notebooks/64_study_summary.py, cell 41: 6. The verdict rules: the paper's words as tests that do not bend
 #: The one factor of the verdict rules: "similar" is within it either way, "slightly larger" at most it.
 SIMILAR_FACTOR = 2.0
 

@@ -25,7 +25,7 @@ import numpy as np
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from dplit.config import is_quick, size
+from dplit.config import size
 
 n_rel = size(full=4_000, quick=600)  # releases per statistical check
 n_rep = size(full=4_000, quick=800)  # replicates per point of the Theorem 1 figure
@@ -35,24 +35,48 @@ CANDIDATES = (0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # as listed in Sec. 5.1 (any o
 TC = 0.01
 from dplit.censoring import PAPER_ALPHAS   # the five true parameters of Sec. 5.1, defined once (notebook 13)
 ALPHAS = {f"alpha{k}": np.array(a) for k, a in enumerate(PAPER_ALPHAS, 1)}   # alpha1 ... alpha5
-print(f"quick mode: {is_quick()}; n_rel = {n_rel}, n_rep = {n_rep}")
 
 # %% [markdown]
 # ## What it gives
 #
-# The result first, from the finished module `dplit.release` (sections 1-4 derive it). A release censors every entry
-# at a threshold $a$ and adds Laplace noise to the censored log statistic $S_0(\mathbf D, a)$ (Sec. 3.1), so $a$ trades
-# censoring bias (large $a$) against noise (small $a$: the scale is $-d\log a/(n\epsilon_1)$). The curves are the
-# mean squared error of the released statistic as an estimate of $E[\log\mathbf x]$ (section 4's formula) over $a$,
-# for three of the paper's parameters (Sec. 5.1) and $n = 1000$ records; each dot is the threshold that Algorithm 1's
-# DP rule (Sec. 3.2, the paper's candidates, $t_c = 0.01$, $\epsilon_2 = \epsilon_1/3$) picks most often in 50 releases.
-# The check: every curve has its minimum inside the grid (the trade-off is real), and a smaller $\epsilon_1$ never
-# moves it to a smaller $a$.
+# The result first, from the finished module `dplit.release` (sections 1-4 derive it). What a curator publishes:
+# 5,000 records from $\mathrm{Dirichlet}(2.2, 3.3, 4.4)$ ($\boldsymbol\alpha_3$ of Sec. 5.1) released by Algorithm 1
+# (Sec. 3.3) at $\epsilon = 1$, $\epsilon_2 = 0.25$ to choose the threshold $a$ among the paper's candidates, $\epsilon_1 = 0.75$
+# for the noisy censored statistic $S_L$. Below the published summary (the record every inference method reads, with
+# its budget ledger), the released $S_L$ beside what it protects, the confidential $S_0(\mathbf D, a)$, and beside the
+# model's $E[\log x_j] = \psi(\alpha_j) - \psi(\sum_k \alpha_k)$. The check: the ledger spends exactly
+# $\epsilon_1 + \epsilon_2 = 1$, the chosen $a$ is a candidate, and $S_L$ is within 10 Laplace scales of $S_0(\mathbf D, a)$
+# (a miss has probability $e^{-10}$ per component).
+
+# %%
+from scipy.special import digamma  # noqa: E402
+
+import dplit.release as dpr  # noqa: E402
+from dplit.dirichlet import censored_stat, dirichlet_draws  # noqa: E402
+
+X_first = dirichlet_draws(ALPHAS["alpha3"], 5000, rng=SEED + 2)
+rel_first = dpr.release(X_first, eps1=0.75, eps2=0.25, candidates=CANDIDATES, tc=TC, rng=SEED + 3, secure=False,
+                        names=["x1", "x2", "x3"])        # seeded noise (secure=False): a simulation
+print(rel_first.summary())
+exact_first = censored_stat(X_first, rel_first.a)
+display(Markdown("| | " + " | ".join(rel_first.names) + " |\n|---|---|---|---|\n" + "\n".join(
+    f"| {what} | " + " | ".join(f"{v:.4f}" for v in vals) + " |" for what, vals in [
+        ("released $S_L$ (public)", rel_first.s_L), ("$S_0(\\mathbf D, a)$ (confidential)", exact_first),
+        ("$E[\\log x_j]$ (the model)", digamma(ALPHAS["alpha3"]) - digamma(ALPHAS["alpha3"].sum()))])))
+assert rel_first.eps_total == 1.0 and sorted(e.eps for e in rel_first.budget.entries) == [0.25, 0.75]
+assert rel_first.a in CANDIDATES and np.all(np.abs(rel_first.s_L - exact_first) < 10 * rel_first.scale)
+
+# %% [markdown]
+# A release censors every entry at a threshold $a$ and adds Laplace noise to the censored log statistic
+# $S_0(\mathbf D, a)$ (Sec. 3.1), so $a$ trades censoring bias (large $a$) against noise (small $a$: the scale is
+# $-d\log a/(n\epsilon_1)$). The curves are the mean squared error of the released statistic as an estimate of
+# $E[\log\mathbf x]$ (section 4's formula) over $a$, for three of the paper's parameters (Sec. 5.1) and $n = 1000$
+# records; each dot is the threshold that Algorithm 1's DP rule (Sec. 3.2, the paper's candidates, $t_c = 0.01$,
+# $\epsilon_2 = \epsilon_1/3$) picks most often in 50 releases. The check: every curve has its minimum inside the grid
+# (the trade-off is real), and a smaller $\epsilon_1$ never moves it to a smaller $a$.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-import dplit.release as dpr
-
 g_fig = np.random.default_rng(SEED + 1)   # its own stream: the draws below do not depend on this cell
 a_grid = np.geomspace(1e-8, 0.3, size(full=40, quick=12))
 fig_alphas = ("alpha2", "alpha3", "alpha4")
