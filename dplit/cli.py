@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import difflib
 import os
 import re
 import sys
@@ -35,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from dplit import _validate as check
-from dplit._files import atomic_write, check_target
+from dplit._files import atomic_write, check_target, same_file
 from dplit.methods import REGISTRY
 
 # The command line is the API here (`dplit --help`); its helpers are importable for the tests, not public.
@@ -570,6 +571,9 @@ def _add_study(subparsers):
 def _run_study(args):
     from dplit import study
 
+    if args.store == args.config or (os.path.exists(args.store) and same_file(args.store, args.config)):
+        raise ValueError(f"--store {args.store} is the --config file; give the store its own name "
+                         f"(results.jsonl or results.sqlite)")
     study.open_store(args.store).check(write=True)      # a bad store fails here, before any task
     for value, flag in ((args.workers, "--workers"), (args.max_tasks, "--max-tasks")):
         if value is not None:
@@ -760,8 +764,48 @@ def compare_text(cmp):
 _COMMANDS = [_add_release, _add_show, _add_analyse, _add_compare, _add_study]
 
 
+def _subparser(parser, command):
+    """The parser of sub-command ``command``."""
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors also name an option it does not know (argparse reports a missing
+    required option first, and a mistyped one, ``--epsilon`` for ``--eps1``, only after)."""
+
+    argv: tuple = ()
+
+    def error(self, message):
+        known = [s for a in self._actions for s in a.option_strings if s.startswith("--")]
+        unknown = []
+        for token in _Parser.argv:
+            name = token.split("=", 1)[0]
+            if name.startswith("--") and name != "--" and name not in known and \
+                    sum(k.startswith(name) for k in known) != 1:          # argparse takes a unique prefix
+                unknown.append(name)
+        if unknown and "unrecognized arguments" not in message:
+            close = [m for u in unknown for m in difflib.get_close_matches(u, known, n=1, cutoff=0.6)]
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            message = f"unrecognized arguments: {' '.join(unknown)}{hint}; {message}"
+        super().error(message)
+
+
+# The library names its arguments; the command line names the flags that set them (rng is --seed).
+_FLAG_COMMANDS = ("release", "show", "analyse", "compare")
+
+
+def _as_flags(text, parser):
+    """``text`` (a library error) with each argument name the command's flags set replaced by its flag."""
+    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings and a.dest != "help"}
+    if "seed" in flags:
+        flags["rng"] = flags["seed"]
+    for name in sorted(flags, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w\-.'\"]){re.escape(name)}(?=\s+(?:must|=|is)\b|\s+=|\s*:)", flags[name], text)
+    return text
+
+
 def _parser():
-    parser = argparse.ArgumentParser(prog="dplit", description="Differentially private inference for compositional data.")
+    parser = _Parser(prog="dplit", description="Differentially private inference for compositional data.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="command")
     for add in _COMMANDS:
         add(sub)
@@ -771,6 +815,7 @@ def _parser():
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input)."""
     parser = _parser()
+    _Parser.argv = tuple(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
@@ -778,6 +823,8 @@ def main(argv=None) -> int:
         text = " ".join(str(err).split()) or type(err).__name__  # one line
         if isinstance(err, OSError) and err.filename is not None and err.strerror:
             text = f"{err.filename}: {err.strerror}"
+        elif args.command in _FLAG_COMMANDS:
+            text = _as_flags(text, _subparser(parser, args.command))
         print(f"dplit {args.command}: error: {text}", file=sys.stderr)
         return 2
 

@@ -283,3 +283,36 @@ def test_compare_refuses_bad_options_before_any_work(tmp_path, rel_file, capsys,
     assert main(["compare", str(rel_file), *extra, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert words in err and not out.exists()
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["analyse", "{rel}", "--method", "dpmcmc", "--prior", "P1", "--n-iter", "20"], "--prior must be one of"),
+    (["analyse", "{rel}", "--method", "dpboots", "--seed", "-4"], "--seed must be a non-negative seed"),
+    (["analyse", "{rel}", "--method", "dpmcmc", "--n-iter", "20", "--thin", "50"], "--thin must be <= --n-iter = 20"),
+    (["compare", "{rel}", "--methods", ""], "--methods must name at least one method"),
+    (["release", "{csv}", "--close", "--eps1", "1", "--eps2", "0"], "--eps2 must be finite and > 0"),
+    (["release", "{csv}", "--close", "--eps1", "1", "--eps2", "1", "--tc", "1"], "--tc must lie in the open interval"),
+])
+def test_errors_name_the_flag_not_the_library_argument(tmp_path, rel_file, capsys, argv, said):
+    out = tmp_path / ("o.html" if argv[0] == "compare" else "o.json" if argv[0] == "release" else "o.nc")
+    argv = [a.format(rel=rel_file, csv=EXAMPLE) for a in argv] + ["--out", str(out)]
+    if argv[0] == "analyse":
+        argv.append("--no-progress")
+    assert main(argv) == 2
+    assert said in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_an_unknown_flag_is_named_before_a_missing_one(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["release", str(EXAMPLE), "--epsilon", "1", "--out", "r.json"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --epsilon (did you mean --eps" in err and "required: --eps1, --eps2" in err
+
+
+def test_study_store_may_not_be_the_config(tmp_path, capsys):
+    cfg = tmp_path / "study.toml"
+    cfg.write_text("[study]\n")
+    assert main(["study", "run", "--config", str(cfg), "--store", str(cfg), "--no-progress"]) == 2
+    assert "--store" in capsys.readouterr().err and cfg.read_text() == "[study]\n"
