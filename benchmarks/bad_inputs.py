@@ -616,7 +616,9 @@ py("two_sided_geometric_t_one", A, "t", "dplit.mechanisms.two_sided_geometric_lo
 py("sample_two_sided_geometric_size_negative", A, "size", "dplit.mechanisms.sample_two_sided_geometric(0.5, -3)")
 py("sample_discrete_gaussian_sigma_zero", A, "sigma", "dplit.mechanisms.sample_discrete_gaussian(0.0, 5)")
 py("sample_discrete_gaussian_size_huge", A, "size", "dplit.mechanisms.sample_discrete_gaussian(1.0, 10**12)")
-py("discrete_gaussian_logpmf_k_float", A, "k", "dplit.mechanisms.discrete_gaussian_logpmf(0.5, 1.0)")
+# documented: a point off the integers has probability 0 (log pmf -inf), which a likelihood needs
+py("discrete_gaussian_logpmf_k_float", A, "k", "assert dplit.mechanisms.discrete_gaussian_logpmf(0.5, 1.0) == -np.inf",
+   expect="nolose")
 py("randomized_response_p_keep_one", A, "p_keep", "dplit.mechanisms.randomized_response_epsilon(1.0)")
 py("randomized_response_x_not_binary", A, "x", "dplit.mechanisms.randomized_response(np.array([0, 1, 2]))")
 py("randomized_response_logpmf_y_float", A, "y", "dplit.mechanisms.randomized_response_logpmf(0.5, 1)")
@@ -798,8 +800,11 @@ py("select_margins_degree_zero", A, "degree", "dplit.margin_selection.select_mar
 py("select_margins_degree_above_p", A, "degree", "dplit.margin_selection.select_margins(REC(p=3), 1.0, degree=5, rng=1)")
 py("select_margins_one_variable", A, "records", "dplit.margin_selection.select_margins(REC(p=1), 1.0, rng=1)")
 py("select_and_release_share_one", A, "share", "dplit.margin_selection.select_and_release(REC(), 1.0, share=1.0, rng=1)")
+# documented: weight is any real (a larger one is a stronger dependence), so 2.0 is a request, not a slip
 py("sample_network_weight_two", A, "weight",
-   "s = dplit.margin_selection.select_margins(REC(), 1.0, rng=1)\ndplit.margin_selection.sample_network(s.network, 10, weight=2.0, rng=1)")
+   "s = dplit.margin_selection.select_margins(REC(), 1.0, rng=1)\n"
+   "x = dplit.margin_selection.sample_network(s.network, 10, weight=2.0, rng=1)\nassert x.shape == (10, REC().shape[1])",
+   expect="nolose")
 py("sample_network_n_huge", A, "n",
    "s = dplit.margin_selection.select_margins(REC(), 1.0, rng=1)\ndplit.margin_selection.sample_network(s.network, 10**12, rng=1)")
 py("two_way_report_used_wrong", A, ("used", "fit"), "dplit.margin_selection.two_way_report(None, REC(), [(0, 1)])")
@@ -830,7 +835,8 @@ py("fit_nested_weight_negative", A, "weight",
    SR + "dplit.nested.fit_nested(rel, weight=-1.0, n_iter=20, n_warmup=5, progress=False)", fixtures=("summaries.pkl",))
 py("fit_nested_release_wrong_type", A, "release",
    "dplit.nested.fit_nested(R(), n_iter=20, n_warmup=5, progress=False)", fixtures=("rel.json",))
-py("synthesize_households_m_zero", A, "m", "dplit.nested.synthesize_households(None, 10, 0)")
+# both arguments are wrong: the first one checked is named
+py("synthesize_households_m_zero", A, ("m", "result"), "dplit.nested.synthesize_households(None, 10, 0)")
 py("SummaryRelease_counts_negative_n", A, ("n", "counts"),
    "SummaryRelease(np.ones(5), -3, 1.0, 2, 2)")
 py("simulate_households_n_huge", A, "n",

@@ -43,7 +43,7 @@ ALPHAS = {f"alpha{k}": np.array(a) for k, a in enumerate(PAPER_ALPHAS, 1)}   # a
 # 5,000 records from $\mathrm{Dirichlet}(2.2, 3.3, 4.4)$ ($\boldsymbol\alpha_3$ of Sec. 5.1) released by Algorithm 1
 # (Sec. 3.3) at $\epsilon = 1$, $\epsilon_2 = 0.25$ to choose the threshold $a$ among the paper's candidates, $\epsilon_1 = 0.75$
 # for the noisy censored statistic $S_L$. Below the published summary (the record every inference method reads, with
-# its budget ledger), the released $S_L$ beside what it protects, the confidential $S_0(\mathbf D, a)$, and beside the
+# its budget line), the released $S_L$ beside what it protects, the confidential $S_0(\mathbf D, a)$, and beside the
 # model's $E[\log x_j] = \psi(\alpha_j) - \psi(\sum_k \alpha_k)$. The check: the ledger spends exactly
 # $\epsilon_1 + \epsilon_2 = 1$, the chosen $a$ is a candidate, and $S_L$ is within 10 Laplace scales of $S_0(\mathbf D, a)$
 # (a miss has probability $e^{-10}$ per component).
