@@ -584,7 +584,7 @@ class Release(_ReleaseChecks, _ReleaseBuild):
         if self.p_hat_G is None or self.a != self.candidates[0]:
             return None
         advice = zero_advice(self.p_hat_G, self.candidates, self.a, self.tc, s_L=self.s_L, n=self.n,
-                             names=self.names, factor=factor)
+                             names=self.names, factor=factor, eps2=self.eps2)
         return " ".join(advice) or None
 
     def summary(self):

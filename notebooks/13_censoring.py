@@ -102,6 +102,8 @@ fig.tight_layout()
 
 # %%
 #| export
+import math
+
 import numpy as np
 from scipy import integrate, optimize, special
 
@@ -733,7 +735,12 @@ def likely_zero_components(s_L, a, rate, *, margin=0.5):
     return np.array(sorted(named))
 
 
-def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, factor=2.0):
+#: Probability that a release of data without zeros is advised about zeros by noise alone (zero_advice with eps2).
+ZERO_FALSE_ALARM = 0.01
+_COUNT_SENSITIVITY = 2   # of the counts s_G (Sec. 3.2); dplit.release_record.COUNT_SENSITIVITY, checked equal there
+
+
+def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, factor=2.0, eps2=None):
     """Advice for a release whose records are censored even at the smallest candidate: probably exact zeros.
 
     Reads only what a release publishes (Guo et al., Alg. 1): the noisy censoring rates, the candidates, the
@@ -756,7 +763,12 @@ def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, fac
     names : sequence of str, optional
         Component names (default ``x1, ..., xd``).
     factor : float, default 2.0
-        Advise only when the rate at the smallest candidate exceeds ``factor * tc`` (noise alone rarely does).
+        Advise only when the rate at the smallest candidate exceeds ``factor * tc``.
+    eps2 : float, optional
+        The budget of the counts (needs ``n``). With it the rate must also exceed what the counts' noise reaches
+        on data without zeros except with probability :data:`ZERO_FALSE_ALARM`: two-sided geometric noise
+        (sensitivity 2) passes ``k`` records with probability ``t^k / (1 + t)``, ``t = exp(-eps2 / 2)``, so the
+        bar rises by ``k / n`` (about 0.03 at n = 1000, eps2 = 0.25).
 
     Returns
     -------
@@ -782,7 +794,15 @@ def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, fac
             raise ValueError(f"s_L must hold d >= 2 log-shares, got {s_L.size}")
     if n is not None:
         n = check.count(n, "n")
-    if p[0] <= factor * tc:
+    limit = factor * tc
+    if eps2 is not None:
+        eps2 = check.epsilon(eps2, "eps2")
+        if n is None:
+            raise ValueError("eps2 needs n: the counts' noise is in records, the rates are records / n")
+        t = math.exp(-eps2 / _COUNT_SENSITIVITY)
+        if t > 0.0:                                     # t = 0 (eps2 in the thousands): no noise to allow for
+            limit += math.ceil(math.log(ZERO_FALSE_ALARM * (1 + t)) / math.log(t)) / n
+    if p[0] <= limit:
         return []
     rows = f" (about {round(p[0] * n)} of {n} records)" if n is not None else ""
     # A point mass at 0 leaves the rate flat in a; a Dirichlet entry falls below a with probability ~ a^alpha_j.

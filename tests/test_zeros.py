@@ -186,3 +186,33 @@ def test_amalgamate_refuses_groups_that_are_not_a_partition(groups, exc):
 def test_treatments_refuse_rows_that_are_not_compositions(fn):
     with pytest.raises(ValueError, match="X"):
         fn([[0.5, 0.6]])
+
+
+def test_clean_data_is_rarely_told_it_has_zeros_and_zeros_still_are():
+    """The counts' noise alone (n = 1000, eps2 = 0.25: about 5% of clean releases passed 2 tc before the noise bar)
+    must not set off the zeros advice; 15% of records with a zero must."""
+    import warnings
+
+    from dplit.censoring import _COUNT_SENSITIVITY, ZERO_FALSE_ALARM
+    from dplit.release import release
+    from dplit.release_record import COUNT_SENSITIVITY
+    assert _COUNT_SENSITIVITY == COUNT_SENSITIVITY
+    told, told_without_bar, zeros_told = 0, 0, 0
+    reps = 200
+    for s in range(reps):
+        g = np.random.default_rng(s)
+        X = g.dirichlet([2.2, 3.3, 4.4], 1000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = release(X, eps1=0.75, eps2=0.25, rng=s, secure=False)
+            told += r.caution() is not None
+            told_without_bar += bool(zero_advice(r.p_hat_G, r.candidates, r.a, r.tc, n=r.n))
+            X[:150, 0] = 0.0
+            X[:150] /= X[:150].sum(axis=1, keepdims=True)
+            zeros_told += release(X, eps1=0.75, eps2=0.25, rng=s, secure=False).caution() is not None
+    # binomial(200, 0.01) exceeds 6 with probability < 0.5%; the rule without the noise bar exceeds it (about 10)
+    assert told <= 6 and told_without_bar > 6, (told, told_without_bar)
+    assert ZERO_FALSE_ALARM == 0.01
+    assert zeros_told == reps
+    with pytest.raises(ValueError, match="eps2 needs n"):
+        zero_advice([0.5, 0.6], [1e-4, 1e-3], 1e-4, 0.01, eps2=1.0)
