@@ -18,6 +18,7 @@ from scipy import stats
 
 __all__ = [
     "raises",
+    "dead_controls",
     "chisq_gof",
     "chisq_homogeneity",
     "sbc_ranks",
@@ -289,3 +290,82 @@ def raises(exc, fn, *args, match=None, **kwargs):
     except exc as err:
         return match is None or match in str(err)
     return False
+
+
+def dead_controls(widget):
+    """The controls of an ipywidgets ``interactive`` whose move does not change what it shows (empty: all work).
+
+    Each control is moved one step (or to the next option), as a reader would, and then put back; the output
+    compared is the callback's return value and the PNG bytes of the figures it returns or draws. A control the
+    callback ignores, or that nothing observes, is returned by its description. The figures are captured, not
+    shown. A check cell calls it right after a widget cell: ``assert dead_controls(explorer) == []``.
+    """
+    import hashlib
+    import io
+    import math
+    import re
+
+    import ipywidgets
+    import matplotlib.pyplot as plt
+    from ipywidgets.widgets import interaction
+
+    if not isinstance(widget, ipywidgets.interactive):
+        raise TypeError(f"widget must be an ipywidgets.interactive, got {type(widget).__name__}")
+    shots = []
+
+    def png(fig):
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=40)
+        return hashlib.sha1(buf.getvalue()).hexdigest()
+
+    def capture():  # instead of showing the figures inline: keep their bytes
+        shots.extend(png(plt.figure(n)) for n in plt.get_fignums())
+        plt.close("all")
+
+    def state():
+        r = widget.result
+        figs = [x for x in (r if isinstance(r, (tuple, list)) else [r]) if hasattr(x, "savefig")]
+        text = re.sub(r" at 0x[0-9a-f]+", "", repr(r))
+        return [text if not figs else "", [png(f) for f in figs], sorted(shots)]
+
+    def moved(c):
+        v = c.value
+        if getattr(c, "options", None):
+            opts = list(c.options)
+            return opts[(opts.index(v) + 1) % len(opts)] if v in opts else opts[0]
+        if isinstance(v, bool):
+            return not v
+        if isinstance(v, str):
+            digits = [i for i, ch in enumerate(v) if ch.isdigit()]
+            i = digits[-1] if digits else None
+            return v[:i] + str((int(v[i]) + 1) % 10) + v[i + 1:] if i is not None else v + "x"
+        if hasattr(c, "base"):  # FloatLogSlider: value = base ** exponent
+            e = math.log(v, c.base)
+            e = e - c.step if e - c.step >= c.min - 1e-9 else e + c.step
+            return c.base ** e
+        step = getattr(c, "step", 1) or 1
+        return v - step if v - step >= c.min else v + step
+
+    saved, saved_show = interaction.show_inline_matplotlib_plots, plt.show
+    interaction.show_inline_matplotlib_plots = capture
+    plt.show = lambda *args, **kwargs: capture()  # callbacks that call plt.show() themselves
+    dead = []
+    try:
+        plt.close("all")  # figures drawn before the check (the widget's first view, unless a kernel showed it)
+        shots.clear()
+        widget.update()
+        before = state()
+        for c in widget.kwargs_widgets:
+            if not isinstance(c, ipywidgets.Widget):  # fixed(...) arguments are not controls
+                continue
+            old = c.value
+            shots.clear()
+            c.value = moved(c)  # the observer calls the callback, as a moved slider does
+            if state() == before:
+                dead.append(c.description or type(c).__name__)
+            shots.clear()
+            c.value = old
+    finally:
+        interaction.show_inline_matplotlib_plots, plt.show = saved, saved_show
+        plt.close("all")
+    return dead

@@ -446,10 +446,13 @@ plt.close(fig)
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import FloatLogSlider, interactive
+from dplit.testing import dead_controls  # noqa: E402
 
-interactive(plot_noise_laws,
-            epsilon=FloatLogSlider(value=1.0, base=10, min=-1.3, max=1, step=0.05),
-            sensitivity=FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05))
+explorer = interactive(plot_noise_laws,
+                       epsilon=FloatLogSlider(value=1.0, base=10, min=-1.3, max=1, step=0.05),
+                       sensitivity=FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05))
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # In the widget's default view ($\epsilon = 1$, $\Delta = 1$: Laplace scale $b = 1$, geometric $t = e^{-1}$) both laws

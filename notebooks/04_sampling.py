@@ -982,11 +982,13 @@ plt.close(fig2)                    # checked, not shown: the widget below shows 
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import IntSlider, fixed, interactive
+from dplit.testing import dead_controls  # noqa: E402
 
 explorer = interactive(explore_run, n_iter=IntSlider(value=200, min=20, max=5000, step=20),
                        n_chains=IntSlider(value=4, min=2, max=8), seed=fixed(1))
 fig_default, rep_default = explorer.result       # the default call, made when the widget was built
 assert len(fig_default.axes[0].get_lines()) == 4
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
 explorer
 
 # %%

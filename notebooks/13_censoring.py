@@ -1067,10 +1067,13 @@ assert np.all(out["p_entry"] <= censoring_prob_bound(out["alpha"], out["a"]))
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import FloatLogSlider, FloatSlider, Dropdown, interactive
+from dplit.testing import dead_controls  # noqa: E402
 
-interactive(explore_censoring, alpha_sum=FloatLogSlider(value=6.0, base=10, min=-1, max=2, step=0.05),
-            shape=Dropdown(options=list(SHAPES)), log10_a=FloatSlider(value=-2.0, min=-6, max=-0.6, step=0.1),
-            n_points=(10, 60, 5))
+explorer = interactive(explore_censoring, alpha_sum=FloatLogSlider(value=6.0, base=10, min=-1, max=2, step=0.05),
+                       shape=Dropdown(options=list(SHAPES)), log10_a=FloatSlider(value=-2.0, min=-6, max=-0.6, step=0.1),
+                       n_points=(10, 60, 5))
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # ## When to use this

@@ -844,10 +844,13 @@ assert np.isclose(sum(probs.values()), 1.0)
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import FloatLogSlider, IntSlider, interactive
+from dplit.testing import dead_controls  # noqa: E402
 
-interactive(explore_selection, n=IntSlider(value=1000, min=100, max=20000, step=100),
-            eps2=FloatLogSlider(value=0.25, base=10, min=-3, max=1, step=0.1),
-            tc=FloatLogSlider(value=0.01, base=10, min=-3, max=-0.5, step=0.1), n_reps=(500, 5000, 500), seed=(0, 9))
+explorer = interactive(explore_selection, n=IntSlider(value=1000, min=100, max=20000, step=100),
+                       eps2=FloatLogSlider(value=0.25, base=10, min=-3, max=1, step=0.1),
+                       tc=FloatLogSlider(value=0.01, base=10, min=-3, max=-0.5, step=0.1), n_reps=(500, 5000, 500), seed=(0, 9))
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # ## The command line

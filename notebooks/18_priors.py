@@ -872,7 +872,9 @@ assert set(ps_e) == {"p2", "p3", "p4"} and all(p.d == 3 for p in ps_e.values())
 # NBVAL_IGNORE_OUTPUT
 import ipywidgets as widgets
 
-widgets.interactive(
+from dplit.testing import dead_controls  # noqa: E402
+
+explorer = widgets.interactive(
     explore,
     eps=widgets.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.1),
     share_d1=widgets.FloatSlider(value=0.25, min=0.05, max=0.5, step=0.05),
@@ -880,6 +882,8 @@ widgets.interactive(
     n_show=widgets.fixed(2000),
     seed=widgets.IntSlider(value=3, min=1, max=20),
 )
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # ## When to use this

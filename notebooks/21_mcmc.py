@@ -740,11 +740,13 @@ def explore(eps1=1.0, n_iter=2000, b=0):
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import FloatLogSlider, IntSlider, interactive  # noqa: E402
+from dplit.testing import dead_controls  # noqa: E402
 
 explorer = interactive(explore, eps1=FloatLogSlider(value=1.0, base=10, min=-1, max=2, step=0.25),
                        n_iter=IntSlider(value=2000, min=500, max=10000, step=500),
                        b=IntSlider(value=0, min=0, max=500, step=25))
 assert explorer.result.posterior["alpha"].shape == (2, 1000, 3)     # the default call: 2 chains, 2000 / 2 draws
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
 explorer
 
 # %% [markdown]

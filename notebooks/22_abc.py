@@ -876,10 +876,13 @@ plt.close(fig_x)   # the widget below draws this default view; shown once, there
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import FloatLogSlider, interactive  # noqa: E402
+from dplit.testing import dead_controls  # noqa: E402
 
-interactive(lambda accept_rate, eps: explore(accept_rate, eps)[1],
-            accept_rate=FloatLogSlider(value=0.1, base=10, min=-3, max=0, step=0.25),
-            eps=FloatLogSlider(value=1.0, base=10, min=-1, max=3, step=0.25))
+explorer = interactive(lambda accept_rate, eps: explore(accept_rate, eps)[1],
+                       accept_rate=FloatLogSlider(value=0.1, base=10, min=-3, max=0, step=0.25),
+                       eps=FloatLogSlider(value=1.0, base=10, min=-1, max=3, step=0.25))
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # ## When to use this

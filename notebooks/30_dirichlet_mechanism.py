@@ -1001,12 +1001,14 @@ assert np.allclose(out["mean"], (out["r"] * f_demo + out["alpha"]) / (out["r"] *
 # NBVAL_IGNORE_OUTPUT
 from IPython.display import Markdown, display
 from ipywidgets import FloatLogSlider, FloatSlider, Text, fixed, interactive
+from dplit.testing import dead_controls  # noqa: E402
 
 explorer = interactive(explore_mechanism, lam=FloatLogSlider(value=5, base=10, min=0.05, max=2.5, step=0.05),
                        log10_eps=FloatSlider(value=0.0, min=-3, max=1, step=0.1),
                        counts=Text("11, 8, 65, 25, 38, 0"), n_draws=(500, 10000, 500), seed=(0, 100),
                        show=fixed(True))
 assert math.isclose(explorer.result["r"], out["r"]) and np.allclose(explorer.result["mean"], out["mean"])  # default
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
 explorer
 
 # %%

@@ -996,10 +996,13 @@ plt.close(fig_x)   # the widget below draws this default view; shown once, there
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import Dropdown, FloatLogSlider, interactive  # noqa: E402
+from dplit.testing import dead_controls  # noqa: E402
 
-interactive(lambda method, eps: explore(method, eps)[1],
-            method=Dropdown(options=["dpboots", "dpremcmc_p1", "dpabc_p4", "dpmcmc_p1"], value="dpremcmc_p1"),
-            eps=FloatLogSlider(value=0.5, base=10, min=-1, max=1, step=0.1))
+explorer = interactive(lambda method, eps: explore(method, eps)[1],
+                       method=Dropdown(options=["dpboots", "dpremcmc_p1", "dpabc_p4", "dpmcmc_p1"], value="dpremcmc_p1"),
+                       eps=FloatLogSlider(value=0.5, base=10, min=-1, max=1, step=0.1))
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # ## When to use this

@@ -451,6 +451,8 @@ assert dp_s5.method == "gibbs" and dp_s5.n_replicates_out_of_range >= dp_s5.n_fa
 # NBVAL_IGNORE_OUTPUT
 import ipywidgets as widgets
 
+from dplit.testing import dead_controls  # noqa: E402
+
 explorer = widgets.interactive(
     explore,
     eps=widgets.FloatLogSlider(value=1.0, base=10, min=-1, max=2, step=0.1),
@@ -462,6 +464,7 @@ explorer = widgets.interactive(
 )
 dp_default = explorer.result[1]
 assert dp_default.n_failed == 0 and dp_default.alpha.shape == (200, 3)  # the default call: 200 valid replicates
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
 explorer
 
 # %%

@@ -310,10 +310,12 @@ def explore(eps1=0.5, n_iter=3000):
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import FloatLogSlider, IntSlider, interactive  # noqa: E402
+from dplit.testing import dead_controls  # noqa: E402
 
 explorer = interactive(explore, eps1=FloatLogSlider(value=0.5, base=10, min=-1, max=3, step=0.25),
                        n_iter=IntSlider(value=3000, min=500, max=20000, step=500))
 assert explorer.result["blocked"].posterior["alpha"].shape == (3, 3000, 3)   # the default call
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
 explorer
 
 # %% [markdown]

@@ -189,10 +189,13 @@ plt.close("all")
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import FloatLogSlider, FloatSlider, IntSlider, interactive  # noqa: E402
+from dplit.testing import dead_controls  # noqa: E402
 
-interactive(lambda eps, share, seed: explore_selection(eps, share, seed)[0],
-            eps=FloatLogSlider(value=1.0, base=10, min=-2, max=1, step=0.1),
-            share=FloatSlider(value=0.25, min=0.05, max=0.9, step=0.05), seed=IntSlider(value=1, min=0, max=20))
+explorer = interactive(lambda eps, share, seed: explore_selection(eps, share, seed)[0],
+                       eps=FloatLogSlider(value=1.0, base=10, min=-2, max=1, step=0.1),
+                       share=FloatSlider(value=0.25, min=0.05, max=0.9, step=0.05), seed=IntSlider(value=1, min=0, max=20))
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # ## The law of a whole selection (Sec. 5.2; Zhang et al.'s GreedyBayes)

@@ -635,11 +635,14 @@ if have_table:
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import Dropdown, interactive  # noqa: E402
+from dplit.testing import dead_controls  # noqa: E402
 
 plt.close(fig_x)    # the widget draws the default view again, once, below
-interactive(explore, method=Dropdown(options=methods, value="dpmcmc_p1"),
-            measure=Dropdown(options=["mse_alpha", "mse_mean", "coverage", "runtime", "mpsrf"]),
-            n=Dropdown(options=ns, value=ns[0]))
+explorer = interactive(explore, method=Dropdown(options=methods, value="dpmcmc_p1"),
+                       measure=Dropdown(options=["mse_alpha", "mse_mean", "coverage", "runtime", "mpsrf"]),
+                       n=Dropdown(options=ns, value=ns[0]))
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # The widget above starts at its default view (DPMCMC$_{p1}$, the MSE of $\boldsymbol\alpha$, $n = 1000$).

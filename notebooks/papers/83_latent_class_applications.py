@@ -519,10 +519,13 @@ plt.close("all")
 # %%
 # NBVAL_IGNORE_OUTPUT
 from ipywidgets import Dropdown, FloatLogSlider, IntSlider, interactive  # noqa: E402
+from dplit.testing import dead_controls  # noqa: E402
 
-interactive(lambda eps, k, margin_set: explore_lcm(eps, k, margin_set)[0],
-            eps=FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.1), k=IntSlider(value=5, min=1, max=12),
-            margin_set=Dropdown(options=list(MARGIN_SETS)))
+explorer = interactive(lambda eps, k, margin_set: explore_lcm(eps, k, margin_set)[0],
+                       eps=FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.1), k=IntSlider(value=5, min=1, max=12),
+                       margin_set=Dropdown(options=list(MARGIN_SETS)))
+assert dead_controls(explorer) == []  # every control changes the view (one its callback ignores fails)
+explorer
 
 # %% [markdown]
 # ## What we found
