@@ -180,7 +180,7 @@ def example1_model(style="numba", n=N_ADM, varnames=NAMES_EX1):
                         same_shape=False, batch=True)
 
 
-# %% notebooks/papers/82_dapper_examples.py, cell 22: Example 3: linear regression from clamped, Laplace-noised sufficient statistics (dapper, Sec. 5; Ju et al. 2022)
+# %% notebooks/papers/82_dapper_examples.py, cell 24: Example 3: linear regression from clamped, Laplace-noised sufficient statistics (dapper, Sec. 5; Ju et al. 2022)
 N_REG, EPS_REG, DELTA_REG, SIGMA2_REG, TAU2_REG = 50, 10.0, 15.0, 2.0, 4.0
 MU_X = np.array([0.9, -1.17])
 BETA_TRUE = np.array([-1.79, -2.89, -0.66])
