@@ -72,3 +72,27 @@ def test_readme_links_every_notebook_to_its_file():
     planted = text.replace("[`21_mcmc`](notebooks/21_mcmc.ipynb)", "`21_mcmc`").replace(
         "(notebooks/papers/80_guo_simulation_study.ipynb)", "(notebooks/80_guo_simulation_study.ipynb)")
     assert unlinked_in_readme(planted) == ["21_mcmc", "80_guo_simulation_study"]
+
+
+def test_the_index_counts_of_the_papers_items_match_their_rows():
+    """Each paper's "Counts:" line in 00_index agrees with the statuses of the rows of its table."""
+    import re
+    from collections import Counter
+
+    text = (ROOT / "notebooks" / "00_index.py").read_text()
+    part = text.split("## Every table and figure of the papers", 1)[1].split("\n# ## ", 1)[0]
+    papers = part.split("\n# ### ")[1:]
+    assert len(papers) == 4
+    names = {"reproduced": "reproduced", "reproduced in part": "reproduced in part",
+             "differs (explained)": "differs, explained", "not reproduced": "not reproduced",
+             "not applicable": "not applicable"}
+    for paper in papers:
+        said = re.search(r"Counts: (\d+) items[^;]*; (.*)\.", paper)
+        claimed = {names[m.group(1).strip()]: int(m.group(2)) for m in re.finditer(r"([a-z ()]+?) (\d+)(?:,|$)", said.group(2))}
+        rows = [r for r in paper.splitlines() if r.startswith("# | ") and not r.startswith("# | item")]
+        statuses = Counter()
+        for r in rows:
+            cell = r.rstrip(" |").rsplit(" | ", 1)[1]
+            statuses[next(s for s in sorted(names.values(), key=len, reverse=True) if cell.startswith(s))] += 1
+        assert sum(statuses.values()) == int(said.group(1)), paper[:60]
+        assert dict(statuses) == claimed, (paper[:60], dict(statuses), claimed)
