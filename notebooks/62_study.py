@@ -69,7 +69,7 @@ print(tab_first.to_string(float_format="{:.3g}".format))
 # %% [markdown]
 # ## The design (Guo et al., Sec. 5.1)
 #
-# **Scenarios.** Five true parameters $\boldsymbol\alpha_1 = (3.3, 4.4)$, $\boldsymbol\alpha_2 = (0.5, 0.5, 0.5)$,
+# **Scenarios.** The paper's five true parameters $\boldsymbol\alpha_1 = (3.3, 4.4)$, $\boldsymbol\alpha_2 = (0.5, 0.5, 0.5)$,
 # $\boldsymbol\alpha_3 = (2.2, 3.3, 4.4)$, $\boldsymbol\alpha_4 = (2, 20, 2)$, $\boldsymbol\alpha_5 = (2.2, 3.3, 4.4, 5.5, 6.6)$; sample
 # sizes $n \in \{1000, 5000\}$; budgets $\epsilon \in \{0.25, 0.5, 1.5, 10^{10}\}$ ($10^{10}$: no privacy to speak of, so
 # only the approximations of each method show); 50 data sets per scenario. The threshold $a$ is chosen from

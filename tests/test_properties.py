@@ -177,7 +177,7 @@ def test_laplace_mechanism_keeps_the_shape_and_gives_floats(shape, sens, eps, se
 
 
 @budget(80)
-@given(shapes, st.floats(0.1, 100.0), st.floats(1e-2, 1e2), seeds, st.booleans(), st.booleans())
+@given(shapes, st.floats(1.0, 100.0), st.floats(1e-2, 1e2), seeds, st.booleans(), st.booleans())  # integer counts: sensitivity >= 1
 def test_geometric_mechanism_keeps_the_shape_and_gives_int64(shape, sens, eps, seed, as_float, secure):
     counts = np.random.default_rng(seed).integers(-10**6, 10**6, size=shape)
     out = geometric_mechanism(counts.astype(float) if as_float else counts, sens, eps, rng=seed, secure=secure)
