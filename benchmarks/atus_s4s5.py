@@ -15,7 +15,11 @@ one ``method = "data"`` row per sex holds the histograms (edges and densities), 
 this file alone. Runs go outer and (eps, sex) inner, so a partial run holds about as many runs of every panel.
 
     OMP_NUM_THREADS=1 nice -n 19 .venv/bin/python benchmarks/atus_s4s5.py --runs 100 --max-seconds 1200
+    OMP_NUM_THREADS=1 nice -n 19 .venv/bin/python benchmarks/atus_s4s5.py --runs 20 --effort full
     .venv/bin/python benchmarks/atus_s4s5.py --summary           # runs stored per (eps, sex)
+
+The stored table holds 100 runs per (eps, sex) at the ``quick`` effort (about 1.4 CPU-seconds a run) and 20 at the
+``full`` effort (20,000 iterations after 2,000; about 4 CPU-seconds a run).
 
 The data: ATUS 2019 through :func:`dplit.datasets.load_atus` (``$DPLIT_DATA``), filtered as the paper
 (:func:`dplit.atus.atus_compositions`, 3,359 men and 3,766 women), as ``benchmarks/atus_table2.py`` loads it.

@@ -1127,13 +1127,13 @@ def s45_sentences(s45, s45_full=None, close=S45_CLOSE, max_mpsrf=S45_MAX_MPSRF):
         f_off = s45_full[s45_full["L1"] > s45_full["L1_bench"] + close]
         fc = s45_full.drop_duplicates(["eps", "sex"])
         text.append(f"**At the `full` effort** ({q_full['n_iter']:,} iterations after {q_full['n_warmup']:,}; "
-                    f"{fc['runs'].min()} to {fc['runs'].max()} runs per cell): {len(f_off)} of {len(s45_full)} panels "
+                    f"{'-'.join(sorted({str(fc['runs'].min()), str(fc['runs'].max())}))} runs per cell): {len(f_off)} of {len(s45_full)} panels "
                     f"are off in the same sense, {int(fc['converged'].sum())} of {int(fc['runs'].sum())} runs pass the "
                     "rule, and the median run's $\\alpha_0$ is "
                     + ", ".join(f"{r.alpha0_median:,.0f} ({r.sex}, $\\epsilon$ = {r.eps:g})" for r in fc.itertuples())
                     + ": " + ("longer chains do not stop the drift of $\\alpha_0$ here." if len(f_off) >= len(off)
                               else "longer chains bring part of the panels back."))
-    return "\n".join(text)
+    return "\n\n".join(text)
 
 
 if len(s45):
