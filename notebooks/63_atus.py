@@ -963,6 +963,183 @@ display(Markdown(s6_sentences(s6_fit)))
 # $\epsilon = 0.5$, which the paper's S4 (DPreMCMC$_{p4}$, averaged over 100 runs) does not show.
 
 # %% [markdown]
+# ### Figures S4 and S5 over many runs
+#
+# **What the paper did.** Figures S4 ($\epsilon = 0.5$) and S5 ($\epsilon = 1$) average the posterior predictive
+# density of DPreMCMC$_{p4}$ over its 100 runs (each on its own release of each sex), with MCMC$_{p1}$ as the
+# benchmark, at its effort (3 chains of 100,000 iterations after 20,000 of burn-in), and it discards runs whose
+# multivariate Gelman-Rubin statistic exceeds 1.1 (Sec. 5.1). It reads them as: the predictive densities are similar
+# to the observed data in both figures, and the DP ones similar to MCMC$_{p1}$'s.
+#
+# **What we did.** `benchmarks/atus_s4s5.py` stores, in `benchmarks/results/atus_s4s5.jsonl`, runs of DPreMCMC$_{p4}$
+# per $\epsilon$ and sex, each on a fresh release, at the study's `quick` effort (3 chains of 2,000 iterations after
+# 500 of warm-up; fewer runs at the `full` effort, 20,000 after 2,000, to see what the effort moves), plus one
+# MCMC$_{p1}$ run per sex and the data's histograms; each run keeps its predictive density
+# on the grids of the figure above, at the histogram's bin midpoints, and its multivariate PSRF. The cell draws the
+# mean over the stored runs (solid), the pointwise 10-90% band over runs (shaded), MCMC$_{p1}$ (dashed) and the
+# histograms (grey); the titles give the number of runs stored. The sentences under the figures compare each
+# panel with its histogram by the L1 distance of the figure above, over all runs and over the runs that pass the
+# paper's convergence rule.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+S6_GRIDS = ((0.15, 0.75, 300), (0.001, 0.2, 300), (0.2, 0.85, 300))   # the grids of s6_figure
+S45_METHOD, S45_EPS, S45_MAX_MPSRF, S45_CLOSE = "dpremcmc_p4", (0.5, 1.0), 1.1, 0.5
+
+
+def s45_summary(rows, eps, *, effort="quick", max_mpsrf=S45_MAX_MPSRF):
+    """Per sex and activity at budget ``eps``, from the stored runs of :data:`S45_METHOD`: the mean predictive
+    density over runs on the grid and its pointwise 10-90% band, MCMC_p1's, the histogram, and L1 distances on the
+    histogram's bins (the mean over all runs, over the runs whose multivariate PSRF <= ``max_mpsrf``, the median of
+    single runs, MCMC_p1's, and the mean's distance to MCMC_p1's)."""
+    out = []
+    for sex in ("male", "female"):
+        runs = [r for r in rows if r["method"] == S45_METHOD and r["eps"] == eps and r["sex"] == sex
+                and r["effort"] == effort]
+        if not runs:
+            continue
+        data = next(r for r in rows if r["method"] == "data" and r["sex"] == sex and r["effort"] == effort)
+        bench = next(r for r in rows if r["method"] == "mcmc_p1" and r["sex"] == sex and r["effort"] == effort)
+        ok = np.array([r["info"].get("mpsrf", np.inf) <= max_mpsrf for r in runs])
+        a0 = np.array([r["alpha0_q"][1] for r in runs])
+        for j in range(3):
+            h, w = np.asarray(data["hist"][j]["density"]), np.diff(data["hist"][j]["edges"])
+            G = np.array([r["grid"][j] for r in runs])
+            B = np.array([r["bins"][j] for r in runs])
+            assert G.shape[1] == S6_GRIDS[j][2] and B.shape[1] == h.size
+
+            def l1(f, ref=h, w=w):
+                return float(np.sum(np.abs(np.asarray(f) - ref) * w))
+
+            out.append({"effort": effort, "eps": eps, "sex": sex, "j": j, "activity": ACTIVITIES[j], "runs": len(runs),
+                        "converged": int(ok.sum()), "alpha0_median": float(np.median(a0)),
+                        "alpha0_bench": bench["alpha0_q"][1], "mean": G.mean(0), "lo": np.quantile(G, 0.1, axis=0),
+                        "hi": np.quantile(G, 0.9, axis=0), "bench": np.asarray(bench["grid"][j]),
+                        "hist": data["hist"][j], "L1": l1(B.mean(0)),
+                        "L1_converged": l1(B[ok].mean(0)) if ok.any() else np.nan,
+                        "L1_run_median": float(np.median([l1(b) for b in B])), "L1_bench": l1(bench["bins"][j]),
+                        "L1_to_bench": l1(B.mean(0), np.asarray(bench["bins"][j]))})
+    return pd.DataFrame(out)
+
+
+def s45_figure(summ):
+    """Figure S4 (eps = 0.5) or S5 (eps = 1) from :func:`s45_summary`'s rows of one eps."""
+    eps = float(summ["eps"].iloc[0])
+    fig, axes = plt.subplots(2, 3, figsize=(9, 5))
+    col, bcol = METHOD_STYLE[S45_METHOD]["color"], METHOD_STYLE["mcmc_p1"]["color"]
+    for r in summ.itertuples():
+        ax = axes[("male", "female").index(r.sex), r.j]
+        x = np.linspace(*S6_GRIDS[r.j])
+        ax.stairs(r.hist["density"], r.hist["edges"], fill=True, color="0.85", label="data")
+        ax.fill_between(x, r.lo, r.hi, color=col, alpha=0.25, lw=0, label="10-90% of runs")
+        ax.plot(x, r.mean, color=col, lw=1.5, label=f"{METHOD_STYLE[S45_METHOD]['label']}, mean")
+        ax.plot(x, r.bench, "--", color=bcol, lw=1.2, label="MCMC_p1")
+        # the axis shows the data's scale; a mean far above it (a spike) is cut and its peak written in the panel
+        top = 2.5 * max(np.max(r.hist["density"]), r.bench.max())
+        ax.set(xlim=(x[0], x[-1]), ylim=(0, min(top, 1.1 * max(top / 2.5, r.hi.max(), r.mean.max()))))
+        if r.mean.max() > ax.get_ylim()[1]:
+            ax.text(0.98, 0.95, f"mean's peak {r.mean.max():.0f}\nat {x[r.mean.argmax()]:.3f}", transform=ax.transAxes,
+                    ha="right", va="top", fontsize=7, color=col)
+        ax.set_title(f"{r.sex}: {r.activity} ({r.runs} runs)", fontsize=9)
+        ax.tick_params(labelsize=8)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle(f"Figure S{4 if eps == 0.5 else 5}: {METHOD_STYLE[S45_METHOD]['label']} at $\\epsilon$ = {eps:g}, "
+                 f"mean of {'-'.join(sorted({str(v) for v in (summ['runs'].min(), summ['runs'].max())}))} runs per sex "
+                 "(`quick` effort; paper: 100)",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+s45_rows = stored_rows("atus_s4s5.jsonl", script="benchmarks/atus_s4s5.py") or []
+s45, s45_full = pd.DataFrame(), pd.DataFrame()
+if not any(r["method"] == S45_METHOD for r in s45_rows):
+    print("no stored runs of DPreMCMC_p4: Figures S4-S5 skipped (run benchmarks/atus_s4s5.py)")
+else:
+    if REAL:   # the stored histograms are this data's
+        for r in (r for r in s45_rows if r["method"] == "data"):
+            for j in range(3):
+                h, e = np.histogram(groups[r["sex"]][:, j], bins=len(r["hist"][j]["density"]), density=True)
+                assert np.allclose(h, r["hist"][j]["density"], rtol=1e-4) and np.allclose(e, r["hist"][j]["edges"])
+    else:
+        print("the stored runs, and the histograms drawn, are of ATUS 2019, not of the stand-in")
+    s45 = pd.concat([s45_summary(s45_rows, e) for e in S45_EPS], ignore_index=True)
+    s45_full = pd.concat([s45_summary(s45_rows, e, effort="full") for e in S45_EPS], ignore_index=True)
+    for e in S45_EPS:
+        if (s45["eps"] == e).any():
+            s45_figure(s45[s45["eps"] == e])
+            plt.show()
+    # each stored predictive is a density: MCMC_p1's and most runs' mass on the grid is about 1 (a run's spike
+    # narrower than the grid's step is missed or overshot by the trapezoid rule)
+    mass = {m: [np.trapezoid(r["grid"][j], np.linspace(*S6_GRIDS[j])) for r in s45_rows if r["method"] == m
+                for j in range(3)] for m in ("mcmc_p1", S45_METHOD)}
+    assert np.allclose(mass["mcmc_p1"], 1, atol=0.02) and abs(np.median(mass[S45_METHOD]) - 1) < 0.05, mass
+    print(s45.groupby(["eps", "sex"])[["runs", "converged", "alpha0_median", "alpha0_bench"]].first()
+          .round(1).to_string())
+
+# %%
+def s45_sentences(s45, s45_full=None, close=S45_CLOSE, max_mpsrf=S45_MAX_MPSRF):
+    """The paper's statements on Figures S4-S5 beside what the stored runs show (from :func:`s45_summary`)."""
+    lab = METHOD_STYLE[S45_METHOD]["label"]
+    panels = s45.drop_duplicates(["sex", "j"])
+    bench_off = panels[panels["L1_bench"] > close]
+    q, q_full = vars(StudyConfig(quick=True)), vars(StudyConfig(quick=False))
+    longer = (100_000 + 20_000) / (q["n_iter"] + q["n_warmup"])      # the paper's chains against ours
+    text = ["**The paper (S6):** the DP predictive densities are similar to the observed data in both figures, and "
+            "similar to MCMC$_{p1}$'s. **The stored runs** (a panel follows when the L1 distance is at most "
+            f"{close:g}; MCMC$_{{p1}}$ itself follows in {len(panels) - len(bench_off)} of {len(panels)} panels"
+            + (f", not in {', '.join(f'{r.sex} {r.activity}' for r in bench_off.itertuples())}" if len(bench_off) else "")
+            + "):"]
+    for e, d in s45.groupby("eps"):
+        follow = d[d["L1"] <= close]
+        near = d[d["L1_to_bench"] <= close]
+        conv = d.drop_duplicates("sex")
+        worst = d.loc[d["L1"].idxmax()]
+        line = (f"* $\\epsilon = {e:g}$ ({' and '.join(f'{r.runs} runs of {r.sex}' for r in conv.itertuples())}): the "
+                f"mean of {lab} follows the histogram in **{len(follow)} of {len(d)}** panels and lies within {close:g} "
+                f"of MCMC$_{{p1}}$'s in {len(near)} of {len(d)}; the farthest is {worst.sex} {worst.activity} "
+                f"(L1 {worst.L1:.2f}; MCMC$_{{p1}}$ {worst.L1_bench:.2f}). A single run's median L1 ranges "
+                f"{d['L1_run_median'].min():.2f}-{d['L1_run_median'].max():.2f}. Runs passing the paper's rule "
+                f"(PSRF <= {max_mpsrf:g}): " + ", ".join(f"{r.converged} of {r.runs} ({r.sex})" for r in conv.itertuples())
+                + "; the median run's $\\alpha_0$ is " + ", ".join(f"{r.alpha0_median:,.0f} ({r.sex})" for r in conv.itertuples())
+                + " against MCMC$_{p1}$'s " + ", ".join(f"{r.alpha0_bench:.0f}" for r in conv.itertuples()) + ".")
+        cd = d.dropna(subset=["L1_converged"])
+        if len(cd):
+            line += (f" Over the converged runs only, the mean follows in {int((cd['L1_converged'] <= close).sum())} "
+                     f"of the {len(cd)} panels that have any.")
+        text.append(line)
+    off = s45[s45["L1"] > s45["L1_bench"] + close]            # off by more than the Beta model's own misfit
+    agree = off.empty
+    text.append(f"**Verdict:** {'the stored runs agree with' if agree else 'the stored runs do not reproduce'} the "
+                "paper's reading" + (" (every panel within " f"{close:g} of MCMC$_{{p1}}$'s own distance)." if agree else
+                f" in {len(off)} of {len(s45)} panels (L1 more than {close:g} above MCMC$_{{p1}}$'s)"))
+    if not agree:
+        high = off[off["alpha0_median"] > 10 * off["alpha0_bench"]]
+        conv = off.drop_duplicates(["eps", "sex"])
+        oc = off.dropna(subset=["L1_converged"])
+        text[-1] += (f"; in {len(high)} of them the median run's $\\alpha_0$ is over 10 times MCMC$_{{p1}}$'s, so its "
+                     "Beta marginals are far narrower than the data (the spikes above the histograms). Of the "
+                     f"{int(conv['runs'].sum())} runs behind these panels, {int(conv['converged'].sum())} pass the "
+                     "paper's convergence rule (it would discard the others), and the mean over those comes within "
+                     f"{close:g} of MCMC$_{{p1}}$'s distance in {int((oc['L1_converged'] <= oc['L1_bench'] + close).sum())} "
+                     f"of the {len(oc)} panels that have any. The paper's chains are {longer:.0f} times longer than ours.")
+    if s45_full is not None and len(s45_full):
+        f_off = s45_full[s45_full["L1"] > s45_full["L1_bench"] + close]
+        fc = s45_full.drop_duplicates(["eps", "sex"])
+        text.append(f"**At the `full` effort** ({q_full['n_iter']:,} iterations after {q_full['n_warmup']:,}; "
+                    f"{'-'.join(sorted({str(fc['runs'].min()), str(fc['runs'].max())}))} runs per cell): {len(f_off)} of {len(s45_full)} panels "
+                    f"are off in the same sense, {int(fc['converged'].sum())} of {int(fc['runs'].sum())} runs pass the "
+                    "rule, and the median run's $\\alpha_0$ is "
+                    + ", ".join(f"{r.alpha0_median:,.0f} ({r.sex}, $\\epsilon$ = {r.eps:g})" for r in fc.itertuples())
+                    + ": " + ("longer chains do not stop the drift of $\\alpha_0$ here." if len(f_off) >= len(off)
+                              else "longer chains bring part of the panels back."))
+    return "\n\n".join(text)
+
+
+if len(s45):
+    display(Markdown(s45_sentences(s45, s45_full)))
+
+# %% [markdown]
 # ## Explore: one method, one budget
 #
 # Run a method at a budget and see its posterior of the differences $\mu_{M,j} - \mu_{F,j}$ against the band
