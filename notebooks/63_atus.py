@@ -1039,7 +1039,7 @@ def s45_figure(summ):
         ax.set(xlim=(x[0], x[-1]), ylim=(0, min(top, 1.1 * max(top / 2.5, r.hi.max(), r.mean.max()))))
         if r.mean.max() > ax.get_ylim()[1]:
             ax.text(0.98, 0.95, f"mean's peak {r.mean.max():.0f}\nat {x[r.mean.argmax()]:.3f}", transform=ax.transAxes,
-                    ha="right", va="top", fontsize=7, color=col)
+                    ha="right", va="top", fontsize=8, color=col)
         ax.set_title(f"{r.sex}: {r.activity} ({r.runs} runs)", fontsize=9)
         ax.tick_params(labelsize=8)
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8, frameon=False)

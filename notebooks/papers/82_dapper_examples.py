@@ -281,7 +281,7 @@ for ax, v in zip(axes, NAMES_EX1):
     for c in range(x.shape[0]):
         ax.plot(x[c], lw=0.4, alpha=0.7, label=f"chain {c + 1}")
     ax.set_ylabel(v, fontsize=9)
-axes[0].legend(ncol=4, fontsize=7, loc="upper right")
+axes[0].legend(ncol=4, fontsize=8, loc="upper right")
 axes[-1].set_xlabel("kept iteration")
 fig.suptitle("Example 1: trace plots (dapper's Figure 1)", fontsize=10)
 fig.tight_layout()
