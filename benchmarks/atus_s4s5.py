@@ -26,7 +26,6 @@ The data: ATUS 2019 through :func:`dplit.datasets.load_atus` (``$DPLIT_DATA``), 
 """
 
 import argparse
-import json
 import sys
 import time
 import warnings
@@ -36,7 +35,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from atus_table2 import atus_groups  # noqa: E402
+from atus_table2 import append_missing, atus_groups, read_rows  # noqa: E402
 
 TABLE = HERE / "results" / "atus_s4s5.jsonl"
 SEED = 20261129
@@ -69,14 +68,6 @@ def row_key(method, eps, sex, run, effort, seed):
 def key_of(row):
     """The hashable key of a stored row (or of a :func:`row_key` dict)."""
     return tuple(row[k] for k in KEY_FIELDS)
-
-
-def read_rows(path=TABLE):
-    """The rows stored in ``path`` (a list of dicts; [] when the file is absent)."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _sig(x, digits=5):
@@ -139,24 +130,11 @@ def run(groups, path=TABLE, *, runs=100, first_run=0, eps=EPS, effort="quick", s
 
     Stops starting new rows once ``max_seconds`` (wall) have passed. Each row is written (and flushed) when done.
     """
-    path = Path(path)
-    done = {key_of(r) for r in read_rows(path)}
-    todo = [k for k in plan(runs, eps=eps, effort=effort, seed=seed, first_run=first_run) if key_of(k) not in done]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    t0, added = time.perf_counter(), 0
-    for i, k in enumerate(todo):
-        if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
-            log(f"stopped after {max_seconds:g} s: {len(todo) - i} rows left")
-            break
-        if key_of(k) in {key_of(r) for r in read_rows(path)}:
-            continue                  # written meanwhile by another process working on the same table
-        row = run_row(groups[k["sex"]], k)
-        with open(path, "a") as fh:
-            fh.write(json.dumps(row, separators=(",", ":")) + "\n")
-        added += 1
-        log(f"{k['method']:>12} eps {k['eps']} {k['sex']:>6} run {k['run']:3d}: "
-            f"{row.get('cpu_s', 0):.1f} CPU-s [{time.perf_counter() - t0:.0f} s]")
-    return added
+    return append_missing(path, plan(runs, eps=eps, effort=effort, seed=seed, first_run=first_run),
+                          lambda k: run_row(groups[k["sex"]], k), lambda k, row: (
+                              f"{k['method']:>12} eps {k['eps']} {k['sex']:>6} run {k['run']:3d}: "
+                              f"{row.get('cpu_s', 0):.1f} CPU-s"),
+                          fields=KEY_FIELDS, max_seconds=max_seconds, log=log)
 
 
 def summary(rows, *, effort="quick", seed=SEED):

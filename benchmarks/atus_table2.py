@@ -44,9 +44,9 @@ def row_key(method, rep, eps, effort, seed):
     return {"method": str(method), "rep": int(rep), "eps": float(eps), "effort": effort, "seed": int(seed)}
 
 
-def key_of(row):
-    """The hashable key of a stored row (or of a :func:`row_key` dict)."""
-    return tuple(row[k] for k in KEY_FIELDS)
+def key_of(row, fields=KEY_FIELDS):
+    """The hashable key of a stored row (or of a :func:`row_key` dict): its values of ``fields``."""
+    return tuple(row[k] for k in fields)
 
 
 def read_rows(path=TABLE):
@@ -90,24 +90,36 @@ def run(groups, path=TABLE, *, methods=METHODS, reps=100, first_rep=0, eps=EPS, 
 
     Stops starting new rows once ``max_seconds`` (wall) have passed. Each row is written (and flushed) when done.
     """
+    keys = [row_key(m, r, eps, effort, seed) for r in range(first_rep, reps) for m in methods]
+    return append_missing(path, keys, lambda k: run_row(groups, k), lambda k, row: (
+        f"{k['method']:>12} rep {k['rep']:3d}: reject {row['reject']} prob {row['prob']} {row['cpu_s']:.1f} CPU-s"),
+        max_seconds=max_seconds, log=log)
+
+
+def append_missing(path, keys, compute, describe, *, fields=KEY_FIELDS, max_seconds=None, log=print):
+    """Append to the JSON-lines table ``path`` the row ``compute(key)`` of each of ``keys`` (dicts) it lacks, in
+    order; returns how many were added. The scripts' one resumable loop (this one's and ``atus_s4s5.py``'s).
+
+    A row is keyed by its values of ``fields``. Each row is appended (and flushed) when done, so an interrupted run
+    keeps every finished row; a key written meanwhile by another process is skipped. No new row is started once
+    ``max_seconds`` (wall) have passed. ``describe(key, row)`` is the log line of a row.
+    """
     path = Path(path)
-    done = {key_of(r) for r in read_rows(path)}
-    todo = [row_key(m, r, eps, effort, seed) for r in range(first_rep, reps) for m in methods]
-    todo = [k for k in todo if key_of(k) not in done]
+    done = {key_of(r, fields) for r in read_rows(path)}
+    todo = [k for k in keys if key_of(k, fields) not in done]
     path.parent.mkdir(parents=True, exist_ok=True)
     t0, added = time.perf_counter(), 0
     for i, k in enumerate(todo):
         if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
             log(f"stopped after {max_seconds:g} s: {len(todo) - i} rows left")
             break
-        if key_of(k) in {key_of(r) for r in read_rows(path)}:
+        if key_of(k, fields) in {key_of(r, fields) for r in read_rows(path)}:
             continue                  # written meanwhile by another process working on the same table
-        row = run_row(groups, k)
+        row = compute(k)
         with open(path, "a") as fh:
             fh.write(json.dumps(row, separators=(",", ":")) + "\n")
         added += 1
-        log(f"{k['method']:>12} rep {k['rep']:3d}: reject {row['reject']} prob {row['prob']} "
-            f"{row['cpu_s']:.1f} CPU-s [{time.perf_counter() - t0:.0f} s]")
+        log(f"{describe(k, row)} [{time.perf_counter() - t0:.0f} s]")
     return added
 
 

@@ -2,7 +2,9 @@
 
 import contextlib
 import http.server
+import importlib.util
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -70,3 +72,17 @@ def file_server(monkeypatch):
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+def benchmark_script(name):
+    """``benchmarks/<name>.py`` loaded as a module (the scripts are not a package); skips where benchmarks/ is absent
+    (an installed copy)."""
+    import pytest
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
+    if not path.exists():
+        pytest.skip("benchmarks/ is not part of this install")
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -1,23 +1,15 @@
 """The resumable Figures S4-S5 runner (benchmarks/atus_s4s5.py) on a tiny synthetic input, never on the ATUS data."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "atus_s4s5.py"
+from _helpers import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def runner():
-    if not SCRIPT.exists():
-        pytest.skip("benchmarks/ is not part of this install")
-    spec = importlib.util.spec_from_file_location("atus_s4s5", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_script("atus_s4s5")
 
 
 @pytest.fixture(scope="module")

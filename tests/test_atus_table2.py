@@ -1,23 +1,15 @@
 """The resumable Table 2 runner (benchmarks/atus_table2.py) on a tiny synthetic input, never on the ATUS data."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "atus_table2.py"
+from _helpers import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def runner():
-    if not SCRIPT.exists():
-        pytest.skip("benchmarks/ is not part of this install")
-    spec = importlib.util.spec_from_file_location("atus_table2", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_script("atus_table2")
 
 
 @pytest.fixture(scope="module")
