@@ -216,6 +216,19 @@ def _takes_rng(f):
 
 # %%
 #| export
+# How the sampler calls each module, for the message when the user's module fails.
+_CALLED_AS = {"latent_f": "latent_f(theta)", "post_f": "post_f(dmat, theta)", "priv_f": "priv_f(sdp, sx)",
+              "st_f": "st_f(xi, sdp, i)"}
+
+
+def _module_failed(name, err, takes_rng=False):
+    """The error to raise (from ``err``) when the model's module ``name`` failed: it names the module and how it
+    was called; a TypeError (often a signature) stays a TypeError, anything else becomes a ValueError."""
+    how = _CALLED_AS[name][:-1] + ", rng)" if takes_rng else _CALLED_AS[name]
+    return (TypeError if isinstance(err, TypeError) else ValueError)(
+        f"{name}, the model's module, failed when called as {how}: {type(err).__name__}: {err}")
+
+
 class PrivacyModel:
     """The four modules of a data-augmentation sampler (dapper's ``new_privacy``).
 
@@ -303,13 +316,8 @@ class PrivacyModel:
         f = getattr(self, name)
         try:
             return f(*args, rng=rng) if self.takes_rng[name] else f(*args)
-        except Exception as err:
-            # The user's module failed: say which one and how it was called; the chained traceback shows where.
-            sig = {"latent_f": "latent_f(theta)", "post_f": "post_f(dmat, theta)", "priv_f": "priv_f(sdp, sx)",
-                   "st_f": "st_f(xi, sdp, i)"}[name]
-            how = sig[:-1] + ", rng)" if self.takes_rng[name] else sig
-            raise (TypeError if isinstance(err, TypeError) else ValueError)(
-                f"{name}, the model's module, failed when called as {how}: {type(err).__name__}: {err}") from err
+        except Exception as err:      # the user's module failed; the chained traceback shows where
+            raise _module_failed(name, err, self.takes_rng[name]) from err
 
 
 # %% [markdown]
@@ -379,16 +387,15 @@ else:
 
 # %%
 #| export
-def _named_call(name, how, fn, *args):
-    """``fn(*args)``, where ``fn`` calls the model's module ``name``: a failure not already naming it is re-raised
-    naming it (TypeError stays TypeError, others become ValueError; the user's traceback is chained)."""
+def _named_call(name, fn, *args):
+    """``fn(*args)``, where ``fn`` calls the model's module ``name`` directly: a failure not already naming it is
+    re-raised naming it (:func:`_module_failed`; the user's traceback is chained)."""
     try:
         return fn(*args)
     except Exception as err:
         if name in str(err):
             raise
-        raise (TypeError if isinstance(err, TypeError) else ValueError)(
-            f"{name}, the model's module, failed when called as {how}: {type(err).__name__}: {err}") from err
+        raise _module_failed(name, err) from err
 
 
 def _first_call(model, sdp, init_par):
@@ -406,12 +413,12 @@ def _first_call(model, sdp, init_par):
     sdp = float(sdp) if sdp.ndim == 0 else np.ascontiguousarray(sdp)
     check_rng = np.random.default_rng(0)
     dmat = _latent(model, theta, check_rng)
-    s = _named_call("st_f", "st_f(xi, sdp, i)", _statistic, model, dmat, sdp)
+    s = _named_call("st_f", _statistic, model, dmat, sdp)
     if model.same_shape and np.shape(s) != np.shape(sdp):
         raise ValueError(f"sdp must have the shape of the statistic (the sum of st_f's terms), "
                          f"{np.shape(s)}, got {np.shape(sdp)} (dapper's rule; PrivacyModel(same_shape=False) "
                          "when priv_f pairs a record-level release with a summary of the records)")
-    cur = _named_call("priv_f", "priv_f(sdp, sx)", _log_density, model, sdp, s)
+    cur = _named_call("priv_f", _log_density, model, sdp, s)
     if math.isnan(cur) or cur == math.inf:
         raise ValueError(f"priv_f(sdp, sx) is {cur} at the records latent_f(init_par) drew: a log density must be "
                          "a real number below +inf (a ratio of inf or nan accepts no proposal), check priv_f")
