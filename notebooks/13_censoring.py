@@ -9,7 +9,7 @@
 
 # %%
 #| default_exp censoring
-#| internal likely_zero_components
+#| internal likely_zero_components COUNT_SENSITIVITY
 
 # %% [markdown]
 # To release the Dirichlet sufficient statistic $S_0(\mathbf D) = n^{-1}\sum_i \log \mathbf x_i$ with the
@@ -109,6 +109,7 @@ from scipy import integrate, optimize, special
 
 from dplit import _validate as check
 from dplit.dirichlet import check_alpha, check_compositions, dirichlet_mle, in_stat_range
+from dplit.mechanisms import geometric_reach
 
 #: The five true Dirichlet parameters alpha_1, ..., alpha_5 of Guo et al.'s simulation study (Sec. 5.1): the censoring
 #: costs here, the release's checks (notebook 15) and the study (notebook 62) use them.
@@ -737,7 +738,7 @@ def likely_zero_components(s_L, a, rate, *, margin=0.5):
 
 #: Probability that a release of data without zeros is advised about zeros by noise alone (zero_advice with eps2).
 ZERO_FALSE_ALARM = 0.01
-_COUNT_SENSITIVITY = 2   # of the counts s_G (Sec. 3.2); dplit.release_record.COUNT_SENSITIVITY, checked equal there
+COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
 
 
 def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, factor=2.0, eps2=None):
@@ -799,9 +800,10 @@ def zero_advice(p_hat_G, candidates, a, tc, *, s_L=None, n=None, names=None, fac
         eps2 = check.epsilon(eps2, "eps2")
         if n is None:
             raise ValueError("eps2 needs n: the counts' noise is in records, the rates are records / n")
-        t = math.exp(-eps2 / _COUNT_SENSITIVITY)
+        t = math.exp(-eps2 / COUNT_SENSITIVITY)
         if t > 0.0:                                     # t = 0 (eps2 in the thousands): no noise to allow for
-            limit += math.ceil(math.log(ZERO_FALSE_ALARM * (1 + t)) / math.log(t)) / n
+            # the smallest k with P(K >= k) <= ZERO_FALSE_ALARM: one past the two-sided reach at twice the level
+            limit += (geometric_reach(t, 1, 2 * ZERO_FALSE_ALARM) + 1) / n
     if p[0] <= limit:
         return []
     rows = f" (about {round(p[0] * n)} of {n} records)" if n is not None else ""

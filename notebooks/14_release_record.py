@@ -10,7 +10,7 @@
 
 # %%
 #| default_exp release_record
-#| internal COUNT_SENSITIVITY check_candidates censored_sensitivity check_names check_warnings
+#| internal check_candidates censored_sensitivity check_names check_warnings
 #| internal joint_reach plausible_distance
 
 # %% [markdown]
@@ -52,11 +52,10 @@ import numpy as np
 from dplit import _validate as check
 from dplit._validate import count as _count
 from dplit.accounting import PrivacyBudget
-from dplit.censoring import zero_advice
+from dplit.censoring import COUNT_SENSITIVITY, zero_advice
 from dplit.mechanisms import FALSE_REFUSAL, check_plausible, geometric_reach, laplace_reach
 
 FORMAT = "dplit.release/1"
-COUNT_SENSITIVITY = 2  # moving one record changes two of the counts s_m by one each (Sec. 3.2)
 
 
 
