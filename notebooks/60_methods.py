@@ -233,7 +233,6 @@ print(f"{len(REGISTRY)} methods; every sampler takes {len(RUN_SETTINGS)} run set
 # %%
 #| export
 _SPLIT_PRIORS = ("p2", "p3", "p4", "p5")      # built from the D1 part of a split release
-_PRIORS = ("p1",) + _SPLIT_PRIORS
 
 
 def _kind(data):
@@ -250,7 +249,10 @@ def applies(data, name, prior=None):
     """Why method ``name`` (with ``prior``) cannot run on ``data``; None when it can."""
     m = method(name)
     if isinstance(prior, str):
-        V.choice(prior, "prior", _PRIORS)        # not a prior at all (a typo), as against one the method does not take
+        # imported here: the registry stays light to import (the CLI starts with it)
+        from dplit.priors import PRIOR_NAMES
+
+        V.choice(prior, "prior", PRIOR_NAMES)    # not a prior at all (a typo), as against one the method does not take
     kind = _kind(data)
     if kind != m.needs:
         return f"method {name} needs a {m.needs} as data, got a {kind}"
