@@ -395,10 +395,6 @@ def test_readme_links_only_committed_screenshots():
     assert links == {p.name for p in (ROOT / "docs" / "screenshots").glob("*.png")}   # every shot is linked
 
 
-# A path into a checkout, as a warning's location prefix prints it ("/home/me/dplit/dplit/study.py:290:"); the
-# kernel's own "/tmp/ipykernel_..." prefix is the same on every machine and the site scrubs it.
-_CHECKOUT_PATH = re.compile(r"(?:/[^\s'\"/:]+)+/dplit/[\w/]+\.py|/work/")
-
 
 def _output_texts(nb):
     for cell in nb["cells"]:
@@ -409,13 +405,16 @@ def _output_texts(nb):
 
 def test_committed_outputs_hold_no_machine_path():
     """The site scrubs paths of the machine that builds it, not of the machine that executed a notebook: the
-    committed outputs must not carry one (a warning's location prefix is the usual way in)."""
+    committed outputs must not carry one (a warning's location prefix is the usual way in). A path into a checkout
+    is what docs/prepare.py makes relative on the site (its ``_PACKAGE``), or this machine's ``/work/``; the
+    kernel's own "/tmp/ipykernel_..." prefix is the same on every machine and the site scrubs it."""
+    checkout = re.compile(_docs_module("prepare")._PACKAGE.pattern + "|/work/")
     found = []
     for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
         if ".ipynb_checkpoints" in path.parts:
             continue
         for text in _output_texts(json.loads(path.read_text())):
-            found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in _CHECKOUT_PATH.finditer(text)]
+            found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in checkout.finditer(text)]
     assert found == []
     planted = {"cells": [{"outputs": [{"text": ["/home/me/dplit/dplit/study.py:290: UserWarning: x\n"]}]}]}
-    assert any(_CHECKOUT_PATH.search(t) for t in _output_texts(planted))
+    assert any(checkout.search(t) for t in _output_texts(planted))
