@@ -29,7 +29,8 @@ import pytest
 from numba import njit
 from scipy import special, stats
 
-pytestmark = pytest.mark.slow     # large Monte Carlo: skipped by `make coverage` (JIT off), run by `make test`
+# large Monte Carlo: skipped by `make coverage` (JIT off), run by `make test` and `make test-newest`
+pytestmark = [pytest.mark.slow, pytest.mark.exact]
 
 LEVEL = 1e-3          # false-alarm rate of one check (all its comparisons together, Bonferroni)
 
