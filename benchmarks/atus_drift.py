@@ -15,7 +15,8 @@ DPreMCMC (:func:`dplit.mcmc.dp_remcmc`, the record update of the paper, ``record
 A last part, the *engine*, runs the same sampler with no release at all (the Laplace term switched off, prior p1,
 n_2 = 2,519 as the men's D2, b records of power n_2 / b, chains started at the men's MCMC_p1 alpha): the two
 conditionals alone, records from Dirichlet(alpha) and alpha fitted to them as if they were n_2 records. It stores the
-median over chains of alpha_0 at a few iterations, per b.
+median over chains of alpha_0 at a few iterations, per b, and the mean Jensen gap (below) of the mean log statistic
+of b Dirichlet draws at the start, beside the population's.
 
 Every run stores, besides the alpha_0 of each chain, the Jensen gap g(s) = 1 - sum_j exp(s_j) (the distance of a
 mean log composition from the boundary of Range(S0), where the MLE's alpha_0 goes to infinity; at a Dirichlet(alpha),
@@ -59,6 +60,7 @@ EFFORT = dict(n_iter=2000, n_warmup=500, n_chains=3)      # the study's quick ef
 ALPHA3 = np.array([2.2, 3.3, 4.4])      # Guo et al.'s alpha_3^true (Sec. 5.1)
 ENGINE_B = (5, 20, 50, 200)
 ENGINE_ITER, ENGINE_CHAINS, ENGINE_AT = 1000, 3, (1, 10, 100, 1000)
+GAP_GROUPS = 20_000              # groups of b Dirichlet draws behind the mean Jensen gap of b records
 EXCURSION = 10.0                 # a chain is off when its median alpha_0 exceeds 10 times the reference
 
 
@@ -181,7 +183,13 @@ def run_engine(b, n_part=2519):
         draws = run_chains(M._sampler(spec), n_iter=ENGINE_ITER, n_warmup=0, n_chains=ENGINE_CHAINS, thin=1,
                            rng=seed)[0]
     a0 = draws["alpha"].sum(-1)                       # (chain, iteration)
+    # why the fit moves up: b draws lie closer to the edge of Range(S0) than the population (g(s_b) < g(E log x))
+    from dplit.dirichlet import dirichlet_draws, logx_mean
+
+    logs = np.log(dirichlet_draws(alpha, GAP_GROUPS * b, rng=seed)).reshape(GAP_GROUPS, b, alpha.size)
+    gap_b = 1.0 - np.exp(logs.mean(axis=1)).sum(axis=1)
     return {"key": f"engine b={b}", "b": int(b), "n_part": int(n_part), "power": n_part / b,
+            "gap_population": round(jensen_gap(logx_mean(alpha)), 6), "gap_b_mean": round(float(gap_b.mean()), 6),
             "alpha0_start": round(float(alpha.sum()), 3),
             "alpha0_at": {str(t): round(float(np.median(a0[:, t - 1])), 3) for t in ENGINE_AT},
             "alpha0_chains_last": [round(float(v), 3) for v in a0[:, -1]],
