@@ -311,7 +311,7 @@ assert np.all(np.abs(draws(post, "mean_composition").mean(axis=0) - truth) < 0.0
 #
 # ### Guo, Barrientos & Peña, *Differentially private inference for compositional data* (supplement S1-S6)
 #
-# Counts: 9 items; reproduced in part 4, differs (explained) 1, differs (cause open) 2, not reproduced 1, not applicable 1.
+# Counts: 9 items; reproduced in part 4, differs (explained) 3, not reproduced 1, not applicable 1.
 #
 # | item | what it shows | where in dplit | status |
 # |---|---|---|---|
@@ -322,8 +322,8 @@ assert np.all(np.abs(draws(post, "mean_composition").mean(axis=0) - truth) < 0.0
 # | Figure S1 | (a) expected share of censored entries, (b) average bias of the censored statistic, against a, for several α | [`13_censoring`](13_censoring.ipynb), "What it gives" and "Figure S1" | reproduced in part: exact curves for the five α of Sec. 5.1 (the figure's own α are not stated, so no number is set beside it); the paper's observations checked (one holds only within a family of fixed shape) |
 # | Figure S2 | share of runs whose multivariate Gelman-Rubin statistic is at most <!-- paper -->1.1 | [`80_guo_simulation_study`](papers/80_guo_simulation_study.ipynb), "Figure S2" and "Why DPreMCMC differs"; `sec51_study.jsonl`, `dpremcmc_tail.json` | reproduced in part: as Figure 1, and DPapprox runs dplit's blocked update, not the paper's sampler (no verdict for it); 4 of 5 other statements agree; the paper's "no issues at ε = 0.5, 1.5" for DPreMCMC differs: shorter chains explain the cell with d = 5, not α = (2, 20, 2) |
 # | Figure S3 | share of data sets where Alg. 1's threshold gives a smaller MSE of α than a fixed a = 1e-6 | [`64_study_summary`](64_study_summary.ipynb), "5. Figure S3's numbers" (`fixed_vs_dp`, on a small demo study); [`62_study`](62_study.ipynb) runs a fixed threshold | not reproduced: not yet run on the paper's grid (the committed table holds Alg. 1 runs only) |
-# | Figure S4 | ATUS posterior predictive densities against histograms, by sex and activity, ε = 0.5, averaged over 100 runs | [`63_atus`](63_atus.ipynb), "Figures S4 and S5 over many runs"; `atus_s4s5.jsonl` | differs, cause open: the paper's design (DPreMCMC_p4, 100 runs per sex) at shorter chains; the mean density follows the histogram in none of the six panels, the posterior's α0 far above the data's; longer chains do not stop the drift, whose cause is not yet found |
-# | Figure S5 | the same at ε = 1 | [`63_atus`](63_atus.ipynb), as Figure S4; `atus_s4s5.jsonl` | differs, cause open: as Figure S4, in fewer panels |
+# | Figure S4 | ATUS posterior predictive densities against histograms, by sex and activity, ε = 0.5, averaged over 100 runs | [`63_atus`](63_atus.ipynb), "Figures S4 and S5 over many runs"; `atus_s4s5.jsonl` | differs, explained: the paper's design (DPreMCMC_p4, 100 runs per sex) at shorter chains; the mean density follows the histogram in none of the six panels, the posterior's α0 far above the data's; longer chains do not stop the drift. Its cause ("Why DPreMCMC_p4 drifts", `atus_drift.json`): at the study's b = 5, DPreMCMC's α-update reads the b records as n2 (Sec. 4.2.2, eq. (5)) while the records are redrawn from Dirichlet(α), so α0 ratchets up; the release's Laplace term stops it only at larger ε or n, DPMCMC has no such drift, and the paper does not give its b for ATUS |
+# | Figure S5 | the same at ε = 1 | [`63_atus`](63_atus.ipynb), as Figure S4; `atus_s4s5.jsonl` | differs, explained: as Figure S4, in fewer panels |
 #
 # The earlier version of the paper (seed 003) has Figures 1-3, Tables 1-2 and Figure S1: earlier forms of S1 (a),
 # Figures 1-2, Tables 1-2 and S4 above; they are not listed again.
