@@ -27,7 +27,7 @@ __all__ = [
 import numpy as np
 
 from dplit import _validate as V
-from dplit.study import CHAIN_FAMILIES, METHODS, SELECTED, check_max_mpsrf
+from dplit.study import CHAIN_FAMILIES, METHOD_SETTINGS, METHODS, SELECTED, check_max_mpsrf
 from dplit.study_store import open_store
 
 
@@ -121,13 +121,21 @@ _COLOUR = {"boots": "#000000", "mcmc_p1": "#7f7f7f", "dpboots": "#d62728",
            "dpremcmc_p1": "#ff7f0e", "dpremcmc_p3": "#fdae6b", "dpremcmc_p4": "#a63603",
            "dpabc_p1": "#c7e9c0", "dpabc_p2": "#a1d99b", "dpabc_p3": "#74c476", "dpabc_p4": "#2ca02c",
            "dpabc_p5": "#00441b",
-           "dpapprox_p1": "#3f007d", "dpapprox_p3": "#c5b0d5", "dpapprox_p4": "#9467bd"}
+           "dpapprox_p1": "#3f007d", "dpapprox_p3": "#c5b0d5", "dpapprox_p4": "#9467bd",
+           "dpapprox_gibbs_p4": "#e377c2"}
 
 
 def paper_label(method):
-    """The paper's name of a registered method: ``"dpmcmc_p1"`` -> ``"DPMCMC_p1"``, ``"boots"`` -> ``"Boots"``."""
+    """The paper's name of a registered method: ``"dpmcmc_p1"`` -> ``"DPMCMC_p1"``, ``"boots"`` -> ``"Boots"``.
+
+    DPapprox's names say the sampler: ``"dpapprox_p4"`` -> ``"DPapprox_p4 (blocked)"`` (dplit's update),
+    ``"dpapprox_gibbs_p4"`` -> ``"DPapprox_p4 (Gibbs)"`` (the paper's).
+    """
     family, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
-    return _PAPER_FAMILY[family] + (f"_{prior}" if prior else "")
+    label = _PAPER_FAMILY[family] + (f"_{prior}" if prior else "")
+    if family == "dpapprox":        # two samplers of one posterior: the paper's Gibbs, dplit's blocked update
+        label += " (Gibbs)" if METHOD_SETTINGS.get(method, {}).get("update") == "gibbs" else " (blocked)"
+    return label
 
 
 #: method -> {"color", "marker", "label"}: the one style of each registered method in every study figure.

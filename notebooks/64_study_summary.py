@@ -99,7 +99,7 @@ for cfg in (grid, fixed_grid):
 import numpy as np
 
 from dplit import _validate as V
-from dplit.study import CHAIN_FAMILIES, METHODS, SELECTED, check_max_mpsrf
+from dplit.study import CHAIN_FAMILIES, METHOD_SETTINGS, METHODS, SELECTED, check_max_mpsrf
 from dplit.study_store import open_store
 
 
@@ -274,7 +274,9 @@ print(f"90% intervals hold the true median in {held:.3f} of {n_cells} cells (tol
 #
 # **One style per method.** Every figure of the study (here, in `80_guo_simulation_study` and in `63_atus`) draws a
 # method with the colour, marker and label of `METHOD_STYLE`, so a method looks the same on every page and no two
-# methods share a colour. The labels are the paper's names (DPMCMC$_{p1}$ is `"DPMCMC_p1"`); the colours group the
+# methods share a colour. The labels are the paper's names (DPMCMC$_{p1}$ is `"DPMCMC_p1"`), and DPapprox's also name
+# the sampler: `"DPapprox_p4 (Gibbs)"` is the paper's, `"DPapprox_p4 (blocked)"` dplit's update of the same posterior
+# (notebook 23); the colours group the
 # families (blues DPMCMC, oranges DPreMCMC, greens DPABC, purples DPapprox, red DPBoots, black and grey the two
 # non-private benchmarks) and tell the priors apart by shade. `check_method_style` refuses a mapping that leaves a
 # registered method out, gives two methods one colour, or labels a method with another name than the paper's.
@@ -290,13 +292,21 @@ _COLOUR = {"boots": "#000000", "mcmc_p1": "#7f7f7f", "dpboots": "#d62728",
            "dpremcmc_p1": "#ff7f0e", "dpremcmc_p3": "#fdae6b", "dpremcmc_p4": "#a63603",
            "dpabc_p1": "#c7e9c0", "dpabc_p2": "#a1d99b", "dpabc_p3": "#74c476", "dpabc_p4": "#2ca02c",
            "dpabc_p5": "#00441b",
-           "dpapprox_p1": "#3f007d", "dpapprox_p3": "#c5b0d5", "dpapprox_p4": "#9467bd"}
+           "dpapprox_p1": "#3f007d", "dpapprox_p3": "#c5b0d5", "dpapprox_p4": "#9467bd",
+           "dpapprox_gibbs_p4": "#e377c2"}
 
 
 def paper_label(method):
-    """The paper's name of a registered method: ``"dpmcmc_p1"`` -> ``"DPMCMC_p1"``, ``"boots"`` -> ``"Boots"``."""
+    """The paper's name of a registered method: ``"dpmcmc_p1"`` -> ``"DPMCMC_p1"``, ``"boots"`` -> ``"Boots"``.
+
+    DPapprox's names say the sampler: ``"dpapprox_p4"`` -> ``"DPapprox_p4 (blocked)"`` (dplit's update),
+    ``"dpapprox_gibbs_p4"`` -> ``"DPapprox_p4 (Gibbs)"`` (the paper's).
+    """
     family, prior = METHODS[V.choice(method, "method", tuple(METHODS))]
-    return _PAPER_FAMILY[family] + (f"_{prior}" if prior else "")
+    label = _PAPER_FAMILY[family] + (f"_{prior}" if prior else "")
+    if family == "dpapprox":        # two samplers of one posterior: the paper's Gibbs, dplit's blocked update
+        label += " (Gibbs)" if METHOD_SETTINGS.get(method, {}).get("update") == "gibbs" else " (blocked)"
+    return label
 
 
 #: method -> {"color", "marker", "label"}: the one style of each registered method in every study figure.
@@ -341,8 +351,10 @@ from dplit.study_summary import METHOD_STYLE, check_method_style  # noqa: E402
 from dplit.testing import raises  # noqa: E402
 
 check_method_style(METHOD_STYLE)
-assert len({v["color"] for v in METHOD_STYLE.values()}) == len(METHODS) == 17
+assert len({v["color"] for v in METHOD_STYLE.values()}) == len(METHODS) == 18
 assert METHOD_STYLE["dpmcmc_p1"]["label"] == "DPMCMC_p1" and METHOD_STYLE["dpremcmc_p1"]["label"] == "DPreMCMC_p1"
+assert METHOD_STYLE["dpapprox_gibbs_p4"]["label"] == "DPapprox_p4 (Gibbs)"
+assert METHOD_STYLE["dpapprox_p4"]["label"] == "DPapprox_p4 (blocked)"
 black = {m: dict(v, color="k") if m in ("boots", "mcmc_p1") else v for m, v in METHOD_STYLE.items()}
 assert raises(ValueError, check_method_style, black, match="boots and mcmc_p1 share")
 internal = {m: dict(v, label=m) for m, v in METHOD_STYLE.items()}

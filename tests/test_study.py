@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 
 from dplit import study, study_store, study_summary
-from dplit.study import ResultStore, SerialExecutor, StudyConfig, make_tasks, run_study, run_task
+from dplit.study import (
+    METHOD_SETTINGS,
+    ResultStore,
+    SerialExecutor,
+    StudyConfig,
+    make_tasks,
+    run_study,
+    run_task,
+)
 
 SMALL = {"alpha_true": [[2.0, 2.0, 2.0]], "n": [200], "eps": [1.0], "methods": ["dpboots", "dpmcmc_p1"],
          "replicates": 2, "seed": 1, "quick": True}
@@ -29,8 +37,11 @@ def test_config_from_issue_toml(tmp_path):
                  "methods = [\"dpboots\", \"dpmcmc_p1\"]\nreplicates = 2\nseed = 1\nquick = true\n")
     c = StudyConfig.from_toml(p)
     assert c.scenarios() == [((2.0, 2.0, 2.0), 200, 1.0)] and c.n_iter == 2000 and c.n_boot == 200
-    paper = StudyConfig()                   # the defaults are the paper's grid: 5 x 2 x 4 cells, 17 methods
-    assert len(paper.scenarios()) == 40 and len(paper.methods) == 17 and paper.n_iter == 20000
+    # the defaults are the paper's grid: 5 x 2 x 4 cells, its 17 methods (DPapprox by dplit's blocked update) and
+    # the paper's own DPapprox_p4 sampler (Gibbs)
+    paper = StudyConfig()
+    assert len(paper.scenarios()) == 40 and len(paper.methods) == 18 and paper.n_iter == 20000
+    assert METHOD_SETTINGS == {"dpapprox_gibbs_p4": {"update": "gibbs"}}
 
 
 @pytest.mark.parametrize("bad, word", [({"replicate": 2}, "replicate"), ({"methods": ["x"]}, "methods"),
@@ -433,3 +444,22 @@ def test_the_committed_sec51_table_belongs_to_its_config():
     keys = {t.key for t in make_tasks(StudyConfig.from_toml(root / "benchmarks" / "sec51.toml"))}
     stored = study.TableStore(table).done_keys()
     assert len(stored) > 4000 and stored <= keys, sorted(stored - keys)[:2]
+
+
+def test_the_papers_dpapprox_sampler_runs_as_its_own_method(monkeypatch):
+    """dpapprox_gibbs_p4 runs DPapprox with the paper's Gibbs update, dpapprox_p4 dplit's blocked one, on one data set."""
+    import dplit.study as S
+
+    updates, real_fit = {}, S.fit
+
+    def spy(data, name, **kw):
+        res = real_fit(data, name, **kw)
+        updates[name, kw.get("update", "default")] = res.posterior.attrs["update"]
+        return res
+
+    monkeypatch.setattr(S, "fit", spy)
+    config = StudyConfig(alpha_true=((2.0, 3.0, 4.0),), n=(300,), eps=(1.0,), replicates=1, quick=True,
+                         methods=("dpapprox_p4", "dpapprox_gibbs_p4"))
+    records = [run_task(t.key) for t in make_tasks(config)]
+    assert updates == {("dpapprox", "default"): "blocked", ("dpapprox", "gibbs"): "gibbs"}
+    assert all(r["error"] is None and np.isfinite(r["mse_alpha"]) for r in records)

@@ -19,13 +19,13 @@ matplotlib.use("Agg")
 
 PAPER_NAMES = {"Boots", "DPBoots", "MCMC_p1", *(f"DPMCMC_{p}" for p in ("p1", "p3", "p4")),
                *(f"DPreMCMC_{p}" for p in ("p1", "p3", "p4")), *(f"DPABC_p{k}" for k in range(1, 6)),
-               *(f"DPapprox_{p}" for p in ("p1", "p3", "p4"))}
+               *(f"DPapprox_{p} (blocked)" for p in ("p1", "p3", "p4")), "DPapprox_p4 (Gibbs)"}
 
 
 def test_every_registered_method_has_its_own_colour_and_the_papers_name():
     assert set(METHOD_STYLE) == set(study.METHODS)
     assert len({to_rgb(v["color"]) for v in METHOD_STYLE.values()}) == len(study.METHODS)
-    assert {v["label"] for v in METHOD_STYLE.values()} == PAPER_NAMES
+    assert {v["label"] for v in METHOD_STYLE.values()} == PAPER_NAMES     # DPapprox's names say the sampler
     assert check_method_style(METHOD_STYLE) is METHOD_STYLE
 
 
