@@ -88,8 +88,7 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m dplit.export --check
 	$(BIN)/ruff check .
-	$(MAKE) --no-print-directory doctest
-	DPLIT_QUICK=1 $(BIN)/python -m pytest -n auto --dist loadscope -q --durations=15
+	DPLIT_QUICK=1 $(BIN)/python -m pytest -n auto --dist loadscope -q --durations=15 --doctest-modules dplit tests notebooks
 
 # The inner loop: the tests and notebooks a change touches (scripts/fast_tests.py; BASE=main for a branch).
 BASE ?= HEAD
@@ -107,10 +106,9 @@ NEWEST_NOTEBOOKS := notebooks/02_mechanisms.ipynb notebooks/21_mcmc.ipynb notebo
 # here tie the samplers to the newest NumPy, SciPy, numba and ArviZ.
 test-newest: $(STAMP_NEWEST)
 	@$(BIN_NEWEST)/python -c "import sys, importlib.metadata as m; print('test-newest: Python', sys.version.split()[0], '|', ', '.join(f'{p} {m.version(p)}' for p in ('numpy', 'scipy', 'numba', 'arviz', 'xarray')))"
-	DPLIT_QUICK=1 $(BIN_NEWEST)/python -m pytest -q -p no:cacheprovider --doctest-modules dplit
 	DPLIT_QUICK=1 PATH=$(BIN_NEWEST):$$PATH $(BIN_NEWEST)/python -m pytest -n auto --dist loadscope -q -m "exact or not slow" \
 	  --ignore=tests/test_literate.py --ignore=tests/test_widgets.py --ignore=tests/test_jupyterlab.py \
-	  tests $(NEWEST_NOTEBOOKS)
+	  --doctest-modules dplit tests $(NEWEST_NOTEBOOKS)
 
 # The wheel, installed in a fresh venv in a temporary folder and used from there (README example, CLI).
 check-wheel: $(STAMP) $(STAMP_NEWEST)
