@@ -4,20 +4,23 @@
 # Notebook 62 builds the simulation study of Guo et al. (Sec. 5.1) as a resumable runner. This notebook reads what
 # that runner has computed on the paper's grid and sets it beside the paper: **all 40 cells** (5 true $\boldsymbol\alpha$ x
 # $n \in \{1000, 5000\}$ x $\epsilon \in \{0.25, 0.5, 1.5, 10^{10}\}$), the two non-private benchmarks (Boots, MCMC$_{p1}$) and one
-# method per family (DPBoots, DPMCMC$_{p1}$, DPreMCMC$_{p1}$, DPABC$_{p4}$, DPapprox$_{p4}$), at the study's full effort.
+# method per family (DPBoots, DPMCMC$_{p1}$, DPreMCMC$_{p1}$, DPABC$_{p4}$, DPapprox$_{p4}$), at the study's full effort,
+# and DPABC$_{p5}$, one of the methods the paper keeps (Figure 2, Table 2), on fewer data sets per cell (it costs
+# about six times DPABC$_{p4}$: the prior p5 is itself a DPMCMC run on $D_1$).
 #
-# **DPapprox here is not the paper's sampler.** The study's DPapprox$_{p4}$ runs dplit's *blocked* update (notebook
-# `23_approx`, `update="blocked"`, the default), which samples the same posterior as the paper's three-step Gibbs
-# sampler (Sec. 4.2.4) but mixes where that one does not: `checks/75_approx_checks` measures the paper's update at a
-# median MPSRF of 2.19 at $\epsilon = 0.25$, against about 1.00 for the blocked one. So the DPapprox bars of Figures 1-2
-# are the posterior's, and Figure S2's DPapprox bars are the blocked update's convergence: Supplement S5's statement
-# about DPapprox's convergence gets no verdict here for the paper's sampler (its row below says so).
+# **DPapprox twice: the paper's sampler and dplit's.** DPapprox$_{p4}$ (Gibbs) is the paper's three-step Gibbs sampler
+# (Sec. 4.2.4; notebook `23_approx`, `update="gibbs"`; study method `dpapprox_gibbs_p4`). DPapprox$_{p4}$ (blocked) is
+# dplit's improvement, the *blocked* update (`update="blocked"`, the default), which samples the same posterior but
+# mixes where the paper's does not (`checks/75_approx_checks`). Both run on the same data sets. The paper's statements
+# about how DPapprox converges (Figure S2, Supplement S5) are judged on the Gibbs sampler; the figures show both.
 #
 # * **For:** a reader asking whether dplit agrees with the paper where the paper is strongest.
 # * **You need:** nothing: the results are a committed text table, `benchmarks/results/sec51_study.jsonl` (one JSON line
-#   per task, keyed by its full settings and seed).
-# * **You get:** how many data sets each cell holds, what the full grid costs, Figures 1-2 and S2 redrawn with Monte
-#   Carlo error bars, and each of the paper's statements about them with a verdict computed from the table.
+#   per task, keyed by its full settings and seed), and for Figure S3 a second one with the threshold fixed,
+#   `benchmarks/results/sec51_fixed_a.jsonl`.
+# * **You get:** how many data sets each cell holds, what the full grid costs, Figures 1-2, S2 and S3 redrawn (the
+#   first two with Monte Carlo error bars), and each of the paper's statements about them with a verdict computed from
+#   the tables.
 #
 # The table grows by one command, on any machine, without repeating a task (tasks run replicate by replicate, so a
 # run cut anywhere fills every cell about equally):
@@ -47,12 +50,11 @@ from dplit.bootstrap import dp_boots, truncated_statistic
 from dplit.config import size
 from dplit.dirichlet_fit import dirichlet_mle
 from dplit.study import run_task, simulate_replicate
-from dplit.study_summary import (METHOD_STYLE, figure_convergence, figure_coverage, figure_mse, load_results,
-                                  similar, slightly_larger, summarise, unconverged, verdict)
+from dplit.study_summary import (METHOD_STYLE, figure_convergence, figure_coverage, figure_mse, fixed_vs_dp,
+                                  load_results, similar, slightly_larger, summarise, unconverged, verdict)
 
 SEED = 20261126
 TABLE = "sec51_study.jsonl"
-APPROX_GIBBS_MPSRF = 2.19       # checks/75_approx_checks: the paper's Gibbs update, median MPSRF at eps = 0.25
 
 # %% [markdown]
 # ## The table: what is done, what remains
@@ -67,7 +69,8 @@ path = stored_path(TABLE, script="dplit study run --config benchmarks/sec51.toml
 df = load_results(path) if path is not None else pd.DataFrame()
 have_table = len(df) > 0
 if have_table:
-    methods = [m for m in ("boots", "mcmc_p1", "dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpapprox_p4")
+    methods = [m for m in ("boots", "mcmc_p1", "dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpabc_p5",
+                           "dpapprox_p4", "dpapprox_gibbs_p4")
                if m in set(df["method"])]
     cells = df.groupby(["method", "alpha", "n", "eps"]).size()
     per_method = cells.groupby(level="method").agg(["count", "min", "max"]).reindex(methods)
@@ -223,7 +226,7 @@ if have_table:
                      and finite([med(m, al, n, e) for m in others])]
             r_apx = [med("dpapprox_p4", al, *c) / np.nanmedian([med(m, al, *c) for m in others]) for c in cells]
             rows.append((al, "under privacy DPapprox slightly larger MSE than the other Bayesian methods",
-                         verdict(slightly_larger(r_apx), f"DPapprox_p4 / the others' median "
+                         verdict(slightly_larger(r_apx), f"{L['dpapprox_p4']} / the others' median "
                                  f"{min(r_apx or [np.nan]):.3g}-{max(r_apx or [np.nan]):.3g}, above 1 in "
                                  f"{sum(v > 1 for v in r_apx)} of {len(r_apx)} (n, eps)", have=bool(r_apx),
                                  missing=unconverged(summary, ["dpapprox_p4"] + others, priv))))
@@ -445,8 +448,8 @@ markdown_table(fig2_table.columns, fig2_table.itertuples(index=False)) if have_t
 # ## Figure S2: how often the chains converge
 #
 # The fraction of runs whose multivariate PSRF of $\boldsymbol\alpha$ is at most 1.1 (the paper discards the others, and so
-# do the medians above). The DPapprox$_{p4}$ bars are dplit's blocked update, not the paper's Gibbs sampler (see the
-# top of this page): they show how the posterior can be sampled, not how the paper's sampler converged.
+# do the medians above). DPapprox$_{p4}$ has two bars: the paper's Gibbs sampler, and dplit's blocked update of the
+# same posterior (see the top of this page).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -455,9 +458,10 @@ if have_table:
 
 # %% [markdown]
 # **The paper's statements about convergence (Supplement S5, Figure S2), checked** on the fraction of runs with
-# multivariate PSRF at most 1.1, per cell; "no issues" is read as at least 90% in every cell. S5's statement about
-# DPapprox is about the paper's Gibbs sampler, which the table does not run: its row gives no verdict, and shows the
-# blocked update's fractions beside the paper's words.
+# multivariate PSRF at most 1.1, per cell; "no issues" is read as at least 90% in every cell, and "frequently
+# slow" as below 90% in at least half of the cells named. S5's statement about DPapprox is judged on the paper's
+# Gibbs sampler (the table runs it with p4, so its exception "p3, p4 at n = 5000" is read for p4); the blocked
+# update's fractions are given beside it.
 
 # %%
 if have_table:
@@ -481,14 +485,31 @@ if have_table:
         rows_s2.append((f"{L[m]}: slower convergence at eps = 1e10",
                         verdict(len(c_big) and c_big.mean() < c_mid.mean(), f"mean fraction {c_big.mean():.2f} at "
                                 f"eps = 1e10 against {c_mid.mean():.2f} at eps = 1.5", have=len(c_big) > 0)))
-    if "dpapprox_p4" in methods:
-        c_big, c_rest = conv_frac("dpapprox_p4", {1e10}), conv_frac("dpapprox_p4", set(private_eps))
-        rows_s2.append(("DPapprox converges every time at eps = 1e10, and often slowly at the other eps (except "
-                        "p3, p4 at n = 5000)",
-                        f"no verdict for the paper's Gibbs sampler, which the table does not run (checks/75: its "
-                        f"median MPSRF {APPROX_GIBBS_MPSRF} at eps = 0.25). The table's DPapprox_p4 is dplit's blocked "
-                        f"update: lowest fraction {c_big.min():.2f} at eps = 1e10, {c_rest.min():.2f} at the private "
-                        f"eps ({int((c_rest < 0.9).sum())} of {len(c_rest)} cells below 0.9)"))
+    apx = [m for m in ("dpapprox_gibbs_p4", "dpapprox_p4") if m in methods]
+
+    def conv_at_n(m, n):
+        """The converged fractions of method m in the cells with n records at the private budgets."""
+        sub = summary[(summary["method"] == m) & summary["eps"].isin(private_eps) & (summary["threshold"] == "dp")
+                      & (summary["n"] == n)]
+        return sub["converged"].to_numpy(float)
+
+    def apx_words(m):
+        big, small, large = conv_frac(m, {1e10}), conv_at_n(m, min(ns)), conv_at_n(m, max(ns))
+        return (f"{L[m]}: lowest fraction {big.min():.2f} at eps = 1e10; at the private eps {int((small < 0.9).sum())} "
+                f"of {len(small)} cells below 0.9 at n = {min(ns)}, {int((large < 0.9).sum())} of {len(large)} at "
+                f"n = {max(ns)}")
+
+    said = "DPapprox converges every time at eps = 1e10, and often slowly at the other eps (except p3, p4 at n = 5000)"
+    if "dpapprox_gibbs_p4" in apx:
+        g = "dpapprox_gibbs_p4"
+        big, small, large = conv_frac(g, {1e10}), conv_at_n(g, min(ns)), conv_at_n(g, max(ns))
+        ok = len(big) and big.min() == 1 and (small < 0.9).mean() >= 0.5 and large.min() >= 0.9
+        rows_s2.append((said, verdict(ok, apx_words(g) + ("; dplit's " + apx_words("dpapprox_p4")
+                                                         if "dpapprox_p4" in apx else ""),
+                                      have=len(big) > 0 and len(small) > 0 and len(large) > 0)))
+    elif apx:
+        rows_s2.append((said, "no verdict: the table does not hold the paper's Gibbs sampler; dplit's "
+                        + apx_words(apx[0])))
     display(markdown_table(["the paper (S5)", "here"], rows_s2))
 
 # %% [markdown]
@@ -572,6 +593,95 @@ if tail is not None and have_table:
         f"CPU); of the cells checked here, $d = 5$ is the one whose verdict the paper's length would change."))
 
 # %% [markdown]
+# ## Figure S3: Alg. 1's threshold against a fixed $a = 10^{-6}$
+#
+# Supplement S5 asks whether choosing the threshold privately pays. Alg. 1 spends a quarter of the budget on $a$
+# ($\epsilon_2 = 0.25\epsilon$) and releases $S_L(\mathbf D, a)$ with the rest; a fixed $a$ gives the whole budget to the Laplace
+# release. The paper fixes $a = 10^{-6}$ (the smallest candidate: little bias, more noise), runs the same simulations
+# both ways and plots, per $n$ and private $\epsilon$, the fraction of data sets and scenarios where Alg. 1's $a$ gives the
+# smaller MSE of $\boldsymbol\alpha$ (Figure S3). Here the fixed-threshold runs are a second committed table,
+# `benchmarks/results/sec51_fixed_a.jsonl` (settings `benchmarks/sec51_fixed_a.toml`), made with the same data seeds, so
+# replicate $r$ of a cell is the same data set in both tables and `fixed_vs_dp` (notebook 64) pairs them. It holds the
+# private methods of this page that cost seconds per task; DPMCMC$_{p1}$, at about a minute per task, is not in it.
+
+# %%
+FIXED_TABLE = "sec51_fixed_a.jsonl"
+FIXED_A = 1e-6
+fpath = stored_path(FIXED_TABLE, script="dplit study run --config benchmarks/sec51_fixed_a.toml --store "
+                    "benchmarks/results/sec51_fixed_a.jsonl --replicates 20")
+fixed_df = load_results(fpath) if fpath is not None else pd.DataFrame()
+have_s3 = have_table and len(fixed_df) > 0
+if have_s3:
+    pairs = fixed_vs_dp(pd.concat([df, fixed_df], ignore_index=True), fixed=FIXED_A)
+    s3_methods = [m for m in methods if m in set(pairs["method"])]
+    pairs["wins"] = pairs["mean"] * pairs["size"]
+    # Figure S3 pools the data sets of every scenario (alpha and method) of a panel (n, eps)
+    pooled = pairs.groupby(["n", "eps"])[["wins", "size"]].sum()
+    pooled["fraction"] = pooled["wins"] / pooled["size"]
+    by_method = pairs.groupby(["method", "n", "eps"])[["wins", "size"]].sum()
+    by_method["fraction"] = by_method["wins"] / by_method["size"]
+    print(f"{int(pairs['size'].sum())} data sets run both ways ({', '.join(L[m] for m in s3_methods)}; "
+          f"{int(pairs['size'].min())}-{int(pairs['size'].max())} per scenario)")
+    print(pooled.assign(size=pooled["size"].astype(int))[["size", "fraction"]].round(3).to_string())
+
+# %% [markdown]
+# The figure pools, as the paper's does, the data sets of every scenario ($\boldsymbol\alpha$ and method) in a panel; the
+# bars per method show what the pooled bar is made of. The dashed line is 0.5: above it Alg. 1's threshold wins more
+# often than not.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if have_s3:
+    s3_eps = sorted(pooled.index.get_level_values("eps").unique())
+    fig_s3, axes = plt.subplots(1, len(ns), figsize=(9, 3.4), sharey=True, layout="constrained")
+    width = 0.8 / (len(s3_methods) + 1)
+    for ax, n in zip(np.atleast_1d(axes), ns):
+        for k, m in enumerate(s3_methods + ["pooled"]):
+            x = np.arange(len(s3_eps)) + (k - len(s3_methods) / 2) * width
+            src = pooled if m == "pooled" else by_method.loc[m]
+            y = [src.loc[(n, e), "fraction"] if (n, e) in src.index else np.nan for e in s3_eps]
+            style = {"color": "0.2", "hatch": "//", "fill": False} if m == "pooled" else \
+                {"color": METHOD_STYLE[m]["color"]}
+            ax.bar(x, y, width, label="all methods" if m == "pooled" else L[m], **style)
+        ax.axhline(0.5, color="0.4", lw=1, ls="--")
+        ax.set_xticks(np.arange(len(s3_eps)), [f"ε = {e:g}" for e in s3_eps])
+        ax.set_title(f"n = {n}")
+        ax.set_ylim(0, 1)
+    np.atleast_1d(axes)[0].set_ylabel("fraction: DP a has\nthe smaller MSE of α")
+    fig_s3.legend(*np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="outside lower center",
+                  ncols=len(s3_methods) + 1, fontsize=9, frameon=False)
+    plt.show()
+
+# %% [markdown]
+# **The paper's statements, checked.** "Favour" is a pooled fraction above 0.5 in every panel named; "oscillate
+# around 0.5" is a pooled fraction within 0.4-0.6 with scenarios on both sides of 0.5.
+
+# %%
+if have_s3:
+    def frac(n, e):
+        return pooled.loc[(n, e), "fraction"] if (n, e) in pooled.index else np.nan
+
+    def scenarios(n, e):
+        """The fractions of the panel's scenarios (alpha and method), each over its data sets."""
+        return pairs[(pairs["n"] == n) & (pairs["eps"] == e)]["mean"].to_numpy(float)
+
+    big, small = max(ns), min(ns)
+    f_big = [frac(big, e) for e in s3_eps]
+    rows_s3 = [(f"n = {big}: the results favour DP a",
+                verdict(all(f > 0.5 for f in f_big), "fractions " + ", ".join(f"{f:.2f}" for f in f_big)
+                        + f" at eps = {', '.join(f'{e:g}' for e in s3_eps)}", have=all(np.isfinite(f_big))))]
+    f15 = frac(small, 1.5)
+    rows_s3.append((f"n = {small}: the same only at eps = 1.5",
+                    verdict(f15 > 0.5, f"fraction {f15:.2f} at eps = 1.5", have=np.isfinite(f15))))
+    for e in (0.25, 0.5):
+        f, sc = frac(small, e), scenarios(small, e)
+        rows_s3.append((f"n = {small}, eps = {e:g}: no clear winner, fractions oscillate around 0.5",
+                        verdict(0.4 <= f <= 0.6 and (sc > 0.5).any() and (sc < 0.5).any(),
+                                f"pooled {f:.2f}; {int((sc > 0.5).sum())} of {len(sc)} scenarios favour DP a, "
+                                f"{int((sc < 0.5).sum())} the fixed a", have=np.isfinite(f))))
+    display(markdown_table(["the paper (S5, Figure S3)", "here"], rows_s3))
+
+# %% [markdown]
 # ## Computation time: Sec. 5.1's speed percentages
 #
 # Sec. 5.1 times the selected methods in the hardest cell, $n = 5000$ and $\boldsymbol\alpha_5$: against DPMCMC$_{p1}$,
@@ -595,7 +705,8 @@ if have_table:
         if m in t_med and "dpmcmc_p1" in t_med:
             r = t_med[m] / t_med["dpmcmc_p1"]
             rows_t.append((said, verdict(0.5 <= r / (1 - pct / 100) <= 2,
-                                         f"{100 * (1 - r):.0f}% faster: median {t_med[m]:.1f} s against "
+                                         (f"{100 * (1 - r):.0f}% faster" if r <= 1 else f"{100 * (r - 1):.0f}% slower")
+                                         + f": median {t_med[m]:.1f} s against "
                                          f"{t_med['dpmcmc_p1']:.1f} s per data set "
                                          f"({(hard['method'] == m).sum()} runs)"
                                          + (f"; per effective draw {1e3 * per_ess[m]:.1f} ms against "
@@ -693,13 +804,18 @@ explorer
 #
 # ## The scale of this page, and how to extend it
 #
-# * **Shown:** the 40 cells of Sec. 5.1, 7 of its 17 methods, the data sets counted in the first table (the paper: 50
-#   per cell). The medians' error bars say how far this is from settling the paper's comparisons.
+# * **Shown:** the 40 cells of Sec. 5.1, 8 of its 17 methods (DPABC$_{p5}$ on fewer data sets) with DPapprox$_{p4}$
+#   both as the paper's Gibbs sampler and as dplit's blocked update, the data sets counted in the first table (the
+#   paper: 50 per cell). The medians' error bars say how far this is from settling the paper's comparisons. Figure S3
+#   pools four of the private methods, without DPMCMC.
 # * **To extend** (on any machine; a rerun skips every task already in the table):
 #   `dplit study run --config benchmarks/sec51.toml --store benchmarks/results/sec51_study.jsonl --workers N`, then
-#   commit the table (`--methods` and `--replicates` run a slice of it first, as above). The paper's other 10 methods
-#   (DPMCMC and DPreMCMC with p3 and p4, DPABC with p1, p2, p3 and p5, DPapprox with p1 and p3) are a
+#   commit the table (`--methods` and `--replicates` run a slice of it first, as above). The paper's other 9 methods
+#   (DPMCMC and DPreMCMC with p3 and p4, DPABC with p1, p2 and p3, DPapprox with p1 and p3) are a
 #   `methods = [...]` line away; the cost model's table above gives their CPU hours.
+# * **Figure S3** (a fixed threshold): `dplit study run --config benchmarks/sec51_fixed_a.toml --store
+#   benchmarks/results/sec51_fixed_a.jsonl --replicates N` extends the second table; adding `dpmcmc_p1` to
+#   `--methods` brings DPMCMC in at about a minute per task.
 # * **DPreMCMC at the paper's settings** (the section after Figure S2): `benchmarks/dpremcmc_tail.py`, stored in
 #   `benchmarks/results/dpremcmc_tail.json` (`--replicates N` extends it).
 # * **The cost model** is `benchmarks/study_cost.py` (`--summary` rewrites `benchmarks/results/study_cost.json`).
