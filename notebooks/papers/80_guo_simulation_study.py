@@ -465,9 +465,10 @@ if have_table:
 
 # %%
 if have_table:
-    def conv_frac(m, eps_set):
-        """The converged fraction of method m in every cell of the table at the budgets eps_set."""
-        sub = summary[(summary["method"] == m) & summary["eps"].isin(eps_set) & (summary["threshold"] == "dp")]
+    def conv_frac(m, eps_set, n=None):
+        """The converged fraction of method m in every cell of the table at the budgets eps_set (and n records)."""
+        sub = summary[(summary["method"] == m) & summary["eps"].isin(eps_set) & (summary["threshold"] == "dp")
+                      & ((summary["n"] == n) if n is not None else True)]
         return sub["converged"].to_numpy(float)
 
     rows_s2 = []
@@ -487,14 +488,8 @@ if have_table:
                                 f"eps = 1e10 against {c_mid.mean():.2f} at eps = 1.5", have=len(c_big) > 0)))
     apx = [m for m in ("dpapprox_gibbs_p4", "dpapprox_p4") if m in methods]
 
-    def conv_at_n(m, n):
-        """The converged fractions of method m in the cells with n records at the private budgets."""
-        sub = summary[(summary["method"] == m) & summary["eps"].isin(private_eps) & (summary["threshold"] == "dp")
-                      & (summary["n"] == n)]
-        return sub["converged"].to_numpy(float)
-
     def apx_words(m):
-        big, small, large = conv_frac(m, {1e10}), conv_at_n(m, min(ns)), conv_at_n(m, max(ns))
+        big, small, large = conv_frac(m, {1e10}), conv_frac(m, private_eps, min(ns)), conv_frac(m, private_eps, max(ns))
         return (f"{L[m]}: lowest fraction {big.min():.2f} at eps = 1e10; at the private eps {int((small < 0.9).sum())} "
                 f"of {len(small)} cells below 0.9 at n = {min(ns)}, {int((large < 0.9).sum())} of {len(large)} at "
                 f"n = {max(ns)}")
@@ -502,7 +497,7 @@ if have_table:
     said = "DPapprox converges every time at eps = 1e10, and often slowly at the other eps (except p3, p4 at n = 5000)"
     if "dpapprox_gibbs_p4" in apx:
         g = "dpapprox_gibbs_p4"
-        big, small, large = conv_frac(g, {1e10}), conv_at_n(g, min(ns)), conv_at_n(g, max(ns))
+        big, small, large = conv_frac(g, {1e10}), conv_frac(g, private_eps, min(ns)), conv_frac(g, private_eps, max(ns))
         ok = len(big) and big.min() == 1 and (small < 0.9).mean() >= 0.5 and large.min() >= 0.9
         rows_s2.append((said, verdict(ok, apx_words(g) + ("; dplit's " + apx_words("dpapprox_p4")
                                                          if "dpapprox_p4" in apx else ""),
