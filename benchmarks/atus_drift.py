@@ -49,6 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dplit._files import atomic_write
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from atus_s4s5 import METHOD, SEED, row_key  # noqa: E402
@@ -236,9 +238,7 @@ def write(path, runs, engine):
            "effort": {**EFFORT, "thin": 10, "n_slice": 20}, "excursion": EXCURSION,
            "summary": summary(runs), "engine": [engine[b] for b in ENGINE_B if b in engine],
            "runs": [runs[k] for k in sorted(runs)]}
-    tmp = Path(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(doc, indent=1) + "\n", overwrite=True)
 
 
 def load(path):
