@@ -341,15 +341,37 @@ def _cube_root_moments(alpha):
 
 
 # %% notebooks/19_mcmc_moves.py, cell 20: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
+_CHUNK = 64                 # factors per product in sum_log ...
+_MODERATE = 1e-4            # ... each within [1e-4, 1e4], so that no partial product of 64 leaves 1e+-256
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _chunk_product(v, i0, i1):
+    """(prod v[i0:i1], min, max), in any order of multiplication (fastmath lets the loop vectorise)."""
+    P = 1.0
+    lo = np.inf
+    hi = -np.inf
+    for i in range(i0, i1):
+        P *= v[i]
+        lo = min(lo, v[i])
+        hi = max(hi, v[i])
+    return P, lo, hi
+
+
 @njit(cache=True, nogil=True)
-def log_product_mul(P, L, v):
-    """(P, L) after multiplying the running product e^L P by v > 0: a sum of logs for a log now and then."""
-    if v < 1e-100 or v > 1e100:
-        return P, L + math.log(v)
-    P *= v
-    if P < 1e-200 or P > 1e200:         # keep P in range: every factor it takes is within 1e+-100 of 1
-        return 1.0, L + math.log(P)
-    return P, L
+def sum_log(v, i0, i1):
+    """sum(log(v[i0:i1])) for v > 0: one logarithm per 64 factors, a logarithm each in a chunk with an extreme factor."""
+    out = 0.0
+    while i0 < i1:
+        k = min(i0 + _CHUNK, i1)
+        P, lo, hi = _chunk_product(v, i0, k)
+        if lo >= _MODERATE and hi <= 1.0 / _MODERATE:
+            out += math.log(P)
+        else:
+            for i in range(i0, k):
+                out += math.log(v[i])
+        i0 = k
+    return out
 
 
 # %% notebooks/19_mcmc_moves.py, cell 21: Step (iv): an ancillary move, $\boldsymbol\alpha$ with the records' quantiles held fixed
@@ -366,43 +388,60 @@ def _ancillary_state_terms(alpha, m, s, Lc, Gs, C, n_rec, theta, kind, shape, ra
     return out
 
 
+@njit(cache=True, nogil=True, fastmath=True)
+def _affine_cubes(c, c_new, A, B, T, first):
+    """c_new = A + B c and T += c_new^3 (T = c_new^3 if first); returns (min c_new, sum c_new^3)."""
+    lo = np.inf
+    gs = 0.0
+    for i in range(c.size):
+        x = A + B * c[i]
+        c_new[i] = x
+        g = x * x * x
+        gs += g
+        lo = min(lo, x)
+        T[i] = g if first else T[i] + g
+    return lo, gs
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _n_censored(c, aT, i0, i1):
+    """How many i in [i0, i1) have c_i^3 <= aT_i (the record's x = c^3 / T at or below a)."""
+    k = 0
+    for i in range(i0, i1):
+        k += 1 if c[i] * c[i] * c[i] <= aT[i] else 0
+    return k
+
+
 @njit(cache=True, nogil=True)
-def _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, Gs_new, C_new):
-    """Move every entry to c' = m' + s'(c - m)/s (into c_new) and take the sums F needs; False outside the domain."""
-    d = c.shape[1]
-    g = np.empty(d)
-    Pc = np.ones(d)
-    Pq = np.empty(d)
-    Lq = np.empty(d)
-    n_cens = np.empty(d)
-    Lc_new[:] = 0.0
-    Gs_new[:] = 0.0
-    for b in range(starts.size - 1):
-        Pq[:] = 1.0
-        Lq[:] = 0.0
-        n_cens[:] = 0.0
-        for i in range(starts[b], starts[b + 1]):
-            tot = 0.0
-            for j in range(d):
-                cn = m_new[j] + s_new[j] * (c[i, j] - m[j]) / s[j]
-                if cn < _CUBE_FLOOR * m_new[j]:
-                    return False
-                c_new[i, j] = cn
-                g[j] = cn * cn * cn
-                tot += g[j]
-                Gs_new[j] += g[j]
-                Pc[j], Lc_new[j] = log_product_mul(Pc[j], Lc_new[j], cn)
-            inv_tot = 1.0 / tot
-            for j in range(d):          # x' = G' / sum G': censored below a, else into the log product
-                x = g[j] * inv_tot
-                if x > a:
-                    Pq[j], Lq[j] = log_product_mul(Pq[j], Lq[j], x)
-                else:
-                    n_cens[j] += 1.0
-        for j in range(d):
-            C_new[b, j] = Lq[j] + math.log(Pq[j]) + n_cens[j] * log_a
+def _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, T, Lc_new, Gs_new, C_new):
+    """Move every entry to c' = m' + s'(c - m)/s (into c_new) and take the sums F needs; False outside the domain.
+
+    c and c_new are (d, N): component by component; T is scratch of N.
+    """
+    d = c.shape[0]
     for j in range(d):
-        Lc_new[j] += math.log(Pc[j])
+        B = s_new[j] / s[j]
+        lo, Gs_new[j] = _affine_cubes(c[j], c_new[j], m_new[j] - B * m[j], B, T, j == 0)
+        if lo < _CUBE_FLOOR * m_new[j]:
+            return False
+    Lc_new[:] = 0.0
+    for b in range(starts.size - 1):    # sum_i max(log x'_ij, log a) = 3 sum log c'_ij - sum log T_i, uncensored
+        i0, i1 = starts[b], starts[b + 1]
+        LT = sum_log(T, i0, i1)
+        for j in range(d):
+            Lb = sum_log(c_new[j], i0, i1)
+            Lc_new[j] += Lb
+            C_new[b, j] = 3.0 * Lb - LT
+    for i in range(T.size):
+        T[i] *= a
+    for b in range(starts.size - 1):    # where x'_ij <= a: log a in place of log x'_ij
+        i0, i1 = starts[b], starts[b + 1]
+        for j in range(d):
+            cj = c_new[j]
+            if _n_censored(cj, T, i0, i1) > 0:
+                for i in range(i0, i1):
+                    if cj[i] * cj[i] * cj[i] <= T[i]:
+                        C_new[b, j] += log_a - 3.0 * math.log(cj[i]) + math.log(T[i] / a)
     return True
 
 
@@ -429,9 +468,12 @@ def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol
     theta += prop_chol xi with the records at fixed cube-root scores; a proposal is screened by the
     surrogate F~ (censored sums from the scores moved to theta_bar) before the exact ratio. logx
     holds the log records of every block (block b: rows starts[b]:starts[b+1]); c and c_new are
-    scratch of its shape. Returns the number of accepted proposals.
+    contiguous scratch of its size (used as d x N). Returns the number of accepted proposals.
     """
     n_rec, d = logx.shape
+    c = c.reshape((d, n_rec))
+    c_new = c_new.reshape((d, n_rec))
+    T = np.empty(n_rec)
     k = starts.size - 1
     mb = np.empty(k)
     for b in range(k):
@@ -450,11 +492,11 @@ def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol
             log_s = log_std_gamma_kernel(a0, rng)
             for j in range(d):
                 lc = (logx[i, j] + log_s) / 3.0
-                c[i, j] = math.exp(lc)
+                c[j, i] = math.exp(lc)
                 Lc[j] += lc
-                Gs[j] += c[i, j] * c[i, j] * c[i, j]
+                Gs[j] += c[j, i] * c[j, i] * c[j, i]
                 C[b, j] += max(logx[i, j], log_a)
-                inside = inside and c[i, j] >= _CUBE_FLOOR * m[j]
+                inside = inside and c[j, i] >= _CUBE_FLOOR * m[j]
     for j in range(d):
         inside = inside and s[j] > 0.0
     if not inside:                      # outside the domain where the map is kept exact: every proposal refused
@@ -470,7 +512,7 @@ def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol
     ok = True
     for j in range(d):
         ok = ok and s_bar[j] > 0.0 and -30.0 <= theta_bar[j] <= 30.0
-    if ok and _ancillary_map_sums(c, m, s, m_bar, s_bar, starts, a, log_a, c_new, Lc_new, Gs_new, C_new):
+    if ok and _ancillary_map_sums(c, m, s, m_bar, s_bar, starts, a, log_a, c_new, T, Lc_new, Gs_new, C_new):
         mu_bar = logx_mean_kernel(alpha_bar)
         for j in range(d):
             for b in range(k):
@@ -497,7 +539,7 @@ def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol
         m_new, s_new = _cube_root_moments(alpha_new)
         for j in range(d):
             ok = ok and s_new[j] > 0.0
-        if not (ok and _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, Lc_new, Gs_new,
+        if not (ok and _ancillary_map_sums(c, m, s, m_new, s_new, starts, a, log_a, c_new, T, Lc_new, Gs_new,
                                            C_new)):
             continue
         F_new = _ancillary_state_terms(alpha_new, m_new, s_new, Lc_new, Gs_new, C_new, n_rec, theta_new, kind,
@@ -517,10 +559,10 @@ def ancillary_batch_kernel(theta, logx, starts, s_L, log_a, inv_scale, prop_chol
         for i in range(n_rec):
             tot = 0.0
             for j in range(d):
-                tot += c[i, j] * c[i, j] * c[i, j]
+                tot += c[j, i] * c[j, i] * c[j, i]
             log_tot = math.log(tot)
             for j in range(d):
-                logx[i, j] = 3.0 * math.log(c[i, j]) - log_tot
+                logx[i, j] = 3.0 * math.log(c[j, i]) - log_tot
     return accepted
 
 
