@@ -767,8 +767,8 @@ print(one, len(stored))
 # ## 7. The study at the paper's scale, from the command line
 #
 # The paper's grid runs outside the notebook, into a committed text table that any machine extends:
-# `benchmarks/sec51.toml` holds its settings (all 40 cells, the two benchmarks, one method per family, DPABC$_{p5}$ and
-# the paper's own DPapprox$_{p4}$ sampler, 50 data sets per cell) and `benchmarks/results/sec51_study.jsonl` what is done. What a store holds is read, summarised and drawn
+# `benchmarks/sec51.toml` holds its settings (all 40 cells, the two benchmarks, every method of Figure 1 but
+# DPMCMC$_{p3,p4}$, and the paper's own DPapprox$_{p4}$ sampler, 50 data sets per cell) and `benchmarks/results/sec51_study.jsonl` what is done. What a store holds is read, summarised and drawn
 # by `dplit.study_summary` (notebook `64_study_summary`: medians over the converged runs, Figures 1-2, S2, S3's
 # numbers); notebook `80_guo_simulation_study` draws Figures 1-2, S2 and S3 from that table (and, for S3, a second one
 # with the threshold fixed, `benchmarks/sec51_fixed_a.toml`) and checks each of the paper's statements about them.

@@ -6,7 +6,9 @@
 # $n \in \{1000, 5000\}$ x $\epsilon \in \{0.25, 0.5, 1.5, 10^{10}\}$), the two non-private benchmarks (Boots, MCMC$_{p1}$) and one
 # method per family (DPBoots, DPMCMC$_{p1}$, DPreMCMC$_{p1}$, DPABC$_{p4}$, DPapprox$_{p4}$), at the study's full effort,
 # and DPABC$_{p5}$, one of the methods the paper keeps (Figure 2, Table 2), on fewer data sets per cell (it costs
-# about six times DPABC$_{p4}$: the prior p5 is itself a DPMCMC run on $D_1$).
+# about six times DPABC$_{p4}$: the prior p5 is itself a DPMCMC run on $D_1$). The other priors of Figure 1 but two
+# (DPreMCMC$_{p3,p4}$, DPABC$_{p1,p2,p3}$, DPapprox$_{p1,p3}$) are in the table on fewer data sets too; DPMCMC$_{p3,p4}$
+# are not (section "The paper's statements about the other priors" gives their hours).
 #
 # **DPapprox twice: the paper's sampler and dplit's.** DPapprox$_{p4}$ (Gibbs) is the paper's three-step Gibbs sampler
 # (Sec. 4.2.4; notebook `23_approx`, `update="gibbs"`; study method `dpapprox_gibbs_p4`). DPapprox$_{p4}$ (blocked) is
@@ -69,7 +71,8 @@ path = stored_path(TABLE, script="dplit study run --config benchmarks/sec51.toml
 df = load_results(path) if path is not None else pd.DataFrame()
 have_table = len(df) > 0
 if have_table:
-    methods = [m for m in ("boots", "mcmc_p1", "dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpabc_p5",
+    methods = [m for m in ("boots", "mcmc_p1", "dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpremcmc_p3", "dpremcmc_p4",
+                           "dpabc_p1", "dpabc_p2", "dpabc_p3", "dpabc_p4", "dpabc_p5", "dpapprox_p1", "dpapprox_p3",
                            "dpapprox_p4", "dpapprox_gibbs_p4")
                if m in set(df["method"])]
     cells = df.groupby(["method", "alpha", "n", "eps"]).size()
@@ -147,10 +150,12 @@ if have_table:
 # is written by the cell, and the line above it counts the verdicts.
 
 # %%
-def med(method, alpha, n, eps, col="mse_alpha", part=""):
-    """The median (part "") or an end of its interval (part "_lo", "_hi") of one cell, NaN when absent."""
-    s = summary[(summary["method"] == method) & (summary["alpha"] == alpha) & (summary["n"] == n)
-                & (summary["eps"] == eps) & (summary["threshold"] == "dp")]
+def med(method, alpha, n, eps, col="mse_alpha", part="", table=None):
+    """The median (part "") or an end of its interval (part "_lo", "_hi") of one cell, NaN when absent; from
+    `summary`, or from another summary `table`."""
+    t = summary if table is None else table
+    s = t[(t["method"] == method) & (t["alpha"] == alpha) & (t["n"] == n) & (t["eps"] == eps)
+          & (t["threshold"] == "dp")]
     return float(s[col + part].iloc[0]) if len(s) and col + part in s else np.nan
 
 
@@ -169,13 +174,13 @@ def finite(values):
     return [v for v in values if np.isfinite(v)]
 
 
-def ratios(num, den, cells, col="mse_alpha"):
+def ratios(num, den, cells, col="mse_alpha", table=None):
     """median(num) / median(den) over the (alpha, n, eps) cells that hold both; den may be a list (its smallest)."""
     out = []
     for al, n, e in cells:
-        d = min(finite([med(m, al, n, e, col) for m in den]) or [np.nan]) if isinstance(den, list) else \
-            med(den, al, n, e, col)
-        out.append(med(num, al, n, e, col) / d if np.isfinite(d) else np.nan)
+        d = min(finite([med(m, al, n, e, col, table=table) for m in den]) or [np.nan]) if isinstance(den, list) \
+            else med(den, al, n, e, col, table=table)
+        out.append(med(num, al, n, e, col, table=table) / d if np.isfinite(d) else np.nan)
     return finite(out)
 
 
@@ -279,6 +284,80 @@ def markdown_table(columns, rows):
 if have_table:
     display(Markdown(f"{len(fig1_table)} statements: " + ", ".join(f"{v} {k}" for k, v in fig1_counts.items())))
 markdown_table(fig1_table.columns, fig1_table.itertuples(index=False)) if have_table else None
+
+# %% [markdown]
+# **The paper's statements about the other priors.** Sec. 5.1 keeps one method per family by what Figure 1 shows of
+# the others. The table holds seven of them beside the selected ones, on fewer data sets per cell (the first table
+# counts them): DPreMCMC$_{p3,p4}$, DPABC$_{p1,p2,p3}$ and DPapprox$_{p1,p3}$. DPMCMC$_{p3,p4}$ are not run: the cost
+# model gives them about 10 and 14 CPU-hours at 20 data sets per cell, against about 4 for the seven together. Every
+# method is read here on the same data sets, the first $k$ of each cell ($k$ the fewest the seven have), so that a
+# ratio compares medians of the same data. The rules are those above; "weakest" means the largest median MSE of all the private methods at both $n$ of the panel,
+# and the speed statement compares the stored run times (one thread each) of the same data sets.
+
+# %%
+others_rows = []
+if have_table:
+    new = [m for m in ("dpremcmc_p3", "dpremcmc_p4", "dpabc_p1", "dpabc_p2", "dpabc_p3", "dpapprox_p1", "dpapprox_p3")
+           if m in methods]
+    k_few = int(per_method.loc[new, "fewest data sets"].min()) if new else 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        few = summarise(df[df["replicate"] < k_few], intervals=True, rng=SEED)
+    print(f"every method on the first {k_few} data sets of each cell")
+    private_all = [m for m in methods if m not in bench and m != "dpapprox_gibbs_p4"]
+    for al in alphas:
+        free = [(al, n, 1e10) for n in ns]
+        priv = [(al, n, e) for n in ns for e in private_eps]
+        if "dpabc_p1" in methods:
+            worst = []
+            for n in ns:
+                meds = {m: v for m in private_all if np.isfinite(v := med(m, al, n, 1e10, table=few))}
+                if "dpabc_p1" in meds and len(meds) > 1:
+                    worst.append((n, max(meds, key=meds.get)))
+            others_rows.append((al, "eps = 1e10: DPABC_p1 has the weakest performance", verdict(
+                bool(worst) and all(w == "dpabc_p1" for _, w in worst),
+                "largest median MSE: " + ", ".join(f"n = {n} {L[w]}" for n, w in worst), have=bool(worst),
+                missing=unconverged(few, ["dpabc_p1"], free))))
+        near_m = [m for m in ("dpremcmc_p3", "dpremcmc_p4", "dpapprox_p1", "dpapprox_p3") if m in methods]
+        if near_m:
+            near = {m: r for m in near_m if (r := ratios(m, bench, free, table=few))}
+            others_rows.append((al, "eps = 1e10: DPreMCMC_p3,p4 and DPapprox_p1,p3 similar to the benchmarks", verdict(
+                similar([v for r in near.values() for v in r]), "largest ratio to the better benchmark "
+                + ", ".join(f"{L[m]} {max(r):.2f}" for m, r in near.items()), have=bool(near),
+                missing=unconverged(few, near_m + bench, free))))
+        abc_m = [m for m in ("dpabc_p2", "dpabc_p3", "dpabc_p5") if m in methods]
+        if abc_m:
+            r_abc = {m: r for m in abc_m if (r := ratios(m, bench, free, table=few))}
+            others_rows.append((al, "eps = 1e10: DPABC_p2,p3,p5 slightly larger MSE, acceptable", verdict(
+                slightly_larger([v for r in r_abc.values() for v in r]), "ratio to the better benchmark "
+                + ", ".join(f"{L[m]} " + "/".join(f"{v:.2f}" for v in r) for m, r in r_abc.items())
+                + " (n = " + ", ".join(map(str, ns)) + ")", have=bool(r_abc),
+                missing=unconverged(few, abc_m + bench, free))))
+        apx_m = [m for m in ("dpapprox_p1", "dpapprox_p3") if m in methods]
+        others = [m for m in ("dpmcmc_p1", "dpremcmc_p1", "dpabc_p4") if m in dp]
+        if apx_m and others:
+            r_apx = [med(m, al, n, e, table=few) / np.nanmedian(theirs) for m in apx_m for n in ns for e in private_eps
+                     if np.isfinite(med(m, al, n, e, table=few))
+                     and finite(theirs := [med(o, al, n, e, table=few) for o in others])]
+            others_rows.append((al, "under privacy DPapprox_p1,p3 slightly larger MSE than the other Bayesian methods",
+                                verdict(slightly_larger(r_apx), f"DPapprox_p1,p3 / the others' median "
+                                        f"{min(r_apx or [np.nan]):.3g}-{max(r_apx or [np.nan]):.3g}, above 1 in "
+                                        f"{sum(v > 1 for v in r_apx)} of {len(r_apx)} (method, n, eps)",
+                                        have=bool(r_apx), missing=unconverged(few, apx_m + others, priv))))
+    re_m = [m for m in ("dpremcmc_p3", "dpremcmc_p4") if m in methods]
+    if re_m and "dpremcmc_p1" in methods:
+        key = ["alpha", "n", "eps", "replicate"]
+        t1 = df[df["method"] == "dpremcmc_p1"].set_index(key)["runtime"]
+        speed = {m: (df[df["method"] == m].set_index(key)["runtime"] / t1).dropna() for m in re_m}
+        others_rows.append(("all panels", "DPreMCMC_p1 computationally faster than DPreMCMC_p3,p4", verdict(
+            all(len(r) and r.median() > 1 for r in speed.values()),
+            "; ".join(f"{L[m]} / DPreMCMC_p1 run time: median {r.median():.2f}, above 1 in {int((r > 1).sum())} "
+                      f"of {len(r)} data sets" for m, r in speed.items()),
+            have=all(len(r) for r in speed.values()))))
+    others_table = pd.DataFrame(others_rows, columns=["panel", "the paper (Sec. 5.1)", "here"])
+    others_counts = others_table["here"].str.split(":").str[0].value_counts()
+    display(Markdown(f"{len(others_table)} statements: " + ", ".join(f"{v} {k}" for k, v in others_counts.items())))
+markdown_table(others_table.columns, others_table.itertuples(index=False)) if have_table else None
 
 # %% [markdown]
 # ## Why DPBoots' MSE of $\boldsymbol\alpha$ differs: a bootstrap law without a variance
@@ -799,15 +878,15 @@ explorer
 #
 # ## The scale of this page, and how to extend it
 #
-# * **Shown:** the 40 cells of Sec. 5.1, 8 of its 17 methods (DPABC$_{p5}$ on fewer data sets) with DPapprox$_{p4}$
-#   both as the paper's Gibbs sampler and as dplit's blocked update, the data sets counted in the first table (the
+# * **Shown:** the 40 cells of Sec. 5.1, 15 of its 17 methods (DPABC$_{p5}$ and the seven other priors on fewer data
+#   sets; DPMCMC$_{p3,p4}$ left out) with DPapprox$_{p4}$ both as the paper's Gibbs sampler and as dplit's blocked update, the data sets counted in the first table (the
 #   paper: 50 per cell). The medians' error bars say how far this is from settling the paper's comparisons. Figure S3
 #   pools four of the private methods, without DPMCMC.
 # * **To extend** (on any machine; a rerun skips every task already in the table):
 #   `dplit study run --config benchmarks/sec51.toml --store benchmarks/results/sec51_study.jsonl --workers N`, then
-#   commit the table (`--methods` and `--replicates` run a slice of it first, as above). The paper's other 9 methods
-#   (DPMCMC and DPreMCMC with p3 and p4, DPABC with p1, p2 and p3, DPapprox with p1 and p3) are a
-#   `methods = [...]` line away; the cost model's table above gives their CPU hours.
+#   commit the table (`--methods` and `--replicates` run a slice of it first, as above). The paper's two methods left
+#   out (DPMCMC with p3 and p4) are a `methods = [...]` line away; the cost model's table above gives their CPU
+#   hours.
 # * **Figure S3** (a fixed threshold): `dplit study run --config benchmarks/sec51_fixed_a.toml --store
 #   benchmarks/results/sec51_fixed_a.jsonl --replicates N` extends the second table; adding `dpmcmc_p1` to
 #   `--methods` brings DPMCMC in at about a minute per task.
