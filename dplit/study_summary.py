@@ -183,8 +183,7 @@ def _bars(ax, sub, methods, value, *, log, base):
             v = float(row[value].iloc[0])
             x = gi + (k - (len(methods) - 1) / 2) * width
             ax.bar(x, v - base, bottom=base, width=width * (1.6 if bench else 0.9),
-                   color=METHOD_STYLE[m]["color"], label=METHOD_STYLE[m]["label"] if gi == 0 else None,
-                   zorder=1 if bench else 2)
+                   color=METHOD_STYLE[m]["color"], zorder=1 if bench else 2)
             if f"{value}_lo" in row:     # the Monte Carlo error of the median (summarise(..., intervals=True))
                 lo, hi = float(row[f"{value}_lo"].iloc[0]), float(row[f"{value}_hi"].iloc[0])
                 if np.isfinite(lo) and np.isfinite(hi):
@@ -197,6 +196,7 @@ def _bars(ax, sub, methods, value, *, log, base):
 def _panels(summary, methods, threshold, height, panel, title):
     """One panel per true alpha (``panel(ax, rows of that alpha, methods)``), a title and one legend under them."""
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     s = summary[summary["threshold"] == str(threshold)]
     alphas = list(dict.fromkeys(s["alpha"]))
@@ -205,8 +205,10 @@ def _panels(summary, methods, threshold, height, panel, title):
     for ax, al in zip(axes[:, 0], alphas):
         panel(ax, s[s["alpha"] == al], methods)
         ax.set_title(f"alpha_true = {al}", fontsize=9)
-    handles, labels = axes[0, 0].get_legend_handles_labels()     # one legend, in rows: the figure fits a column
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
+    # one legend for every method of the table, in rows (the figure fits a column); from the styles, not from the
+    # bars of one panel, which miss a method with no median there
+    handles = [Patch(color=METHOD_STYLE[m]["color"], label=METHOD_STYLE[m]["label"]) for m in methods]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=8, frameon=False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
