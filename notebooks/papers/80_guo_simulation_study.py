@@ -184,6 +184,18 @@ def ratios(num, den, cells, col="mse_alpha", table=None):
     return finite(out)
 
 
+def to_others(method, others, al, table=None):
+    """median(method) / the median of the others' medians, over the private (n, eps) cells of panel al that hold
+    both (in the order n, then eps)."""
+    out = []
+    for n in ns:
+        for e in private_eps:
+            theirs = finite([med(o, al, n, e, table=table) for o in others])
+            if theirs and np.isfinite(mine := med(method, al, n, e, table=table)):
+                out.append(mine / np.median(theirs))
+    return out
+
+
 if have_table:
     alphas = list(dict.fromkeys(summary["alpha"]))
     dp = [m for m in ("dpboots", "dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpapprox_p4") if m in methods]
@@ -227,9 +239,7 @@ if have_table:
                                  have=bool(pairs), missing=unconverged(summary, dp, priv))))
         others = [m for m in ("dpmcmc_p1", "dpremcmc_p1", "dpabc_p4") if m in dp]
         if "dpapprox_p4" in dp and others:
-            cells = [(n, e) for n in ns for e in private_eps if np.isfinite(med("dpapprox_p4", al, n, e))
-                     and finite([med(m, al, n, e) for m in others])]
-            r_apx = [med("dpapprox_p4", al, *c) / np.nanmedian([med(m, al, *c) for m in others]) for c in cells]
+            r_apx = to_others("dpapprox_p4", others, al)
             rows.append((al, "under privacy DPapprox slightly larger MSE than the other Bayesian methods",
                          verdict(slightly_larger(r_apx), f"{L['dpapprox_p4']} / the others' median "
                                  f"{min(r_apx or [np.nan]):.3g}-{max(r_apx or [np.nan]):.3g}, above 1 in "
@@ -336,9 +346,7 @@ if have_table:
         apx_m = [m for m in ("dpapprox_p1", "dpapprox_p3") if m in methods]
         others = [m for m in ("dpmcmc_p1", "dpremcmc_p1", "dpabc_p4") if m in dp]
         if apx_m and others:
-            r_apx = [med(m, al, n, e, table=few) / np.nanmedian(theirs) for m in apx_m for n in ns for e in private_eps
-                     if np.isfinite(med(m, al, n, e, table=few))
-                     and finite(theirs := [med(o, al, n, e, table=few) for o in others])]
+            r_apx = [v for m in apx_m for v in to_others(m, others, al, table=few)]
             others_rows.append((al, "under privacy DPapprox_p1,p3 slightly larger MSE than the other Bayesian methods",
                                 verdict(slightly_larger(r_apx), f"DPapprox_p1,p3 / the others' median "
                                         f"{min(r_apx or [np.nan]):.3g}-{max(r_apx or [np.nan]):.3g}, above 1 in "
