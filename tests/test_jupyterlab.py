@@ -187,5 +187,5 @@ def test_a_disconnected_callback_fails_the_check(lab, browser_context):
     base, token, _ = lab
     before, after, _ = run_and_move_slider(browser_context, base, token, "toy_connected.ipynb")
     assert after != before  # the check passes on a widget that works ...
-    before, after, _ = run_and_move_slider(browser_context, base, token, "toy_disconnected.ipynb", wait_change=10)
+    before, after, _ = run_and_move_slider(browser_context, base, token, "toy_disconnected.ipynb", wait_change=5)
     assert after == before  # ... and fails on one whose callback ignores the slider
