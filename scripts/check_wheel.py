@@ -56,9 +56,7 @@ def main(argv=None) -> int:
         _run([args.python, "-m", "venv", str(work / "venv")], work, env, f"a fresh venv ({args.python})")
         bin_ = work / "venv" / "bin"
         env["PATH"] = f"{bin_}{os.pathsep}{env.get('PATH', '')}"
-        # --no-compile: byte-compiling every dependency's files takes seconds and tests nothing of the wheel.
-        _run([str(bin_ / "python"), "-m", "pip", "install", "-q", "--no-compile", str(wheel)], work, env,
-             f"pip install {wheel.name}")
+        _run([str(bin_ / "python"), "-m", "pip", "install", "-q", str(wheel)], work, env, f"pip install {wheel.name}")
         print(_run([str(bin_ / "python"), "-c",
                     "import sys, importlib.metadata as m; print('check-wheel: Python', sys.version.split()[0], '|', "
                     "', '.join(f'{p} {m.version(p)}' for p in ('numpy', 'scipy', 'numba', 'arviz', 'xarray')))"],
