@@ -20,7 +20,7 @@ endif
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Installs keep pip's byte-compilation (about 20 s of a fresh setup): where PYTHONDONTWRITEBYTECODE is set, as on
 # the CI machines, Python never writes a .pyc, and without pip's every process of the suite would compile every
-# module it imports from source (a clean-clone `make test` took 803 s instead of about 625 s).
+# module it imports from source (about 180 s more for a clean-clone `make test` on the 2-core machine).
 
 # Execute one notebook in place at full size. No cell takes more than a few minutes, so a cell
 # still running after 15 minutes is a hung kernel connection (rare, seen with ipykernel 7): fail
