@@ -184,6 +184,12 @@ def ratios(num, den, cells, col="mse_alpha", table=None):
     return finite(out)
 
 
+def ratio_ranges(by_method):
+    """The "similar" rows' evidence: each method's smallest and largest ratio (both bounds of the 2x rule matter)."""
+    return "ratio to the better benchmark (smallest-largest) " + ", ".join(
+        f"{METHOD_STYLE[m]['label']} {min(r):.2f}-{max(r):.2f}" for m, r in by_method.items())
+
+
 def to_others(method, others, al, table=None):
     """median(method) / the median of the others' medians, over the private (n, eps) cells of panel al that hold
     both (in the order n, then eps)."""
@@ -211,8 +217,7 @@ if have_table:
         named = [m for m in dp if m != "dpabc_p4"]
         near = {m: r for m in named if (r := ratios(m, bench, free))}
         rows.append((al, "eps = 1e10: DPBoots, DPMCMC, DPreMCMC, DPapprox similar to the benchmarks",
-                     verdict(similar([v for r in near.values() for v in r]), "ratio to the better benchmark (smallest-largest) "
-                             + ", ".join(f"{L[m]} {min(r):.2f}-{max(r):.2f}" for m, r in near.items()), have=bool(near),
+                     verdict(similar([v for r in near.values() for v in r]), ratio_ranges(near), have=bool(near),
                              missing=unconverged(summary, named + bench, free))))
         r_abc = ratios("dpabc_p4", bench, free) if "dpabc_p4" in dp else []
         rows.append((al, "eps = 1e10: DPABC slightly larger MSE, acceptable",
@@ -340,8 +345,7 @@ if have_table:
         if near_m:
             near = {m: r for m in near_m if (r := ratios(m, bench, free, table=few))}
             others_rows.append((al, "eps = 1e10: DPreMCMC_p3,p4 and DPapprox_p1,p3 similar to the benchmarks", verdict(
-                similar([v for r in near.values() for v in r]), "ratio to the better benchmark (smallest-largest) "
-                + ", ".join(f"{L[m]} {min(r):.2f}-{max(r):.2f}" for m, r in near.items()), have=bool(near),
+                similar([v for r in near.values() for v in r]), ratio_ranges(near), have=bool(near),
                 missing=unconverged(few, near_m + bench, free))))
         abc_m = [m for m in ("dpabc_p2", "dpabc_p3", "dpabc_p5") if m in methods]
         if abc_m:
