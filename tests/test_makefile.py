@@ -1,7 +1,8 @@
 """The Makefile's setup targets, read by make itself (`make -n`: nothing runs, nothing is installed).
 
 A setup target whose prerequisite variable is defined below the rule gets no prerequisite (make expands them as it
-reads the rule) and silently does nothing: CI then installs the newest Python's venv later, on the critical path.
+reads the rule) and silently does nothing: CI then installs the newest Python's venv (or the site's extras) later, on
+the critical path.
 """
 
 import shutil
@@ -24,12 +25,14 @@ def dry_run(target: str, tmp_path: Path, makefile: Path = ROOT / "Makefile") -> 
     return proc.stdout
 
 
-@pytest.mark.parametrize("target, venv", [("setup", "venv"), ("setup-newest", "venv-newest")])
+@pytest.mark.parametrize("target, venv", [("setup", "venv"), ("setup-newest", "venv-newest"), ("setup-docs", "venv")])
 def test_each_setup_target_creates_its_venv_and_installs(tmp_path, target, venv):
     commands = dry_run(target, tmp_path)
     assert f"-m venv {tmp_path / venv}" in commands
     # pip byte-compiles what it installs: with PYTHONDONTWRITEBYTECODE set (CI) nothing else writes a .pyc
     assert "pip install" in commands and "--no-compile" not in commands
+    if target == "setup-docs":          # .ci/run installs the site's extras here, while the 3.13 suite runs
+        assert '-e ".[dev,docs]"' in commands
 
 
 def test_the_check_catches_a_setup_target_above_its_stamp(tmp_path):
