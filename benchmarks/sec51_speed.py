@@ -9,9 +9,12 @@ methods at the private budgets, replicate by replicate with the methods interlea
 CPU seconds of this process (``time.process_time``: every thread, not the waiting), after one warm-up task per
 method that compiles its kernels.
 
-Run from the repository root:  .venv/bin/python benchmarks/sec51_speed.py [--replicates K] [--out FILE]
-Writes ``benchmarks/results/sec51_speed.json`` (one row per task: method, eps, replicate, CPU and wall seconds,
-smallest bulk ESS of the chain methods).
+The same clock settles the paper's "DPreMCMC_p1 computationally faster than DPreMCMC_p3,p4" (Sec. 5.1, the other
+priors): DPreMCMC with p1, p3 and p4 on the first data set(s) of every private cell of the grid (``--priors-replicates``).
+
+Run from the repository root:  .venv/bin/python benchmarks/sec51_speed.py [--replicates K] [--priors-replicates R]
+Writes ``benchmarks/results/sec51_speed.json``: one row per task (method, alpha, n, eps, replicate, CPU and wall
+seconds, smallest bulk ESS of the chain methods), ``rows`` for the hardest cell and ``priors_rows`` for DPreMCMC.
 """
 
 import argparse
@@ -28,15 +31,17 @@ from dplit.study import NO_PRIVACY_EPS, StudyConfig, make_tasks, run_method, sim
 HERE = Path(__file__).parent
 OUT = HERE / "results" / "sec51_speed.json"
 METHODS = ("dpmcmc_p1", "dpremcmc_p1", "dpabc_p4", "dpabc_p5")
+PRIORS = ("dpremcmc_p1", "dpremcmc_p3", "dpremcmc_p4")
 HARDEST = {"n": 5000, "alpha_true": [2.2, 3.3, 4.4, 5.5, 6.6]}
 
 
-def cell_tasks(replicates):
-    """The study's tasks of the hardest cell at the private budgets, replicate by replicate, methods interleaved."""
+def study_tasks(methods, replicates, cell=None):
+    """The study's tasks of ``methods`` at the private budgets (of one cell, or every one), replicate by replicate,
+    the methods interleaved."""
     config = StudyConfig.from_toml(HERE / "sec51.toml")
-    return [t for t in make_tasks(config) if t.settings["method"] in METHODS and t.settings["n"] == HARDEST["n"]
-            and t.settings["alpha_true"] == HARDEST["alpha_true"] and t.settings["eps"] < NO_PRIVACY_EPS
-            and t.settings["replicate"] < replicates]
+    return [t for t in make_tasks(config) if t.settings["method"] in methods and t.settings["eps"] < NO_PRIVACY_EPS
+            and t.settings["replicate"] < replicates
+            and (cell is None or all(t.settings[k] == v for k, v in cell.items()))]
 
 
 def time_task(task):
@@ -50,16 +55,13 @@ def time_task(task):
         _, info = run_method(s["method"], rep, s, g)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     ess = info.get("ess_bulk_min")
-    return {"method": s["method"], "eps": s["eps"], "replicate": s["replicate"], "cpu_s": round(cpu, 3),
+    return {"method": s["method"], "alpha": s["alpha_true"], "n": s["n"], "eps": s["eps"],
+            "replicate": s["replicate"], "cpu_s": round(cpu, 3),
             "wall_s": round(wall, 3), "ess_bulk_min": None if ess is None or not np.isfinite(ess) else float(ess)}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--replicates", type=int, default=3, help="data sets of the cell (the study's first K)")
-    ap.add_argument("--out", default=str(OUT))
-    args = ap.parse_args()
-    todo = cell_tasks(args.replicates)
+def time_all(todo, label):
+    """Time every task of ``todo`` after one warm-up task per method; the rows, in order."""
     warm = {}
     for t in todo:                              # one task per method first: numba compiles, nothing is kept
         warm.setdefault(t.settings["method"], t)
@@ -69,14 +71,27 @@ def main():
     for i, t in enumerate(todo, 1):
         rows.append(time_task(t))
         r = rows[-1]
-        print(f"{i}/{len(todo)} {r['method']:12s} eps {r['eps']:<5g} replicate {r['replicate']}: {r['cpu_s']:.1f} CPU s",
-              flush=True)
-    out = {"command": "benchmarks/sec51_speed.py --replicates " + str(args.replicates),
+        print(f"{label} {i}/{len(todo)} {r['method']:12s} {r['alpha']} n {r['n']} eps {r['eps']:<5g} "
+              f"replicate {r['replicate']}: {r['cpu_s']:.1f} CPU s", flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--replicates", type=int, default=3, help="data sets of the hardest cell (the study's first K)")
+    ap.add_argument("--priors-replicates", type=int, default=1, help="data sets of every private cell for DPreMCMC")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args()
+    rows = time_all(study_tasks(METHODS, args.replicates, HARDEST), "hardest cell")
+    priors_rows = time_all(study_tasks(PRIORS, args.priors_replicates), "DPreMCMC priors")
+    out = {"command": f"benchmarks/sec51_speed.py --replicates {args.replicates} --priors-replicates "
+                      f"{args.priors_replicates}",
            "date": time.strftime("%Y-%m-%d"), "cell": HARDEST, "clock": "time.process_time around the method call",
-           "rows": rows}
+           "rows": rows, "priors_rows": priors_rows}
     atomic_write(args.out, json.dumps(out, indent=1) + "\n", overwrite=True)
-    med = {m: float(np.median([r["cpu_s"] for r in rows if r["method"] == m])) for m in METHODS}
-    print("median CPU s: " + ", ".join(f"{m} {v:.1f}" for m, v in med.items()))
+    for name, rs, ms in (("hardest cell", rows, METHODS), ("DPreMCMC, every private cell", priors_rows, PRIORS)):
+        med = {m: float(np.median([r["cpu_s"] for r in rs if r["method"] == m])) for m in ms}
+        print(f"{name}, median CPU s: " + ", ".join(f"{m} {v:.2f}" for m, v in med.items()))
 
 
 if __name__ == "__main__":

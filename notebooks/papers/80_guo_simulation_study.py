@@ -307,10 +307,9 @@ markdown_table(fig1_table.columns, fig1_table.itertuples(index=False)) if have_t
 # below prints what the cost model gives them at 20 data sets per cell, beside the seven together. Every
 # method is read here on the same data sets, the first $k$ of each cell ($k$ the fewest the seven have), so that a
 # ratio compares medians of the same data. The rules are those above; "weakest" means the largest median MSE of all the private methods at both $n$ of the panel,
-# and the speed statement compares the stored run times (one thread each) of the same data sets. Run times are
-# wall-clock seconds, so they compare only runs made under the same load: the first four data sets of the seven ran
-# on an otherwise idle machine, the later ones in the background of other work on the same two cores, so the speed
-# statement reads the first four (`IDLE_REPLICATES`).
+# and the speed statement compares CPU seconds of DPreMCMC with each prior on the first data set of every private
+# cell, the study's own tasks timed in one process by `benchmarks/sec51_speed.py` (the table's wall-clock times move
+# with the machine's load: see "Computation time" below).
 
 # %%
 others_rows = []
@@ -363,17 +362,17 @@ if have_table:
                                         f"{min(r_apx or [np.nan]):.3g}-{max(r_apx or [np.nan]):.3g}, above 1 in "
                                         f"{sum(v > 1 for v in r_apx)} of {len(r_apx)} (method, n, eps)",
                                         have=bool(r_apx), missing=unconverged(few, apx_m + others, priv))))
-    re_m = [m for m in ("dpremcmc_p3", "dpremcmc_p4") if m in methods]
-    if re_m and "dpremcmc_p1" in methods:
-        key = ["alpha", "n", "eps", "replicate"]
-        IDLE_REPLICATES = 4          # the data sets of the seven timed on an idle machine (see above)
-        idle = df[df["replicate"] < IDLE_REPLICATES]
-        t1 = idle[idle["method"] == "dpremcmc_p1"].set_index(key)["runtime"]
-        speed = {m: (idle[idle["method"] == m].set_index(key)["runtime"] / t1).dropna() for m in re_m}
+    speed_file = stored("sec51_speed.json", script="benchmarks/sec51_speed.py")
+    if speed_file is not None and speed_file.get("priors_rows"):
+        pr = pd.DataFrame(speed_file["priors_rows"])
+        pr["alpha"] = pr["alpha"].map(tuple)
+        by_task = pr.set_index(["alpha", "n", "eps", "replicate"])
+        t1 = by_task[by_task["method"] == "dpremcmc_p1"]["cpu_s"]
+        speed = {m: (by_task[by_task["method"] == m]["cpu_s"] / t1).dropna() for m in ("dpremcmc_p3", "dpremcmc_p4")}
         others_rows.append(("all panels", "DPreMCMC_p1 computationally faster than DPreMCMC_p3,p4", verdict(
             all(len(r) and r.median() > 1 for r in speed.values()),
-            "; ".join(f"{L[m]} / DPreMCMC_p1 run time: median {r.median():.2f}, above 1 in {int((r > 1).sum())} "
-                      f"of {len(r)} data sets" for m, r in speed.items()),
+            "; ".join(f"{L[m]} / DPreMCMC_p1 CPU time: median {r.median():.2f}, above 1 in {int((r > 1).sum())} "
+                      f"of {len(r)} tasks (every private cell)" for m, r in speed.items()),
             have=all(len(r) for r in speed.values()))))
     others_table = pd.DataFrame(others_rows, columns=["panel", "the paper (Sec. 5.1)", "here"])
     others_counts = others_table["here"].str.split(":").str[0].value_counts()
