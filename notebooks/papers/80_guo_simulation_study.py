@@ -806,8 +806,8 @@ if have_s3:
 # Sec. 5.1 times the selected methods in the hardest cell, $n = 5000$ and $\boldsymbol\alpha_5$: against DPMCMC$_{p1}$,
 # "DPreMCMC$_{p1}$ ($b = 5$) and DPABC$_{p4,p5}$ are roughly 40%, 99%, and 50% faster", and at $n = 10^4$ and $10^5$
 # DPreMCMC$_{p1}$ is 60% and 85% faster. The study's table stores each task's wall-clock time, which moves with
-# whatever else the machine ran: the same DPMCMC$_{p1}$ task took 30 s on one data set of this cell and 660 s on
-# another. So the percentages come from `benchmarks/sec51_speed.py`, which runs the study's own tasks of this cell
+# whatever else the machine ran: DPMCMC$_{p1}$ took 30 s on one data set of this cell and 660 s on another, for the
+# same number of iterations. So the percentages come from `benchmarks/sec51_speed.py`, which runs the study's own tasks of this cell
 # (its first data sets at the three private budgets: the same data, seeds and effort) in one process, the methods
 # interleaved, and times each method call in CPU seconds (every thread it used, not the waiting).
 # $100\,(1 - t_m / t_{\text{DPMCMC}_{p1}})$ uses medians over those tasks, and a percentage is judged by the page's rule
