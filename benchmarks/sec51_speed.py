@@ -2,8 +2,8 @@
 
 Guo et al. time the selected methods at the hardest cell of their grid, n = 5000 and alpha_5 = (2.2, 3.3, 4.4, 5.5,
 6.6): DPreMCMC_p1, DPABC_p4 and DPABC_p5 are "roughly 40%, 99%, and 50% faster" than DPMCMC_p1. The study's table
-stores each task's wall-clock time, which moves with whatever else the machine ran (the same DPMCMC_p1 task there
-took 30 s on one data set and 660 s on the next), so its times do not compare. This script runs the study's own tasks
+stores each task's wall-clock time, which moves with whatever else the machine ran (DPMCMC_p1 took 30 s on one data
+set of that cell and 660 s on another, for the same number of iterations), so its times do not compare. This script runs the study's own tasks
 of that cell (``benchmarks/sec51.toml``: the same data sets, seeds and effort, DPMCMC until converged) for the four
 methods at the private budgets, replicate by replicate with the methods interleaved, and times each method call in
 CPU seconds of this process (``time.process_time``: every thread, not the waiting), after one warm-up task per
