@@ -806,8 +806,8 @@ if have_s3:
 # Sec. 5.1 times the selected methods in the hardest cell, $n = 5000$ and $\boldsymbol\alpha_5$: against DPMCMC$_{p1}$,
 # "DPreMCMC$_{p1}$ ($b = 5$) and DPABC$_{p4,p5}$ are roughly 40%, 99%, and 50% faster", and at $n = 10^4$ and $10^5$
 # DPreMCMC$_{p1}$ is 60% and 85% faster. The study's table stores each task's wall-clock time, which moves with
-# whatever else the machine ran: DPMCMC$_{p1}$ took 30 s on one data set of this cell and 660 s on another, for the
-# same number of iterations. So the percentages come from `benchmarks/sec51_speed.py`, which runs the study's own tasks of this cell
+# whatever else the machine ran: the cell below first prints how far DPMCMC$_{p1}$'s stored times at this cell spread
+# between data sets run for the same number of draws. So the percentages come from `benchmarks/sec51_speed.py`, which runs the study's own tasks of this cell
 # (its first data sets at the three private budgets: the same data, seeds and effort) in one process, the methods
 # interleaved, and times each method call in CPU seconds (every thread it used, not the waiting).
 # $100\,(1 - t_m / t_{\text{DPMCMC}_{p1}})$ uses medians over those tasks, and a percentage is judged by the page's rule
@@ -817,6 +817,12 @@ if have_s3:
 # chain methods, which does not depend on when a run stops.
 
 # %%
+if have_table:
+    wall = df[(df["method"] == "dpmcmc_p1") & (df["n"] == 5000) & (df["alpha"] == "(2.2, 3.3, 4.4, 5.5, 6.6)")
+              & (df["eps"] < 1e9) & (df["threshold"] == "dp") & df["error"].isna()]
+    same = wall[wall["n_draws"] == wall["n_draws"].mode().iloc[0]]["runtime"]
+    print(f"the table's wall-clock times of DPMCMC_p1 at this cell, {len(same)} runs of "
+          f"{int(wall['n_draws'].mode().iloc[0]):,} draws: {same.min():.0f}-{same.max():.0f} s")
 speed = stored("sec51_speed.json", script="benchmarks/sec51_speed.py")
 if speed is not None:
     sp = pd.DataFrame(speed["rows"])
